@@ -1,0 +1,1 @@
+//! Analyses over Triton-IR used by code generation (axis info, layouts, shared memory).

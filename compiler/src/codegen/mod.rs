@@ -1,0 +1,1 @@
+//! Code generation: Triton-IR -> LLVM IR (inkwell) -> PTX.

@@ -1,0 +1,1 @@
+//! The compile pipeline for one source file and every point of its tuning space.

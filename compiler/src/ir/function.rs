@@ -1,0 +1,286 @@
+//! Triton-IR: SSA over tiles with structured control flow (regions, like MLIR's
+//! `scf`). A kernel is a [`Function`]; its body is a [`Region`] of [`Op`]s.
+//!
+//! Rules every producer keeps and every consumer may rely on (the verifier checks them):
+//! - Each value is defined once, by a region argument or an op result, and is
+//!   visible in the rest of its region and in all regions nested below.
+//! - Element-wise operands have exactly the same type (shape and element):
+//!   sema inserts `Splat`/`Broadcast`/`Reshape`/`Cast` explicitly.
+//! - Result types live in [`Function::values`], indexed by [`ValueId`].
+
+use super::types::{DType, Type};
+use crate::span::Span;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ValueId(pub u32);
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValueInfo {
+    pub ty: Type,
+    /// Source-level name when there is one (`rm`, `pa`): for printing only.
+    pub name: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Module {
+    pub functions: Vec<Function>,
+}
+
+/// What the kernel author promised about a parameter.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParamAttrs {
+    /// `__multipleof(N)`: an int divisible by N; for a pointer, its address in
+    /// elements is (so in bytes it is N * element size).
+    pub multiple_of: Option<u64>,
+    /// `__aligned(N)`: pointer aligned to N bytes. Pointers with no attribute are
+    /// assumed 16-byte aligned (what framework allocators give); launchers must check.
+    pub aligned: Option<u64>,
+    pub readonly: bool,
+    pub writeonly: bool,
+    pub noalias: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    pub name: String,
+    pub value: ValueId,
+    pub attrs: ParamAttrs,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Function {
+    pub name: String,
+    /// Scalar parameters (numbers and pointers), in call order.
+    pub params: Vec<Param>,
+    /// The body; its `args` are empty (parameters are values of their own) and it
+    /// ends with no yields. The kernel returns nothing.
+    pub body: Region,
+    pub values: Vec<ValueInfo>,
+    pub span: Span,
+}
+
+impl Function {
+    pub fn ty(&self, v: ValueId) -> &Type {
+        &self.values[v.0 as usize].ty
+    }
+}
+
+/// A straight-line list of ops with block arguments and yielded values.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Region {
+    pub args: Vec<ValueId>,
+    pub ops: Vec<Op>,
+    pub yields: Vec<ValueId>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Op {
+    pub kind: OpKind,
+    pub results: Vec<ValueId>,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Const {
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+}
+
+/// Element-wise binary arithmetic. Integer `Div`/`Rem` truncate toward zero (C),
+/// `Shr` is arithmetic. `And`/`Or`/`Xor` on `i1` are the logical operators.
+/// `Min`/`Max` on floats follow `fminf`/`fmaxf` (a NaN operand loses).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    And,
+    Or,
+    Xor,
+    Shl,
+    Shr,
+    Min,
+    Max,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CmpPred {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+}
+
+/// Element-wise unary ops. `Not` is logical on `i1` and bitwise on other ints.
+/// `Exp`/`Log`/`Sqrt`/`Sin`/`Cos` are float-only; GPU code may use the fast
+/// approximate forms (like `__expf`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnOp {
+    Neg,
+    Not,
+    Abs,
+    Exp,
+    Log,
+    Sqrt,
+    Sin,
+    Cos,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReduceKind {
+    Sum,
+    Max,
+    Min,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AtomicOp {
+    Add,
+    Max,
+    Min,
+    Exchange,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum OpKind {
+    /// One result; a tile result is the constant splatted. `Int` may feed int
+    /// or float results, `Float` float results, `Bool` `i1` results.
+    Constant {
+        value: Const,
+    },
+    /// Scalar `i32`: index of this program along `axis` (0..3) of the grid.
+    ProgramId {
+        axis: u32,
+    },
+    /// Scalar `i32`: grid size along `axis`.
+    NumPrograms {
+        axis: u32,
+    },
+    /// `i32[end - start]` tile `[start, ..., end-1]`.
+    MakeRange {
+        start: i64,
+        end: i64,
+    },
+    /// Scalar to tile of the result's shape.
+    Splat {
+        src: ValueId,
+    },
+    /// Tile to tile of the same rank: every axis of size 1 in `src` repeats to
+    /// the result's size on that axis; other axes match.
+    Broadcast {
+        src: ValueId,
+    },
+    /// Same elements in the same (row-major) order, other shape: inserts or
+    /// removes axes of size 1 (`x[:, newaxis]`).
+    Reshape {
+        src: ValueId,
+    },
+    Binary {
+        op: BinOp,
+        lhs: ValueId,
+        rhs: ValueId,
+    },
+    /// Result is `i1` of the operands' shape.
+    Cmp {
+        pred: CmpPred,
+        lhs: ValueId,
+        rhs: ValueId,
+    },
+    Unary {
+        op: UnOp,
+        src: ValueId,
+    },
+    /// Element-wise conversion to the result's element type (same shape).
+    /// int→int sign-extends or truncates; float→int truncates toward zero;
+    /// `i1`→int gives 0/1; number→`i1` is `!= 0`; pointer→pointer reinterprets.
+    Cast {
+        src: ValueId,
+    },
+    /// `ptr + offset` in elements of the pointee; `offset` is any int type of
+    /// the same shape as `ptr`.
+    AddPtr {
+        ptr: ValueId,
+        offset: ValueId,
+    },
+    /// `cond ? on_true : on_false`, element-wise; `cond` is `i1` of the same shape.
+    Select {
+        cond: ValueId,
+        on_true: ValueId,
+        on_false: ValueId,
+    },
+    /// Loads every pointer of `ptr`. Lanes where `mask` is false are not read
+    /// and give `other` (zero when `other` is `None`).
+    Load {
+        ptr: ValueId,
+        mask: Option<ValueId>,
+        other: Option<ValueId>,
+    },
+    /// No result. Lanes where `mask` is false are not written.
+    Store {
+        ptr: ValueId,
+        value: ValueId,
+        mask: Option<ValueId>,
+    },
+    /// 2-D transpose: `[m, n]` to `[n, m]`.
+    Trans {
+        src: ValueId,
+    },
+    /// Removes `axis`; reducing a 1-D tile gives a scalar.
+    Reduce {
+        src: ValueId,
+        axis: usize,
+        kind: ReduceKind,
+    },
+    /// `acc + a @ b` with `a: [M, K]`, `b: [K, N]`, `acc` and result `[M, N]`.
+    /// `a` and `b` share an element type; `acc` is f32 for f16/bf16/f32 inputs
+    /// (f64 for f64, i32 for i8).
+    Dot {
+        a: ValueId,
+        b: ValueId,
+        acc: ValueId,
+    },
+    /// Atomic read-modify-write per lane; returns the old values.
+    AtomicRmw {
+        op: AtomicOp,
+        ptr: ValueId,
+        value: ValueId,
+        mask: Option<ValueId>,
+    },
+    /// Atomic compare-and-swap per lane; returns the old values.
+    AtomicCas {
+        ptr: ValueId,
+        cmp: ValueId,
+        value: ValueId,
+    },
+    /// `cond` is a scalar `i1`. Both regions take no args and yield values of
+    /// the result types.
+    If {
+        cond: ValueId,
+        then_region: Region,
+        else_region: Region,
+    },
+    /// Loop with carried values (MLIR `scf.while`): `carried = inits; loop {
+    /// if !cond_region(carried) break; carried = body_region(carried) }`;
+    /// results are the final carried values. `cond_region.args` and
+    /// `body_region.args` have the types of `inits`; `cond_region` yields one
+    /// scalar `i1`; `body_region` yields the next carried values.
+    While {
+        inits: Vec<ValueId>,
+        cond_region: Region,
+        body_region: Region,
+    },
+    /// Ends the kernel early (only in the body region or nested ifs/loops).
+    Return,
+}
+
+impl Function {
+    pub fn dtype(&self, v: ValueId) -> DType {
+        self.ty(v).scalar.dtype()
+    }
+}

@@ -1,0 +1,11 @@
+//! Triton-IR: types, functions of ops over tiles, a builder, a verifier and a printer.
+
+pub mod builder;
+pub mod function;
+pub mod printer;
+pub mod types;
+pub mod verifier;
+
+pub use builder::FunctionBuilder;
+pub use function::*;
+pub use types::*;

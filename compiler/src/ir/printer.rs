@@ -1,0 +1,1 @@
+//! Textual form of Triton-IR.

@@ -1,0 +1,1 @@
+//! Structural and type checks of Triton-IR.

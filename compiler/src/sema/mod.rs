@@ -1,0 +1,1 @@
+//! Semantic analysis: AST -> Triton-IR (types, shapes, broadcasting, control flow).
