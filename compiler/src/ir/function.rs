@@ -81,7 +81,7 @@ pub struct Op {
     pub span: Span,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Const {
     Int(i64),
     Float(f64),
