@@ -3,7 +3,7 @@
 
 use crate::span::{SourceMap, Span};
 use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label};
-use codespan_reporting::term::{self, termcolor::NoColor, Config};
+use codespan_reporting::term::{self, Config};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Diagnostic {
@@ -64,12 +64,8 @@ impl Diagnostic {
             .with_message(self.message.clone())
             .with_labels(labels)
             .with_notes(self.notes.clone());
-        let mut out = NoColor::new(Vec::new());
-        let config = Config::default();
-        if term::emit(&mut out, &config, sources.files(), &diag).is_err() {
-            return format!("error: {} at {}", self.message, self.location(sources));
-        }
-        String::from_utf8_lossy(&out.into_inner()).into_owned()
+        term::emit_into_string(&Config::default(), sources.files(), &diag)
+            .unwrap_or_else(|_| format!("error: {} at {}", self.message, self.location(sources)))
     }
 }
 
