@@ -1,0 +1,104 @@
+"""Minimal CUDA driver access through ctypes: load PTX produced by tritonc and
+launch it on torch tensors, on torch's current stream.
+
+Used by the GPU checks that run on the device machine, where torch exists but
+no Rust toolchain does. Every driver call is checked; a failure raises
+`CudaError` with the driver's own error name.
+"""
+
+import ctypes
+import json
+import os
+
+_lib = None
+
+
+class CudaError(RuntimeError):
+    pass
+
+
+def _driver():
+    global _lib
+    if _lib is None:
+        _lib = ctypes.CDLL("libcuda.so.1")
+        _check(_lib.cuInit(0), "cuInit")
+    return _lib
+
+
+def _check(status, what):
+    if status != 0:
+        name = ctypes.c_char_p()
+        _lib.cuGetErrorName(status, ctypes.byref(name))
+        raise CudaError(f"{what} failed: {name.value.decode() if name.value else status}")
+
+
+CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+CU_FUNC_ATTRIBUTE_NUM_REGS = 4
+
+
+class Kernel:
+    """One PTX entry point plus what the manifest says about it."""
+
+    def __init__(self, ptx_path, entry):
+        import torch
+
+        torch.cuda.init()  # makes torch's primary context current
+        lib = _driver()
+        with open(ptx_path, "rb") as f:
+            ptx = f.read() + b"\0"
+        self.module = ctypes.c_void_p()
+        log = ctypes.create_string_buffer(8192)
+        # JIT options: error log buffer and its size.
+        opts = (ctypes.c_int * 2)(5, 6)  # CU_JIT_ERROR_LOG_BUFFER, _SIZE_BYTES
+        vals = (ctypes.c_void_p * 2)(ctypes.cast(log, ctypes.c_void_p), ctypes.c_void_p(8192))
+        status = lib.cuModuleLoadDataEx(ctypes.byref(self.module), ptx, 2, opts, vals)
+        if status != 0:
+            raise CudaError(f"cuModuleLoadDataEx({ptx_path}): {status}: {log.value.decode(errors='replace')}")
+        self.func = ctypes.c_void_p()
+        _check(lib.cuModuleGetFunction(ctypes.byref(self.func), self.module, entry["kernel"].encode()),
+               "cuModuleGetFunction")
+        self.entry = entry
+        self.shared = int(entry.get("shared_bytes", 0))
+        self.threads = 32 * int(entry.get("num_warps", 4))
+        if self.shared > 48 * 1024:
+            _check(lib.cuFuncSetAttribute(self.func, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                          self.shared), "cuFuncSetAttribute")
+        regs = ctypes.c_int()
+        _check(lib.cuFuncGetAttribute(ctypes.byref(regs), CU_FUNC_ATTRIBUTE_NUM_REGS, self.func),
+               "cuFuncGetAttribute")
+        self.registers = regs.value
+
+    def __call__(self, grid, **args):
+        """Launches on torch's current stream. `args` by parameter name: tensors
+        for pointers, Python ints/floats for scalars."""
+        import torch
+
+        holders = []
+        for p in self.entry["params"]:
+            v = args[p["name"]]
+            ty = p["type"]
+            if ty.endswith("*"):
+                holders.append(ctypes.c_void_p(v.data_ptr()))
+            elif ty in ("i32", "i1", "i8", "i16"):
+                holders.append(ctypes.c_int32(int(v)))
+            elif ty == "i64":
+                holders.append(ctypes.c_int64(int(v)))
+            elif ty == "f32":
+                holders.append(ctypes.c_float(float(v)))
+            elif ty == "f64":
+                holders.append(ctypes.c_double(float(v)))
+            else:
+                raise ValueError(f"unsupported parameter type {ty}")
+        argv = (ctypes.c_void_p * len(holders))(*[ctypes.cast(ctypes.byref(h), ctypes.c_void_p) for h in holders])
+        gx, gy, gz = (list(grid) + [1, 1])[:3]
+        stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+        _check(_driver().cuLaunchKernel(self.func, gx, gy, gz, self.threads, 1, 1, self.shared, stream,
+                                        argv, None), "cuLaunchKernel")
+
+
+def load_manifest(directory):
+    """Kernels of a `tritonc --all-configs` output folder, keyed by macro values."""
+    with open(os.path.join(directory, "manifest.json")) as f:
+        manifest = json.load(f)
+    entries = manifest["variants"] if isinstance(manifest, dict) else manifest
+    return [(e, os.path.join(directory, e["file"])) for e in entries]
