@@ -1,1 +1,230 @@
-fn main() {}
+//! `tritonc`: compile a Triton-C kernel to Triton-IR, LLVM IR or PTX, for one
+//! set of macro values or for a whole tuning space (`--all-configs`).
+
+use clap::{Parser, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use tritonc::codegen::{Arch, CodegenOptions};
+use tritonc::driver::space::{self, PointResult};
+use tritonc::driver::{self, CompileError, CompileOptions, Define, KernelOutput, Source};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "tritonc",
+    version,
+    about = "Triton-C -> Triton-IR -> LLVM IR -> PTX"
+)]
+struct Cli {
+    /// The kernel source (`.tc`).
+    file: PathBuf,
+    /// Macro definition: `-DNAME=VALUE`; VALUE may be code (`-DUSE_A=^a`) or a
+    /// list (`-DTM=[32,64,128]`), which makes a tuning space (see --all-configs).
+    #[arg(short = 'D', value_name = "NAME=VALUE")]
+    defines: Vec<String>,
+    /// Folder searched by `#include "..."`.
+    #[arg(short = 'I', value_name = "DIR")]
+    include_dirs: Vec<PathBuf>,
+    #[arg(long, value_enum, default_value_t = ArchArg::Sm90)]
+    arch: ArchArg,
+    /// Warps per program (threads = 32 x this).
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=32))]
+    num_warps: u32,
+    /// What to write.
+    #[arg(long, value_enum, default_value_t = Emit::Ptx)]
+    emit: Emit,
+    /// Output file (default: standard output); with --all-configs, the output folder.
+    #[arg(short = 'o', value_name = "PATH")]
+    output: Option<PathBuf>,
+    /// Compile every point of the tuning space into `-o DIR`: one PTX file per
+    /// point and kernel, plus `manifest.json`.
+    #[arg(long)]
+    all_configs: bool,
+    /// Only this kernel, when the file defines several.
+    #[arg(long, value_name = "NAME")]
+    kernel: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum ArchArg {
+    #[value(name = "sm_80")]
+    Sm80,
+    #[value(name = "sm_90")]
+    Sm90,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
+enum Emit {
+    Ir,
+    Llvm,
+    Ptx,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(&cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("{}", message.trim_end());
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: &Cli) -> Result<(), String> {
+    let defines = cli
+        .defines
+        .iter()
+        .map(|d| Define::parse(d).map_err(|e| format!("error: {e}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let source = Source::read(&cli.file).map_err(|e| format!("error: {e}"))?;
+    let options = CompileOptions {
+        include_dirs: cli.include_dirs.clone(),
+        codegen: CodegenOptions {
+            arch: match cli.arch {
+                ArchArg::Sm80 => Arch::Sm80,
+                ArchArg::Sm90 => Arch::Sm90,
+            },
+            num_warps: cli.num_warps,
+        },
+    };
+    if cli.all_configs {
+        let dir = cli
+            .output
+            .as_deref()
+            .ok_or("error: --all-configs needs an output folder: -o DIR")?;
+        if cli.emit != Emit::Ptx {
+            return Err("error: --all-configs writes PTX; drop --emit or use --emit ptx".into());
+        }
+        return compile_space(cli, &source, &defines, &options, dir);
+    }
+    if let Some(list) = defines.iter().find(|d| d.is_list()) {
+        return Err(format!(
+            "error: `{}` has a list of values, which makes a tuning space; compile it with \
+             `--all-configs -o DIR`, or give one value",
+            list.name
+        ));
+    }
+    let point = driver::tuning::expand(&defines).remove(0);
+    let text = if cli.emit == Emit::Ir {
+        let lowered = driver::lower(&source, &point.defines, &options.include_dirs)
+            .map_err(|e| render(&e))?;
+        lowered
+            .module
+            .functions
+            .iter()
+            .filter(|f| cli.kernel.as_ref().is_none_or(|k| k == &f.name))
+            .map(tritonc::ir::printer::print_function)
+            .collect::<Vec<_>>()
+            .join("\n")
+    } else {
+        let kernels = driver::compile(&source, &point.defines, &options).map_err(|e| render(&e))?;
+        let kernel = pick_kernel(kernels, cli.kernel.as_deref())?;
+        match cli.emit {
+            Emit::Llvm => kernel.compiled.llvm_ir,
+            _ => kernel.compiled.ptx,
+        }
+    };
+    match &cli.output {
+        Some(path) => std::fs::write(path, text)
+            .map_err(|e| format!("error: cannot write {}: {e}", path.display())),
+        None => {
+            print!("{text}");
+            Ok(())
+        }
+    }
+}
+
+fn render(e: &CompileError) -> String {
+    match e {
+        CompileError::Source { rendered, .. } => rendered.clone(),
+        other => format!("error: {other}"),
+    }
+}
+
+/// LLVM and PTX are one module per kernel: a file with several needs --kernel.
+fn pick_kernel(kernels: Vec<KernelOutput>, wanted: Option<&str>) -> Result<KernelOutput, String> {
+    let names: Vec<String> = kernels.iter().map(|k| k.compiled.name.clone()).collect();
+    let mut matching: Vec<KernelOutput> = kernels
+        .into_iter()
+        .filter(|k| wanted.is_none_or(|w| w == k.compiled.name))
+        .collect();
+    match (matching.len(), wanted) {
+        (1, _) => Ok(matching.remove(0)),
+        (0, Some(w)) => Err(format!("error: no kernel named `{w}`; the file defines: {}", names.join(", "))),
+        (0, None) => Err("error: the file defines no kernel".into()),
+        _ => Err(format!(
+            "error: the file defines several kernels ({}); pick one with --kernel NAME, or use --all-configs -o DIR",
+            names.join(", ")
+        )),
+    }
+}
+
+fn compile_space(
+    cli: &Cli,
+    source: &Source,
+    defines: &[Define],
+    options: &CompileOptions,
+    dir: &Path,
+) -> Result<(), String> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| format!("error: cannot create {}: {e}", dir.display()))?;
+    let total = driver::tuning::expand(defines).len() as u64;
+    let bar = ProgressBar::new(total).with_style(
+        ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} configs {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    let mut failures = Vec::new();
+    let results = space::compile_all(source, defines, options, |r: &PointResult| {
+        bar.set_message(r.point.to_string());
+        bar.inc(1);
+        if let Err(e) = &r.outcome {
+            bar.suspend(|| eprintln!("config {} failed:\n{}", r.point, render(e)));
+        }
+    });
+    bar.finish_and_clear();
+    let stem = cli
+        .file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "kernel".into());
+    let manifest = space::manifest(source, &stem, defines, options, &results);
+    let mut written = 0usize;
+    let mut variant = manifest.variants.iter();
+    for result in &results {
+        match &result.outcome {
+            Ok(kernels) => {
+                for k in kernels {
+                    let entry = variant.next().expect("one manifest entry per kernel");
+                    let path = dir.join(&entry.file);
+                    std::fs::write(&path, &k.compiled.ptx)
+                        .map_err(|e| format!("error: cannot write {}: {e}", path.display()))?;
+                    written += 1;
+                }
+            }
+            Err(e) => failures.push(format!("{}: {}", result.point, e.summary())),
+        }
+    }
+    let manifest_path = dir.join("manifest.json");
+    let json = serde_json::to_string_pretty(&manifest).map_err(|e| format!("error: {e}"))?;
+    std::fs::write(&manifest_path, json + "\n")
+        .map_err(|e| format!("error: cannot write {}: {e}", manifest_path.display()))?;
+    eprintln!(
+        "compiled {} of {} configs: {} PTX files in {} (manifest: {})",
+        total as usize - failures.len(),
+        total,
+        written,
+        dir.display(),
+        manifest_path.display()
+    );
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "error: {} configs failed:\n  {}",
+            failures.len(),
+            failures.join("\n  ")
+        ))
+    }
+}

@@ -1,1 +1,0 @@
-//! The compile pipeline for one source file and every point of its tuning space.

@@ -1,0 +1,55 @@
+//! The JSON manifest written next to the PTX of a tuning space: what a
+//! launcher needs to pick, load and call each variant.
+
+use crate::ir::{Function, ParamAttrs};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// The kernel source, as given on the command line.
+    pub source: String,
+    /// `sm_80` or `sm_90`.
+    pub arch: String,
+    /// Names of the list-valued macros: the tuning knobs.
+    pub tuning_macros: Vec<String>,
+    pub variants: Vec<Variant>,
+}
+
+/// One kernel compiled for one point of the tuning space.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Variant {
+    /// PTX file, relative to the manifest.
+    pub file: String,
+    /// Entry point in the PTX.
+    pub kernel: String,
+    /// Every `-D` macro of this point (list macros at their value here).
+    pub macros: BTreeMap<String, String>,
+    pub num_warps: u32,
+    /// Dynamic shared memory to pass at launch, bytes.
+    pub shared_bytes: usize,
+    pub params: Vec<ParamEntry>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ParamEntry {
+    pub name: String,
+    /// Triton-IR type: `f32*`, `i32`, `f16*`.
+    #[serde(rename = "type")]
+    pub ty: String,
+    #[serde(flatten)]
+    pub attrs: ParamAttrs,
+}
+
+impl ParamEntry {
+    pub fn of(func: &Function) -> Vec<ParamEntry> {
+        func.params
+            .iter()
+            .map(|p| ParamEntry {
+                name: p.name.clone(),
+                ty: func.ty(p.value).to_string(),
+                attrs: p.attrs.clone(),
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,10 @@
+//! The compile pipeline for one source file and every point of its tuning space.
+//! Used by the `tritonc` CLI and by `triton-opgen`.
+
+pub mod manifest;
+pub mod pipeline;
+pub mod space;
+pub mod tuning;
+
+pub use pipeline::{compile, lower, CompileError, CompileOptions, KernelOutput, Source};
+pub use tuning::{ConfigPoint, Define, DefineValue};

@@ -1,0 +1,142 @@
+//! One point of the tuning space through every stage:
+//! source -> tokens -> AST -> Triton-IR (verified) -> LLVM IR -> PTX.
+
+use crate::codegen::{self, CodegenError, CodegenOptions, CompiledKernel};
+use crate::diagnostics::Diagnostic;
+use crate::front::{self, FrontOptions};
+use crate::ir::{self, printer, verifier};
+use crate::span::SourceMap;
+use std::path::{Path, PathBuf};
+
+/// How to compile, besides the macro values.
+#[derive(Clone, Debug)]
+pub struct CompileOptions {
+    pub include_dirs: Vec<PathBuf>,
+    pub codegen: CodegenOptions,
+}
+
+/// A failure, already rendered for the user.
+#[derive(Debug, thiserror::Error)]
+pub enum CompileError {
+    /// A diagnostic in the user's source, rendered with file:line:col and a caret.
+    #[error("{rendered}")]
+    Source { summary: String, rendered: String },
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("LLVM failed: {0}")]
+    Llvm(String),
+}
+
+impl CompileError {
+    fn from_diagnostic(diag: &Diagnostic, sources: &SourceMap) -> Self {
+        CompileError::Source {
+            summary: format!("{}: {}", diag.location(sources), diag.message),
+            rendered: diag.render(sources),
+        }
+    }
+
+    /// A one-line form (`file:line:col: message`) for progress output and manifests.
+    pub fn summary(&self) -> String {
+        match self {
+            CompileError::Source { summary, .. } => summary.clone(),
+            other => other.to_string(),
+        }
+    }
+}
+
+/// The source of a kernel file, read once and compiled for many points.
+#[derive(Clone, Debug)]
+pub struct Source {
+    pub path: PathBuf,
+    pub text: String,
+}
+
+impl Source {
+    pub fn read(path: &Path) -> Result<Source, CompileError> {
+        let text = std::fs::read_to_string(path).map_err(|source| CompileError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Ok(Source {
+            path: path.to_path_buf(),
+            text,
+        })
+    }
+}
+
+/// A verified module and the sources its spans point into.
+pub struct Lowered {
+    pub module: ir::Module,
+    pub sources: SourceMap,
+}
+
+/// Front end and sema for one set of macro values; the module is verified.
+pub fn lower(
+    source: &Source,
+    defines: &[(String, String)],
+    include_dirs: &[PathBuf],
+) -> Result<Lowered, CompileError> {
+    let mut sources = SourceMap::new();
+    let file = sources.add(source.path.display().to_string(), source.text.clone());
+    let options = FrontOptions {
+        defines: defines.to_vec(),
+        include_dirs: include_dirs.to_vec(),
+    };
+    let lowered =
+        front::parse_file(&mut sources, file, &options).and_then(|tu| crate::sema::lower(&tu));
+    let module = lowered.map_err(|d| CompileError::from_diagnostic(&d, &sources))?;
+    for func in &module.functions {
+        if let Err(e) = verifier::verify_function(func) {
+            let diag = Diagnostic::error(e.span, format!("internal compiler error: {}", e.message))
+                .with_note("the Triton-IR produced for this code is invalid; please report it");
+            return Err(CompileError::from_diagnostic(&diag, &sources));
+        }
+    }
+    Ok(Lowered { module, sources })
+}
+
+/// One kernel of a compiled point.
+#[derive(Clone, Debug)]
+pub struct KernelOutput {
+    pub function: ir::Function,
+    pub compiled: CompiledKernel,
+}
+
+impl KernelOutput {
+    pub fn ir_text(&self) -> String {
+        printer::print_function(&self.function)
+    }
+}
+
+/// Lowers and generates code for every kernel in the file.
+pub fn compile(
+    source: &Source,
+    defines: &[(String, String)],
+    options: &CompileOptions,
+) -> Result<Vec<KernelOutput>, CompileError> {
+    let Lowered { module, sources } = lower(source, defines, &options.include_dirs)?;
+    module
+        .functions
+        .into_iter()
+        .map(|function| {
+            let compiled = codegen::compile(&function, &options.codegen)
+                .map_err(|e| codegen_error(e, &sources))?;
+            Ok(KernelOutput { function, compiled })
+        })
+        .collect()
+}
+
+/// Codegen errors that point at source are rendered like front-end ones.
+fn codegen_error(err: CodegenError, sources: &SourceMap) -> CompileError {
+    match err {
+        CodegenError::Unsupported { ref what, span } => {
+            let diag =
+                Diagnostic::error(span, format!("code generation does not support {what} yet"));
+            CompileError::from_diagnostic(&diag, sources)
+        }
+        CodegenError::Llvm(msg) => CompileError::Llvm(msg),
+    }
+}
