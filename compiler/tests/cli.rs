@@ -1,0 +1,160 @@
+//! The `tritonc` binary end to end: tuning spaces, emitted PTX, errors.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn tritonc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tritonc"))
+        .current_dir(root())
+        .args(args)
+        .output()
+        .expect("tritonc runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tritonc-cli-{}-{}", name, std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+#[test]
+fn all_configs_writes_one_ptx_per_point_and_a_manifest() {
+    let dir = temp_dir("space");
+    let out = tritonc(&[
+        "tests/kernels/add.tc",
+        "-DTYPE=float",
+        "-DSIZE=[32,64,128,256]",
+        "--all-configs",
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut ptx: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".ptx"))
+        .collect();
+    ptx.sort();
+    assert_eq!(
+        ptx,
+        [
+            "add_SIZE-128.ptx",
+            "add_SIZE-256.ptx",
+            "add_SIZE-32.ptx",
+            "add_SIZE-64.ptx"
+        ]
+    );
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["tuning_macros"], serde_json::json!(["SIZE"]));
+    let variants = manifest["variants"].as_array().unwrap();
+    assert_eq!(variants.len(), 4);
+    let sizes: Vec<&str> = variants
+        .iter()
+        .map(|v| v["macros"]["SIZE"].as_str().unwrap())
+        .collect();
+    assert_eq!(sizes, ["32", "64", "128", "256"]);
+    for v in variants {
+        assert_eq!(v["kernel"], "add");
+        assert_eq!(v["macros"]["TYPE"], "float");
+        assert_eq!(v["num_warps"], 4);
+        let params: Vec<String> = v["params"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                format!(
+                    "{} {}",
+                    p["type"].as_str().unwrap(),
+                    p["name"].as_str().unwrap()
+                )
+            })
+            .collect();
+        assert!(params.iter().any(|p| p.starts_with("f32* ")), "{params:?}");
+        assert!(params.iter().any(|p| p.starts_with("i32 ")), "{params:?}");
+        let text = std::fs::read_to_string(dir.join(v["file"].as_str().unwrap())).unwrap();
+        assert!(
+            text.contains(".entry add"),
+            "PTX of {} has no entry",
+            v["file"]
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn add_with_1024_f32_uses_128_bit_loads() {
+    let out = tritonc(&[
+        "tests/kernels/add.tc",
+        "-DTYPE=float",
+        "-DSIZE=1024",
+        "--emit",
+        "ptx",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let ptx = String::from_utf8(out.stdout).unwrap();
+    assert!(ptx.contains("ld.global.v4"), "no 128-bit loads in:\n{ptx}");
+    assert!(ptx.contains("st.global.v4"), "no 128-bit stores in:\n{ptx}");
+}
+
+#[test]
+fn emit_ir_prints_triton_ir() {
+    let out = tritonc(&[
+        "tests/kernels/add.tc",
+        "-DTYPE=float",
+        "-DSIZE=128",
+        "--emit",
+        "ir",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let ir = String::from_utf8(out.stdout).unwrap();
+    assert!(ir.contains("add"), "{ir}");
+    assert!(ir.contains("f32*"), "{ir}");
+}
+
+#[test]
+fn a_list_without_all_configs_is_a_clear_error() {
+    let out = tritonc(&["tests/kernels/add.tc", "-DTYPE=float", "-DSIZE=[32,64]"]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("`SIZE` has a list of values"), "{err}");
+    assert!(err.contains("--all-configs"), "{err}");
+}
+
+#[test]
+fn a_shape_error_points_at_the_line_with_a_caret() {
+    let dir = temp_dir("shape");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("bad.tc");
+    std::fs::write(
+        &file,
+        "__global__ void f(float* p) {\n  float x[16, 8] = 1;\n  float y[16, 8] = 2;\n  float z[8, 8] = x + y;\n}\n",
+    )
+    .unwrap();
+    let out = tritonc(&[file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("bad.tc:4:"), "{err}");
+    assert!(err.contains("[16, 8]") && err.contains("[8, 8]"), "{err}");
+    assert!(err.contains('^'), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn missing_file_and_bad_define_are_errors_not_panics() {
+    let out = tritonc(&["tests/kernels/nope.tc"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("cannot read"), "{}", stderr(&out));
+    let out = tritonc(&["tests/kernels/add.tc", "-D1X=2"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("macro name"), "{}", stderr(&out));
+}
