@@ -25,10 +25,7 @@ impl Parser<'_> {
     }
 
     fn statement(&mut self) -> Result<Stmt> {
-        self.enter()?;
-        let stmt = self.statement_inner();
-        self.leave();
-        stmt
+        self.nested(Self::statement_inner)
     }
 
     fn statement_inner(&mut self) -> Result<Stmt> {

@@ -27,6 +27,14 @@ pub fn preprocess(
     file: FileId,
     options: &FrontOptions,
 ) -> Result<Vec<Token>> {
+    super::stack::on_large_stack(|| preprocess_here(sources, file, options))
+}
+
+fn preprocess_here(
+    sources: &mut SourceMap,
+    file: FileId,
+    options: &FrontOptions,
+) -> Result<Vec<Token>> {
     let mut pp = Preprocessor {
         sources,
         options,
@@ -86,8 +94,24 @@ impl Preprocessor<'_> {
         let file = self.sources.add(COMMAND_LINE_FILE, text.clone());
         let text: Rc<str> = Rc::from(text);
         for (head, eq, end) in ranges {
+            let name_span = Span::new(file, head, eq);
+            let bad_name = || {
+                Diagnostic::error(
+                    name_span,
+                    format!(
+                        "macro name must be an identifier, found `{}`",
+                        &text[head..eq]
+                    ),
+                )
+            };
             let mut head_lexer = Lexer::with_range(file, text.clone(), head, eq);
-            let head_tokens = lex_all(&mut head_lexer)?;
+            let head_tokens = lex_all(&mut head_lexer).map_err(|_| bad_name())?;
+            if !matches!(
+                head_tokens.first().map(|t| &t.kind),
+                Some(TokenKind::Ident(_))
+            ) {
+                return Err(bad_name());
+            }
             let Some((name_tok, params)) = head_tokens.split_first() else {
                 return Err(Diagnostic::error(
                     Span::new(file, head - 2, eq),
