@@ -137,6 +137,21 @@ const CASES: &[Case] = &[
         "test.tc:1:16",
         "the address-of operator `&` is not supported",
     ),
+    case(
+        "void f() {\n  TYPE* pa[TM] = A;\n}",
+        "test.tc:2:3",
+        "unknown type name `TYPE`",
+    ),
+    case(
+        "void f() { T x = 1; }",
+        "test.tc:1:12",
+        "unknown type name `T`",
+    ),
+    case(
+        "void f() { T * x = 1; }",
+        "test.tc:1:12",
+        "unknown type name `T`",
+    ),
     // preprocessor
     case(
         "#if 1\nx\n#else\ny\n#else\nz\n#endif",
