@@ -279,6 +279,19 @@ fn include_relative_then_search_dirs() {
 }
 
 #[test]
+fn pragma_once_includes_a_file_once() {
+    let dir = TempDir::new("once");
+    dir.write("src/once.h", "#pragma once\nonce_token");
+    let main = dir.write(
+        "src/main.tc",
+        "#include \"once.h\"\n#include \"once.h\"\n#include \"../src/once.h\"\nend",
+    );
+    let (_, tokens) = pp_file(&main, vec![]).unwrap();
+    let words: Vec<String> = tokens.iter().map(|t| spell(&t.kind)).collect();
+    assert_eq!(words, ["once_token", "end", ""]);
+}
+
+#[test]
 fn include_errors() {
     let dir = TempDir::new("include-err");
     let main = dir.write("src/main.tc", "#include \"missing.h\"\n");

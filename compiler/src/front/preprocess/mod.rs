@@ -43,6 +43,7 @@ fn preprocess_here(
         files: Vec::new(),
         pending: Vec::new(),
         out: Vec::new(),
+        once: Vec::new(),
     };
     pp.define_command_line()?;
     pp.run(file)
@@ -75,6 +76,8 @@ struct Preprocessor<'a> {
     /// Text-line tokens not yet macro-expanded.
     pending: Vec<Token>,
     out: Vec<Token>,
+    /// Files that said `#pragma once`, by canonical path.
+    once: Vec<PathBuf>,
 }
 
 impl Preprocessor<'_> {
@@ -280,8 +283,15 @@ impl Preprocessor<'_> {
                 ))
             }
             "pragma" => {
-                // Pragmas carry the op spec, read by another tool from the source.
-                self.lexer().rest_of_line()?;
+                // Pragmas carry the op spec, read by another tool from the source;
+                // only `#pragma once` means something here.
+                let text_span = self.lexer().rest_of_line()?;
+                if self.lexer().text()[text_span.range()].trim() == "once" {
+                    let file = self.lexer().file();
+                    if let Ok(path) = std::fs::canonicalize(self.sources.name(file)) {
+                        self.once.push(path);
+                    }
+                }
                 Ok(())
             }
             other => Err(Diagnostic::error(
@@ -442,6 +452,11 @@ impl Preprocessor<'_> {
                 Diagnostic::error(path_span, format!("cannot find include file `{path}`"))
                     .with_note(format!("searched: {}", searched.join(", ")))
             })?;
+        if let Ok(canonical) = std::fs::canonicalize(&found) {
+            if self.once.contains(&canonical) {
+                return Ok(());
+            }
+        }
         let text = std::fs::read_to_string(&found).map_err(|e| {
             Diagnostic::error(path_span, format!("cannot read `{}`: {e}", found.display()))
         })?;
