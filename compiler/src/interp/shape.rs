@@ -15,7 +15,7 @@ pub(crate) fn splat(src: &Tile, out_len: usize) -> Result<Data, String> {
     if src.len() != 1 {
         return Err(format!("splat of {}, which is not a scalar", src.ty()));
     }
-    Ok(src.data.gather(&vec![0; out_len]))
+    Ok(src.data.repeat(0, out_len))
 }
 
 pub(crate) fn broadcast(src: &Tile, out_shape: &[usize]) -> Result<Data, String> {

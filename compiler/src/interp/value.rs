@@ -92,6 +92,17 @@ impl Data {
         }
     }
 
+    /// `n` copies of element `i`.
+    pub fn repeat(&self, i: usize, n: usize) -> Data {
+        match self {
+            Data::Bool(v) => Data::Bool(vec![v[i]; n]),
+            Data::Int(v) => Data::Int(vec![v[i]; n]),
+            Data::F32(v) => Data::F32(vec![v[i]; n]),
+            Data::F64(v) => Data::F64(vec![v[i]; n]),
+            Data::Ptr(v) => Data::Ptr(vec![v[i]; n]),
+        }
+    }
+
     /// Elements at `indices`, in that order (broadcasts, transposes).
     pub fn gather(&self, indices: &[usize]) -> Data {
         fn pick<T: Copy>(v: &[T], indices: &[usize]) -> Vec<T> {
