@@ -387,3 +387,118 @@ fn f16_dot_accumulates_in_f32() {
     let want = 0.5 + 64.0 * (1.0 + 1.0 / 1024.0);
     assert!(mem.read_f32(c, m * n).unwrap().iter().all(|&v| v == want));
 }
+
+/// The matmul of the Triton-C tour: a K loop carrying the accumulator and
+/// both pointer tiles, masked at every edge. `c[m, n] = a[m, k] @ b[k, n]`.
+fn matmul_loop(t: usize) -> Function {
+    let mut k = Kernel::new("matmul_loop");
+    let a = k.ptr_param("a", DType::F32);
+    let b = k.ptr_param("b", DType::F32);
+    let c = k.ptr_param("c", DType::F32);
+    let m = k.param("m", DType::I32);
+    let n = k.param("n", DType::I32);
+    let kdim = k.param("k", DType::I32);
+    let tile = k.i32(t as i64);
+    let (pm, pn) = (k.pid(0), k.pid(1));
+    let lanes = k.range(0, t as i64);
+    let m0 = k.bin(BinOp::Mul, pm, tile);
+    let rm = k.bin(BinOp::Add, m0, lanes);
+    let n0 = k.bin(BinOp::Mul, pn, tile);
+    let rn = k.bin(BinOp::Add, n0, lanes);
+    let rk = lanes;
+    // pa = a + rm[:, newaxis] * k + rk[newaxis, :]; pb = b + rk[:, newaxis] * n + rn[newaxis, :]
+    let rm_col = k.column(rm, t);
+    let rk_row = k.row(rk, t);
+    let a_rows = k.bin(BinOp::Mul, rm_col, kdim);
+    let a_off = k.bin(BinOp::Add, a_rows, rk_row);
+    let pa0 = k.add_ptr(a, a_off);
+    let rk_col = k.column(rk, t);
+    let rn_row = k.row(rn, t);
+    let b_rows = k.bin(BinOp::Mul, rk_col, n);
+    let b_off = k.bin(BinOp::Add, b_rows, rn_row);
+    let pb0 = k.add_ptr(b, b_off);
+    let acc0 = k.float(0.0, DType::F32, &[t, t]);
+    let k0 = k.i32(0);
+    let carried = vec![k.ty(k0), k.ty(acc0), k.ty(pa0), k.ty(pb0)];
+
+    let args = k.b.open_region(carried.clone());
+    let go_on = k.cmp(CmpPred::Lt, args[0], kdim);
+    let cond_region = k.b.close_region(vec![go_on]);
+
+    let args = k.b.open_region(carried.clone());
+    let (kk, acc, pa, pb) = (args[0], args[1], args[2], args[3]);
+    let zero = k.float(0.0, DType::F32, &[t, t]);
+    let ka = k.bin(BinOp::Add, kk, rk_row);
+    let ka_ok = k.cmp(CmpPred::Lt, ka, kdim);
+    let m_ok = k.cmp(CmpPred::Lt, rm_col, m);
+    let mask_a = k.bin(BinOp::And, ka_ok, m_ok);
+    let kb = k.bin(BinOp::Add, kk, rk_col);
+    let kb_ok = k.cmp(CmpPred::Lt, kb, kdim);
+    let n_ok = k.cmp(CmpPred::Lt, rn_row, n);
+    let mask_b = k.bin(BinOp::And, kb_ok, n_ok);
+    let ta = k.load(pa, Some(mask_a), Some(zero));
+    let tb = k.load(pb, Some(mask_b), Some(zero));
+    let acc_next = k.dot(ta, tb, acc);
+    let pa_next = k.add_ptr(pa, tile);
+    let step_b = k.bin(BinOp::Mul, tile, n);
+    let pb_next = k.add_ptr(pb, step_b);
+    let k_next = k.bin(BinOp::Add, kk, tile);
+    let body_region = k.b.close_region(vec![k_next, acc_next, pa_next, pb_next]);
+    let span = k.last_span();
+    let out = k.b.push(
+        OpKind::While {
+            inits: vec![k0, acc0, pa0, pb0],
+            cond_region,
+            body_region,
+        },
+        carried,
+        span,
+    );
+
+    let c_rows = k.bin(BinOp::Mul, rm_col, n);
+    let c_off = k.bin(BinOp::Add, c_rows, rn_row);
+    let pc = k.add_ptr(c, c_off);
+    let m_ok = k.cmp(CmpPred::Lt, rm_col, m);
+    let n_ok = k.cmp(CmpPred::Lt, rn_row, n);
+    let mask_c = k.bin(BinOp::And, m_ok, n_ok);
+    k.store(pc, out[1], Some(mask_c));
+    k.finish()
+}
+
+#[test]
+fn matmul_with_a_k_loop_and_masked_edges() {
+    let (m, n, kk, t) = (50, 37, 70, 16);
+    let av = pseudo_random(m * kk, 21, 1.0);
+    let bv = pseudo_random(kk * n, 22, 1.0);
+    let mut mem = Memory::new();
+    let (a, b) = (mem.alloc_f32(&av), mem.alloc_f32(&bv));
+    let c = mem.alloc(DType::F32, m * n);
+    let args = [
+        ArgValue::Ptr(a),
+        ArgValue::Ptr(b),
+        ArgValue::Ptr(c),
+        ArgValue::Int(m as i64),
+        ArgValue::Int(n as i64),
+        ArgValue::Int(kk as i64),
+    ];
+    run(
+        &matmul_loop(t),
+        [cdiv(m, t), cdiv(n, t), 1],
+        &args,
+        &mut mem,
+    )
+    .unwrap();
+    let got = mem.read_f32(c, m * n).unwrap();
+    for i in 0..m {
+        for j in 0..n {
+            let want: f64 = (0..kk)
+                .map(|p| av[i * kk + p] as f64 * bv[p * n + j] as f64)
+                .sum();
+            let have = got[i * n + j] as f64;
+            assert!(
+                (have - want).abs() < 1e-4,
+                "c[{i}, {j}] = {have}, want {want}"
+            );
+        }
+    }
+}

@@ -225,3 +225,193 @@ proptest! {
         }
     }
 }
+
+/// Flat offsets `0..n` shaped like `shape` (rank 0: a scalar 0).
+fn flat_offsets(k: &mut Kernel, shape: &[usize]) -> ValueId {
+    let n: usize = shape.iter().product();
+    let flat = k.range(0, n as i64);
+    if shape.len() == 1 {
+        flat
+    } else {
+        k.reshape(flat, shape)
+    }
+}
+
+/// Loads `x` as a tile of `shape`, applies `build`, stores the result to `z`
+/// (row-major, whatever its shape and type).
+fn map_kernel(
+    d_in: DType,
+    shape: &[usize],
+    d_out: DType,
+    build: impl FnOnce(&mut Kernel, ValueId) -> ValueId,
+) -> Function {
+    let mut k = Kernel::new("map");
+    let x = k.ptr_param("x", d_in);
+    let z = k.ptr_param("z", d_out);
+    let offs = flat_offsets(&mut k, shape);
+    let px = k.add_ptr(x, offs);
+    let xv = k.load(px, None, None);
+    let r = build(&mut k, xv);
+    let out_shape = k.shape(r);
+    let offs = flat_offsets(&mut k, &out_shape);
+    let pz = k.add_ptr(z, offs);
+    k.store(pz, r, None);
+    k.finish()
+}
+
+fn run_map<T: Element, U: Element>(f: &Function, xs: &[T], n_out: usize) -> Vec<U> {
+    let mut mem = Memory::new();
+    let x = mem.alloc_slice(xs);
+    let z = mem.alloc(U::DTYPE, n_out);
+    run(
+        f,
+        [1, 1, 1],
+        &[ArgValue::Ptr(x), ArgValue::Ptr(z)],
+        &mut mem,
+    )
+    .unwrap();
+    mem.read(z, n_out).unwrap()
+}
+
+/// Row-major index of `pos` in `shape`.
+fn linear(pos: &[usize], shape: &[usize]) -> usize {
+    pos.iter().zip(shape).fold(0, |acc, (&p, &s)| acc * s + p)
+}
+
+/// Every position of `shape`, row-major.
+fn positions(shape: &[usize]) -> Vec<Vec<usize>> {
+    let n: usize = shape.iter().product();
+    (0..n)
+        .map(|mut i| {
+            let mut pos = vec![0; shape.len()];
+            for ax in (0..shape.len()).rev() {
+                pos[ax] = i % shape[ax];
+                i /= shape[ax];
+            }
+            pos
+        })
+        .collect()
+}
+
+fn nonempty_shapes() -> impl Strategy<Value = Vec<usize>> {
+    prop::collection::vec(1usize..6, 1..4)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Sum/max/min along any axis of an int tile equals a loop over that axis.
+    #[test]
+    fn int_reductions_match_rust(
+        (shape, axis, xs) in nonempty_shapes().prop_flat_map(|s| {
+            let n: usize = s.iter().product();
+            let rank = s.len();
+            (Just(s), 0..rank, prop::collection::vec(-1000i32..1000, n))
+        }),
+        kind_index in 0usize..3,
+    ) {
+        let kind = [ReduceKind::Sum, ReduceKind::Max, ReduceKind::Min][kind_index];
+        let f = map_kernel(DType::I32, &shape, DType::I32, |k, x| k.reduce(x, axis, kind));
+        let mut out_shape = shape.clone();
+        out_shape.remove(axis);
+        let n_out: usize = out_shape.iter().product();
+        let got: Vec<i32> = run_map(&f, &xs, n_out);
+        for pos in positions(&out_shape) {
+            let along = (0..shape[axis]).map(|i| {
+                let mut p = pos.clone();
+                p.insert(axis, i);
+                xs[linear(&p, &shape)]
+            });
+            let want = match kind {
+                ReduceKind::Sum => along.sum(),
+                ReduceKind::Max => along.max().unwrap(),
+                ReduceKind::Min => along.min().unwrap(),
+            };
+            prop_assert_eq!(got[linear(&pos, &out_shape)], want, "{:?} of {:?} along {}", kind, shape, axis);
+        }
+    }
+
+    /// Broadcasting a tile whose chosen axes are 1 repeats along those axes.
+    #[test]
+    fn broadcast_repeats_unit_axes(
+        (shape, unit) in nonempty_shapes().prop_flat_map(|s| {
+            let rank = s.len();
+            (Just(s), prop::collection::vec(any::<bool>(), rank))
+        }),
+    ) {
+        let src: Vec<usize> = shape.iter().zip(&unit).map(|(&d, &u)| if u { 1 } else { d }).collect();
+        let n_src: usize = src.iter().product();
+        let xs: Vec<i32> = (0..n_src as i32).collect();
+        let f = map_kernel(DType::I32, &src, DType::I32, |k, x| k.broadcast(x, &shape));
+        let got: Vec<i32> = run_map(&f, &xs, shape.iter().product());
+        for pos in positions(&shape) {
+            let from: Vec<usize> = pos.iter().zip(&src).map(|(&p, &d)| if d == 1 { 0 } else { p }).collect();
+            prop_assert_eq!(got[linear(&pos, &shape)], xs[linear(&from, &src)]);
+        }
+    }
+
+    /// `Trans` of any 2-D tile.
+    #[test]
+    fn transpose_swaps_axes(m in 1usize..9, n in 1usize..9) {
+        let xs: Vec<f32> = (0..m * n).map(|i| i as f32 * 0.5).collect();
+        let f = map_kernel(DType::F32, &[m, n], DType::F32, |k, x| k.trans(x));
+        let got: Vec<f32> = run_map(&f, &xs, m * n);
+        for i in 0..m {
+            for j in 0..n {
+                prop_assert_eq!(got[j * m + i], xs[i * n + j]);
+            }
+        }
+    }
+
+    /// f32 to int casts truncate and saturate like Rust's `as`; to f16 they round once.
+    #[test]
+    fn float_casts_match_rust((shape, xs, _ys) in operands(any::<f32>())) {
+        let n = xs.len();
+        let f = map_kernel(DType::F32, &shape, DType::I32, |k, x| k.cast(x, ScalarType::Num(DType::I32)));
+        let got: Vec<i32> = run_map(&f, &xs, n);
+        prop_assert_eq!(got, xs.iter().map(|&v| v as i32).collect::<Vec<_>>());
+        let f = map_kernel(DType::F32, &shape, DType::I8, |k, x| k.cast(x, ScalarType::Num(DType::I8)));
+        let got: Vec<i8> = run_map(&f, &xs, n);
+        prop_assert_eq!(got, xs.iter().map(|&v| v as i8).collect::<Vec<_>>());
+        let f = map_kernel(DType::F32, &shape, DType::F16, |k, x| k.cast(x, ScalarType::Num(DType::F16)));
+        let got: Vec<f16> = run_map(&f, &xs, n);
+        let want: Vec<f16> = xs.iter().map(|&v| f16::from_f32(v)).collect();
+        for (g, w) in got.iter().zip(&want) {
+            prop_assert!(g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()), "{} vs {}", g, w);
+        }
+    }
+
+    /// Comparisons of f32 (NaN included) follow IEEE, like Rust's operators.
+    #[test]
+    fn float_comparisons_match_rust(
+        (shape, xs, ys) in operands(prop_oneof![any::<f32>(), Just(f32::NAN), Just(1.0f32)]),
+        pred_index in 0usize..6,
+    ) {
+        let preds = [CmpPred::Lt, CmpPred::Le, CmpPred::Gt, CmpPred::Ge, CmpPred::Eq, CmpPred::Ne];
+        let pred = preds[pred_index];
+        let mut k = Kernel::new("cmp");
+        let x = k.ptr_param("x", DType::F32);
+        let y = k.ptr_param("y", DType::F32);
+        let z = k.ptr_param("z", DType::I1);
+        let offs = flat_offsets(&mut k, &shape);
+        let (px, py, pz) = (k.add_ptr(x, offs), k.add_ptr(y, offs), k.add_ptr(z, offs));
+        let (xv, yv) = (k.load(px, None, None), k.load(py, None, None));
+        let c = k.cmp(pred, xv, yv);
+        k.store(pz, c, None);
+        let f = k.finish();
+        let mut mem = Memory::new();
+        let (xa, ya) = (mem.alloc_f32(&xs), mem.alloc_f32(&ys));
+        let za = mem.alloc(DType::I1, xs.len());
+        run(&f, [1, 1, 1], &[ArgValue::Ptr(xa), ArgValue::Ptr(ya), ArgValue::Ptr(za)], &mut mem).unwrap();
+        let got = mem.read_bool(za, xs.len()).unwrap();
+        let want: Vec<bool> = xs.iter().zip(&ys).map(|(&a, &b)| match pred {
+            CmpPred::Lt => a < b,
+            CmpPred::Le => a <= b,
+            CmpPred::Gt => a > b,
+            CmpPred::Ge => a >= b,
+            CmpPred::Eq => a == b,
+            CmpPred::Ne => a != b,
+        }).collect();
+        prop_assert_eq!(got, want);
+    }
+}
