@@ -1,0 +1,211 @@
+//! Statements and declarations (`int rm[TM] = pm * TM + 0 ... TM;`).
+use super::Parser;
+use crate::diagnostics::{Diagnostic, Result};
+use crate::front::ast::{Block, Declarator, Stmt, StmtKind, TypeSpec};
+use crate::front::token::{Punct, TokenKind};
+
+impl Parser<'_> {
+    /// `{ stmt* }`, at the `{`.
+    pub(super) fn block(&mut self) -> Result<Block> {
+        let open = self.expect_punct(Punct::LBrace, "`{`")?;
+        let mut stmts = Vec::new();
+        while !self.at_punct(Punct::RBrace) {
+            if self.peek().kind == TokenKind::Eof {
+                return Err(self
+                    .error_expected("`}` to close `{`")
+                    .with_label(open.span, "to match this `{`"));
+            }
+            stmts.push(self.statement()?);
+        }
+        let close = self.bump();
+        Ok(Block {
+            stmts,
+            span: open.span.to(close.span),
+        })
+    }
+
+    fn statement(&mut self) -> Result<Stmt> {
+        self.enter()?;
+        let stmt = self.statement_inner();
+        self.leave();
+        stmt
+    }
+
+    fn statement_inner(&mut self) -> Result<Stmt> {
+        let start = self.peek().span;
+        let word = match &self.peek().kind {
+            TokenKind::Ident(w) => w.clone(),
+            _ => String::new(),
+        };
+        let kind = match word.as_str() {
+            "if" => self.if_stmt()?,
+            "for" => self.for_stmt()?,
+            "while" => {
+                self.bump();
+                let cond = self.paren_condition("`while`")?;
+                let body = Box::new(self.statement()?);
+                StmtKind::While { cond, body }
+            }
+            "do" => {
+                self.bump();
+                let body = Box::new(self.statement()?);
+                if !self.at_ident("while") {
+                    return Err(self.error_expected("`while` after the body of `do`"));
+                }
+                self.bump();
+                let cond = self.paren_condition("`while`")?;
+                self.expect_punct(Punct::Semi, "`;` after `do ... while (...)`")?;
+                StmtKind::DoWhile { body, cond }
+            }
+            "return" => {
+                self.bump();
+                let value = if self.at_punct(Punct::Semi) {
+                    None
+                } else {
+                    Some(self.expression()?)
+                };
+                self.expect_punct(Punct::Semi, "`;` after `return`")?;
+                StmtKind::Return(value)
+            }
+            "break" | "continue" => {
+                self.bump();
+                self.expect_punct(Punct::Semi, &format!("`;` after `{word}`"))?;
+                if word == "break" {
+                    StmtKind::Break
+                } else {
+                    StmtKind::Continue
+                }
+            }
+            "else" => {
+                return Err(Diagnostic::error(start, "`else` without a matching `if`"));
+            }
+            _ if self.at_type_start() => self.declaration()?,
+            _ if self.at_punct(Punct::LBrace) => StmtKind::Block(self.block()?),
+            _ if self.eat_punct(Punct::Semi) => StmtKind::Empty,
+            _ => {
+                let expr = self.expression()?;
+                self.expect_punct(Punct::Semi, "`;` after expression")?;
+                StmtKind::Expr(expr)
+            }
+        };
+        Ok(Stmt {
+            kind,
+            span: start.to(self.prev_span()),
+        })
+    }
+
+    /// `( expr )` after `if` / `while`.
+    fn paren_condition(&mut self, after: &str) -> Result<crate::front::ast::Expr> {
+        let open = self.expect_punct(Punct::LParen, &format!("`(` after {after}"))?;
+        let cond = self.expression()?;
+        self.expect_closing(Punct::RParen, &open)?;
+        Ok(cond)
+    }
+
+    fn if_stmt(&mut self) -> Result<StmtKind> {
+        self.bump();
+        let cond = self.paren_condition("`if`")?;
+        let then_branch = Box::new(self.statement()?);
+        let else_branch = if self.at_ident("else") {
+            self.bump();
+            Some(Box::new(self.statement()?))
+        } else {
+            None
+        };
+        Ok(StmtKind::If {
+            cond,
+            then_branch,
+            else_branch,
+        })
+    }
+
+    fn for_stmt(&mut self) -> Result<StmtKind> {
+        self.bump();
+        let open = self.expect_punct(Punct::LParen, "`(` after `for`")?;
+        let init_start = self.peek().span;
+        let init = if self.eat_punct(Punct::Semi) {
+            None
+        } else if self.at_type_start() {
+            let kind = self.declaration()?;
+            Some(Box::new(Stmt {
+                kind,
+                span: init_start.to(self.prev_span()),
+            }))
+        } else {
+            let expr = self.expression()?;
+            self.expect_punct(Punct::Semi, "`;` after the `for` initializer")?;
+            Some(Box::new(Stmt {
+                kind: StmtKind::Expr(expr),
+                span: init_start.to(self.prev_span()),
+            }))
+        };
+        let cond = if self.at_punct(Punct::Semi) {
+            None
+        } else {
+            Some(self.expression()?)
+        };
+        self.expect_punct(Punct::Semi, "`;` after the `for` condition")?;
+        let step = if self.at_punct(Punct::RParen) {
+            None
+        } else {
+            Some(self.expression()?)
+        };
+        self.expect_closing(Punct::RParen, &open)?;
+        let body = Box::new(self.statement()?);
+        Ok(StmtKind::For {
+            init,
+            cond,
+            step,
+            body,
+        })
+    }
+
+    /// `TYPE d1, d2, ...;` through the `;`.
+    fn declaration(&mut self) -> Result<StmtKind> {
+        let base = self.type_spec()?;
+        let mut declarators = vec![self.declarator(&base)?];
+        while self.eat_punct(Punct::Comma) {
+            declarators.push(self.declarator(&base)?);
+        }
+        self.expect_punct(Punct::Semi, "`;` after declaration")?;
+        Ok(StmtKind::Decl(declarators))
+    }
+
+    /// `*name[dims] = init`
+    fn declarator(&mut self, base: &TypeSpec) -> Result<Declarator> {
+        let start = self.peek().span;
+        let mut ty: TypeSpec = base.clone();
+        self.pointer_stars(&mut ty)?;
+        let name = self.expect_ident("a name in the declaration")?;
+        let shape = if self.at_punct(Punct::LBracket) {
+            let open = self.bump();
+            let mut dims = Vec::new();
+            loop {
+                if self.at_punct(Punct::RBracket) {
+                    return Err(self.error_expected("a tile dimension"));
+                }
+                dims.push(self.conditional()?);
+                if self.eat_punct(Punct::Comma) {
+                    continue;
+                }
+                self.expect_closing(Punct::RBracket, &open)?;
+                break;
+            }
+            Some(dims)
+        } else {
+            None
+        };
+        let init = if self.eat_punct(Punct::Assign) {
+            Some(self.assignment()?)
+        } else {
+            None
+        };
+        Ok(Declarator {
+            name,
+            ty,
+            shape,
+            init,
+            span: start.to(self.prev_span()),
+        })
+    }
+}
