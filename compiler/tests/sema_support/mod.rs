@@ -94,11 +94,17 @@ fn walk<'a>(r: &'a Region, out: &mut Vec<&'a Op>) {
 /// Short name of an op kind ("Load", "Dot", ...).
 pub fn kind_name(k: &OpKind) -> String {
     let s = format!("{k:?}");
-    s.split(|c: char| !c.is_alphanumeric()).next().unwrap().to_string()
+    s.split(|c: char| !c.is_alphanumeric())
+        .next()
+        .unwrap()
+        .to_string()
 }
 
 pub fn count(f: &Function, name: &str) -> usize {
-    all_ops(f).iter().filter(|o| kind_name(&o.kind) == name).count()
+    all_ops(f)
+        .iter()
+        .filter(|o| kind_name(&o.kind) == name)
+        .count()
 }
 
 pub fn ops_named<'a>(f: &'a Function, name: &str) -> Vec<&'a Op> {
@@ -121,7 +127,11 @@ fn check_region(f: &Function, r: &Region, defined: &mut Vec<ValueId>) {
     defined.extend(r.args.iter().copied());
     for op in &r.ops {
         for v in operands(&op.kind) {
-            assert!(defined.contains(&v), "{v:?} used before definition in {:?}", op.kind);
+            assert!(
+                defined.contains(&v),
+                "{v:?} used before definition in {:?}",
+                op.kind
+            );
         }
         let same = |a: ValueId, b: ValueId| {
             assert_eq!(f.ty(a), f.ty(b), "operand types differ in {:?}", op.kind)
@@ -169,8 +179,13 @@ fn check_region(f: &Function, r: &Region, defined: &mut Vec<ValueId>) {
 fn operands(k: &OpKind) -> Vec<ValueId> {
     use OpKind::*;
     match k {
-        Splat { src } | Broadcast { src } | Reshape { src } | Unary { src, .. } | Cast { src }
-        | Trans { src } | Reduce { src, .. } => vec![*src],
+        Splat { src }
+        | Broadcast { src }
+        | Reshape { src }
+        | Unary { src, .. }
+        | Cast { src }
+        | Trans { src }
+        | Reduce { src, .. } => vec![*src],
         Binary { lhs, rhs, .. } | Cmp { lhs, rhs, .. } => vec![*lhs, *rhs],
         AddPtr { ptr, offset } => vec![*ptr, *offset],
         Select {
@@ -179,11 +194,17 @@ fn operands(k: &OpKind) -> Vec<ValueId> {
             on_false,
         } => vec![*cond, *on_true, *on_false],
         Load { ptr, mask, other } => [Some(*ptr), *mask, *other].into_iter().flatten().collect(),
-        Store { ptr, value, mask } => [Some(*ptr), Some(*value), *mask].into_iter().flatten().collect(),
+        Store { ptr, value, mask } => [Some(*ptr), Some(*value), *mask]
+            .into_iter()
+            .flatten()
+            .collect(),
         Dot { a, b, acc } => vec![*a, *b, *acc],
         AtomicRmw {
             ptr, value, mask, ..
-        } => [Some(*ptr), Some(*value), *mask].into_iter().flatten().collect(),
+        } => [Some(*ptr), Some(*value), *mask]
+            .into_iter()
+            .flatten()
+            .collect(),
         AtomicCas { ptr, cmp, value } => vec![*ptr, *cmp, *value],
         If { cond, .. } => vec![*cond],
         While { inits, .. } => inits.clone(),
@@ -202,22 +223,38 @@ fn dump_region(f: &Function, r: &Region, depth: usize, s: &mut String) {
     use std::fmt::Write;
     let pad = "  ".repeat(depth);
     if !r.args.is_empty() {
-        let _ = writeln!(s, "{pad}args {:?}", r.args.iter().map(|v| v.0).collect::<Vec<_>>());
+        let _ = writeln!(
+            s,
+            "{pad}args {:?}",
+            r.args.iter().map(|v| v.0).collect::<Vec<_>>()
+        );
     }
     for op in &r.ops {
-        let res: Vec<String> = op.results.iter().map(|v| format!("%{}: {}", v.0, f.ty(*v))).collect();
+        let res: Vec<String> = op
+            .results
+            .iter()
+            .map(|v| format!("%{}: {}", v.0, f.ty(*v)))
+            .collect();
         let mut k = format!("{:?}", op.kind);
         if let Some(i) = k.find("region") {
             k.truncate(i);
         }
         let _ = writeln!(s, "{pad}{} = {}", res.join(", "), k);
         match &op.kind {
-            OpKind::If { then_region, else_region, .. } => {
+            OpKind::If {
+                then_region,
+                else_region,
+                ..
+            } => {
                 dump_region(f, then_region, depth + 1, s);
                 let _ = writeln!(s, "{pad}else");
                 dump_region(f, else_region, depth + 1, s);
             }
-            OpKind::While { cond_region, body_region, .. } => {
+            OpKind::While {
+                cond_region,
+                body_region,
+                ..
+            } => {
                 dump_region(f, cond_region, depth + 1, s);
                 let _ = writeln!(s, "{pad}do");
                 dump_region(f, body_region, depth + 1, s);
@@ -226,6 +263,10 @@ fn dump_region(f: &Function, r: &Region, depth: usize, s: &mut String) {
         }
     }
     if !r.yields.is_empty() {
-        let _ = writeln!(s, "{pad}yield {:?}", r.yields.iter().map(|v| v.0).collect::<Vec<_>>());
+        let _ = writeln!(
+            s,
+            "{pad}yield {:?}",
+            r.yields.iter().map(|v| v.0).collect::<Vec<_>>()
+        );
     }
 }
