@@ -114,9 +114,16 @@ pub fn ops_named<'a>(f: &'a Function, name: &str) -> Vec<&'a Op> {
         .collect()
 }
 
-/// A light structural check until the real verifier is merged: values are
-/// defined before use (scoped by regions) and element-wise operands agree.
+/// The IR verifier, plus a light check of our own: values are defined before
+/// use (scoped by regions) and element-wise operands agree.
 pub fn check_function(f: &Function) {
+    if let Err(e) = tritonc::ir::verifier::verify_function(f) {
+        panic!(
+            "verifier: {}\n{}",
+            e.message,
+            tritonc::ir::printer::print_function(f)
+        );
+    }
     let mut defined: Vec<ValueId> = f.params.iter().map(|p| p.value).collect();
     check_region(f, &f.body, &mut defined);
     assert!(f.body.yields.is_empty());
@@ -212,61 +219,3 @@ fn operands(k: &OpKind) -> Vec<ValueId> {
     }
 }
 
-/// One op a line, nested regions indented: for eyeballing failures.
-pub fn dump(f: &Function) -> String {
-    let mut s = String::new();
-    dump_region(f, &f.body, 0, &mut s);
-    s
-}
-
-fn dump_region(f: &Function, r: &Region, depth: usize, s: &mut String) {
-    use std::fmt::Write;
-    let pad = "  ".repeat(depth);
-    if !r.args.is_empty() {
-        let _ = writeln!(
-            s,
-            "{pad}args {:?}",
-            r.args.iter().map(|v| v.0).collect::<Vec<_>>()
-        );
-    }
-    for op in &r.ops {
-        let res: Vec<String> = op
-            .results
-            .iter()
-            .map(|v| format!("%{}: {}", v.0, f.ty(*v)))
-            .collect();
-        let mut k = format!("{:?}", op.kind);
-        if let Some(i) = k.find("region") {
-            k.truncate(i);
-        }
-        let _ = writeln!(s, "{pad}{} = {}", res.join(", "), k);
-        match &op.kind {
-            OpKind::If {
-                then_region,
-                else_region,
-                ..
-            } => {
-                dump_region(f, then_region, depth + 1, s);
-                let _ = writeln!(s, "{pad}else");
-                dump_region(f, else_region, depth + 1, s);
-            }
-            OpKind::While {
-                cond_region,
-                body_region,
-                ..
-            } => {
-                dump_region(f, cond_region, depth + 1, s);
-                let _ = writeln!(s, "{pad}do");
-                dump_region(f, body_region, depth + 1, s);
-            }
-            _ => {}
-        }
-    }
-    if !r.yields.is_empty() {
-        let _ = writeln!(
-            s,
-            "{pad}yield {:?}",
-            r.yields.iter().map(|v| v.0).collect::<Vec<_>>()
-        );
-    }
-}
