@@ -128,6 +128,11 @@ impl Lowerer {
         step: Option<&Expr>,
         span: Span,
     ) -> Result<Flow> {
+        if let Some(e) = cond {
+            if let CondKind::Literal(false) = literal_condition(self, e)? {
+                return Ok(Flow::Next);
+            }
+        }
         let exprs: Vec<&Expr> = cond.iter().chain(step.iter()).copied().collect();
         let names = assigned_outer_names(&[body], &exprs);
         let carried: Vec<VarRef> = names.iter().filter_map(|n| self.scopes.lookup(n)).collect();
