@@ -80,7 +80,7 @@ impl Lowerer {
         let m = match mask {
             Some(m) => {
                 let mv = self.lower_expr(m)?;
-                let mb = self.to_bool(mv)?;
+                let mb = self.truth_value(mv)?;
                 Some(Val::value(mb, m.span))
             }
             None => None,

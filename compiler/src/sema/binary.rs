@@ -101,9 +101,9 @@ impl Lowerer {
         }
         let shape = self.common_shape(op_symbol(op), &[a, b], span)?;
         if matches!(op, BinaryOp::LogicalAnd | BinaryOp::LogicalOr) {
-            let x = self.to_bool(a)?;
+            let x = self.truth_value(a)?;
             let x = self.broadcast_value(x, &shape, a.span)?;
-            let y = self.to_bool(b)?;
+            let y = self.truth_value(b)?;
             let y = self.broadcast_value(y, &shape, b.span)?;
             let bin = if op == BinaryOp::LogicalAnd {
                 BinOp::And

@@ -57,7 +57,7 @@ impl Lowerer {
             "abs" | "fabs" => {
                 arity(1)?;
                 let x = self.lower_number(&args[0], name)?;
-                let src = self.to_value(x)?;
+                let src = self.value_of(x)?;
                 self.emit_unary(UnOp::Abs, src, span)
             }
             "max" | "min" => {
@@ -74,7 +74,7 @@ impl Lowerer {
             "select" => {
                 arity(3)?;
                 let c = self.lower_expr(&args[0])?;
-                let c = Val::value(self.to_bool(c)?, args[0].span);
+                let c = Val::value(self.truth_value(c)?, args[0].span);
                 let a = self.lower_expr(&args[1])?;
                 let b = self.lower_expr(&args[2])?;
                 self.select_vals(c, a, b, span)
@@ -147,7 +147,7 @@ impl Lowerer {
         let mask = match args.get(2) {
             Some(m) => {
                 let mv = self.lower_expr(m)?;
-                Some(Val::value(self.to_bool(mv)?, m.span))
+                Some(Val::value(self.truth_value(mv)?, m.span))
             }
             None => None,
         };

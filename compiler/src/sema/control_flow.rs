@@ -30,7 +30,7 @@ impl Lowerer {
                 "for element-wise choices use a masked dereference `*?(mask) p` or `mask ? x : y`",
             ));
         }
-        self.to_bool(c)
+        self.truth_value(c)
     }
 
     pub(crate) fn lower_if(

@@ -53,7 +53,7 @@ impl Lowerer {
     }
 
     /// A weak literal at its own type, or the value itself.
-    pub(crate) fn to_value(&mut self, v: Val) -> Result<ValueId> {
+    pub(crate) fn value_of(&mut self, v: Val) -> Result<ValueId> {
         let scalar = self.scalar_of(&v);
         let shape = self.shape_of(&v);
         self.materialize(v, scalar, &shape)
@@ -117,7 +117,7 @@ impl Lowerer {
     }
 
     /// A truth value: `i1` as is, numbers compared with zero.
-    pub(crate) fn to_bool(&mut self, v: Val) -> Result<ValueId> {
+    pub(crate) fn truth_value(&mut self, v: Val) -> Result<ValueId> {
         let shape = self.shape_of(&v);
         match self.scalar_of(&v) {
             ScalarType::Ptr(_) => Err(Diagnostic::error(

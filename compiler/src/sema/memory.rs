@@ -34,7 +34,7 @@ impl Lowerer {
         let mask = match mask {
             Some(m) => {
                 let mv = self.lower_expr(m)?;
-                let mb = self.to_bool(mv)?;
+                let mb = self.truth_value(mv)?;
                 vals.push(Val::value(mb, m.span));
                 Some(Val::value(mb, m.span))
             }

@@ -11,10 +11,10 @@ pub fn fmt_shape(shape: &[usize]) -> String {
 pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
     let rank = a.len().max(b.len());
     let mut out = vec![0; rank];
-    for i in 0..rank {
+    for (i, slot) in out.iter_mut().enumerate() {
         let da = dim_from_end(a, rank - 1 - i);
         let db = dim_from_end(b, rank - 1 - i);
-        out[i] = match (da, db) {
+        *slot = match (da, db) {
             (x, y) if x == y => x,
             (1, y) => y,
             (x, 1) => x,

@@ -36,7 +36,7 @@ impl Lowerer {
             Operand::Float(f) => return self.lower_expr(if f != 0.0 { then_e } else { else_e }),
             Operand::Value(_) => {}
         }
-        let c = Val::value(self.to_bool(c)?, cond.span);
+        let c = Val::value(self.truth_value(c)?, cond.span);
         match (as_deref(then_e), as_deref(else_e)) {
             (None, None) => {
                 let a = self.lower_expr(then_e)?;
@@ -91,7 +91,7 @@ impl Lowerer {
         let extra = match extra {
             Some(m) => {
                 let mv = self.lower_expr(m)?;
-                Some(Val::value(self.to_bool(mv)?, m.span))
+                Some(Val::value(self.truth_value(mv)?, m.span))
             }
             None => None,
         };

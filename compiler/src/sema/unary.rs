@@ -48,7 +48,7 @@ impl Lowerer {
                 self.emit_unary(UnOp::Neg, x, span)
             }
             UnaryOp::Not => {
-                let x = self.to_bool(v)?;
+                let x = self.truth_value(v)?;
                 self.emit_unary(UnOp::Not, x, span)
             }
             UnaryOp::BitNot => {

@@ -218,4 +218,3 @@ fn operands(k: &OpKind) -> Vec<ValueId> {
         _ => vec![],
     }
 }
-
