@@ -280,3 +280,20 @@ fn lower_all_reports_every_failing_function() {
     assert!(msgs[1].contains("cannot initialize `p`"), "{msgs:?}");
     assert!(msgs[2].contains("defined twice"));
 }
+
+#[test]
+fn unit_strides_leave_no_ops() {
+    let f = lower_ok(
+        "void k(float* X) { int r[8] = 0 ... 8; *(X + r * 1 + 0) = 1.0 * (float)(r / 1); }",
+        &[],
+    );
+    assert_eq!(count(&f, "Binary"), 0);
+    let f = lower_kernel(
+        "dot.tc",
+        &[("TYPE", "half"), ("TM", "16"), ("TN", "16"), ("TK", "8")],
+    );
+    assert!(!ops_named(&f, "Constant").iter().any(|o| o.kind
+        == OpKind::Constant {
+            value: Const::Int(1)
+        }));
+}

@@ -130,6 +130,11 @@ impl Lowerer {
         if dtype == DType::I1 && !logical_bits && cmp_pred(op).is_none() {
             dtype = DType::I32;
         }
+        if let Some(same) =
+            self.identity(op, a, b, &Type::tile(ScalarType::Num(dtype), shape.clone()))
+        {
+            return Ok(Val { span, ..same });
+        }
         let x = self.materialize(a, ScalarType::Num(dtype), &shape)?;
         let y = self.materialize(b, ScalarType::Num(dtype), &shape)?;
         if let Some(pred) = cmp_pred(op) {
@@ -160,6 +165,26 @@ impl Lowerer {
         let ty = Type::tile(self.b.ty(lhs).scalar, shape.to_vec());
         let v = self.b.push1(OpKind::Binary { op, lhs, rhs }, ty, span);
         Ok(Val::value(v, span))
+    }
+
+    /// `x * 1`, `x / 1`, `x + 0`, `x - 0`, `0 + x`, `1 * x` (integer literals;
+    /// `1.0` for products) are `x` itself when `x` already has the result type:
+    /// strides of 1 in index arithmetic leave no ops behind.
+    fn identity(&self, op: BinaryOp, a: Val, b: Val, result: &Type) -> Option<Val> {
+        let one = |v: &Val| {
+            matches!(v.op, Operand::Int(1)) || matches!(v.op, Operand::Float(f) if f == 1.0)
+        };
+        let zero = |v: &Val| matches!(v.op, Operand::Int(0));
+        let keep = match op {
+            BinaryOp::Mul if one(&b) => a,
+            BinaryOp::Mul if one(&a) => b,
+            BinaryOp::Div if one(&b) => a,
+            BinaryOp::Add if zero(&b) => a,
+            BinaryOp::Add if zero(&a) => b,
+            BinaryOp::Sub if zero(&b) => a,
+            _ => return None,
+        };
+        (self.type_of(&keep).as_ref() == Some(result)).then_some(keep)
     }
 
     /// The element type two number operands are converted to.
