@@ -1,14 +1,157 @@
 //! Semantic analysis: AST -> Triton-IR (types, shapes, broadcasting, control flow).
+//!
+//! Variables become SSA values (see [`scope`]); `if` and loops become structured
+//! `If`/`While` ops that carry every outer variable they assign. Literals are
+//! "weak" ([`value::Operand`]): they take the type of the tile they meet.
+
+mod assign;
+mod assigned;
+mod binary;
+mod builtins;
+mod consteval;
+mod control_flow;
+mod convert;
+mod dot;
+mod expr;
+mod memory;
+mod scope;
+mod shapes;
+mod stmt;
+mod subscript;
+mod ternary;
+mod types;
+mod unary;
+mod value;
+
 use crate::diagnostics::{Diagnostic, Result};
-use crate::front::ast::TranslationUnit;
-use crate::ir::Module;
-use crate::span::Span;
+use crate::front::ast::{BaseType, FunctionDef, ParamAttr, ParamDecl, TranslationUnit};
+use crate::ir::{Function, FunctionBuilder, Module, ParamAttrs, ScalarType, Type};
+use scope::{Scopes, Var};
 
 /// Checks and lowers every function of `tu`. The result passes `ir::verifier`.
+/// Stops at the first error; [`lower_all`] reports one error per function.
 pub fn lower(tu: &TranslationUnit) -> Result<Module> {
-    let _ = tu;
-    Err(Diagnostic::error(
-        Span::default(),
-        "sema not implemented yet",
-    ))
+    lower_all(tu).map_err(|mut errors| errors.remove(0))
+}
+
+/// Like [`lower`], but lowers every function and returns the first error of
+/// each one that fails (never an empty list on `Err`).
+pub fn lower_all(tu: &TranslationUnit) -> std::result::Result<Module, Vec<Diagnostic>> {
+    let mut module = Module::default();
+    let mut errors = Vec::new();
+    for (i, f) in tu.functions.iter().enumerate() {
+        if let Some(prev) = tu.functions[..i]
+            .iter()
+            .find(|g| g.name.name == f.name.name)
+        {
+            errors.push(
+                Diagnostic::error(
+                    f.name.span,
+                    format!("function `{}` is defined twice", f.name.name),
+                )
+                .with_label(prev.name.span, "first defined here"),
+            );
+            continue;
+        }
+        match lower_function(f) {
+            Ok(func) => module.functions.push(func),
+            Err(e) => errors.push(e),
+        }
+    }
+    if errors.is_empty() {
+        Ok(module)
+    } else {
+        Err(errors)
+    }
+}
+
+/// Lowers one kernel.
+pub fn lower_function(f: &FunctionDef) -> Result<Function> {
+    let rt = &f.return_type;
+    if rt.base != BaseType::Void || rt.pointer_depth != 0 {
+        return Err(Diagnostic::error(
+            rt.span,
+            format!("kernel `{}` must return `void`", f.name.name),
+        ));
+    }
+    let mut cx = Lowerer {
+        b: FunctionBuilder::new(f.name.name.clone(), f.span),
+        scopes: Scopes::default(),
+    };
+    cx.scopes.push();
+    for p in &f.params {
+        cx.declare_param(p)?;
+    }
+    // Parameters and the body's top-level declarations share one scope (C).
+    cx.lower_stmts(&f.body.stmts)?;
+    cx.scopes.pop();
+    Ok(cx.b.finish())
+}
+
+/// State while lowering one function.
+pub(crate) struct Lowerer {
+    pub(crate) b: FunctionBuilder,
+    pub(crate) scopes: Scopes,
+}
+
+impl Lowerer {
+    fn declare_param(&mut self, p: &ParamDecl) -> Result<()> {
+        let scalar = types::scalar_of(&p.ty)?;
+        let attrs = param_attrs(p, scalar)?;
+        let value = self.b.add_param(&p.name.name, Type::scalar(scalar), attrs);
+        self.declare(Var {
+            name: p.name.name.clone(),
+            ty: Type::scalar(scalar),
+            value: Some(value),
+            decl_span: p.name.span,
+        })
+    }
+
+    /// Declares in the innermost scope; a clash there is an error.
+    pub(crate) fn declare(&mut self, var: Var) -> Result<()> {
+        let (name, span) = (var.name.clone(), var.decl_span);
+        self.scopes.declare(var).map(|_| ()).map_err(|prev| {
+            Diagnostic::error(span, format!("redeclaration of `{name}` in the same scope"))
+                .with_label(prev, "first declared here")
+        })
+    }
+}
+
+fn param_attrs(p: &ParamDecl, scalar: ScalarType) -> Result<ParamAttrs> {
+    let mut attrs = ParamAttrs::default();
+    let float_num = matches!(scalar, ScalarType::Num(d) if d.is_float());
+    for (attr, span) in &p.attrs {
+        match attr {
+            ParamAttr::MultipleOf(n) => {
+                if *n == 0 || float_num {
+                    return Err(Diagnostic::error(
+                        *span,
+                        format!(
+                            "`__multipleof({n})` needs a positive N on an integer or pointer \
+                             parameter (`{}` is {scalar})",
+                            p.name.name
+                        ),
+                    ));
+                }
+                attrs.multiple_of = Some(*n);
+            }
+            ParamAttr::Aligned(n) => {
+                if !scalar.is_ptr() || !n.is_power_of_two() {
+                    return Err(Diagnostic::error(
+                        *span,
+                        format!(
+                            "`__aligned({n})` needs a power-of-two N on a pointer parameter \
+                             (`{}` is {scalar})",
+                            p.name.name
+                        ),
+                    ));
+                }
+                attrs.aligned = Some(*n);
+            }
+            ParamAttr::ReadOnly => attrs.readonly = true,
+            ParamAttr::WriteOnly => attrs.writeonly = true,
+            ParamAttr::NoAlias => attrs.noalias = true,
+        }
+    }
+    Ok(attrs)
 }
