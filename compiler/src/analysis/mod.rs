@@ -1,3 +1,6 @@
 //! Analyses over Triton-IR used by code generation (axis info, layouts, shared memory).
 pub mod axis_info;
+pub mod layout;
+pub mod layout_assign;
 pub mod liveness;
+pub mod vector_width;

@@ -1,5 +1,47 @@
-//! Code generation: Triton-IR -> LLVM IR (inkwell) -> PTX.
+//! Code generation: Triton-IR -> LLVM IR (inkwell, NVPTX) -> PTX.
+//!
+//! # Model
+//! One Triton-C program is one CUDA block (CTA) of `num_warps * 32` threads;
+//! `get_program_id(axis)` is `ctaid.{x,y,z}`. Every tile value is distributed
+//! over the threads by a [`Layout`](crate::analysis::layout::Layout) chosen by
+//! [`layout_assign`](crate::analysis::layout_assign); scalars are held by every
+//! thread.
+//!
+//! # Internal API (what per-op lowerings use)
+//! - A lowered value is a [`tile::Tile`]: its layout and, per thread, `regs[r]`
+//!   = the element at `layout.tile_map(shape).element_index(tid, r)`; scalars
+//!   have `Layout::Scalar` and one register. Splats and ranges stay lazy
+//!   ([`tile::Slot`]) and are built in whatever layout a consumer asks for.
+//! - [`lower::Lowering::value`]`(v, layout)` gives `v`'s registers in `layout`,
+//!   converting through shared memory when needed ([`convert_layout`]);
+//!   [`lower::Lowering::tile`] gives `v` as produced; `define_tile` records a
+//!   result. [`lower::Lowering::indices`] gives each register's per-axis
+//!   index (`i32` LLVM values), `owner_pred` the predicate that masks off
+//!   replicas, `barrier` a `bar.sync`.
+//! - Shared memory: one dynamic array `@global_smem`; every op's scratch
+//!   buffers start at offset 0 and are fenced by barriers ([`shared_alloc`]).
+//!
+//! One file per concern: [`target`] (module, kernel declaration, PTX),
+//! [`elementwise`], [`memory`] (vectorized/predicated global accesses),
+//! [`control_flow`], [`convert_layout`], [`trans`], [`reduce`], [`dot`],
+//! [`atomics`], [`shared_alloc`].
+use crate::analysis::{layout_assign, vector_width::VectorWidths};
 use crate::ir::Function;
+use inkwell::context::Context;
+
+pub mod atomics;
+pub mod control_flow;
+pub mod convert_layout;
+pub mod dot;
+pub mod elementwise;
+pub mod lower;
+pub mod memory;
+pub mod reduce;
+pub mod shared_alloc;
+pub mod target;
+pub mod tile;
+pub mod trans;
+pub mod types;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Arch {
@@ -36,9 +78,50 @@ pub enum CodegenError {
 }
 
 pub fn compile(func: &Function, options: &CodegenOptions) -> Result<CompiledKernel, CodegenError> {
-    let _ = options;
-    Err(CodegenError::Unsupported {
-        what: "anything".into(),
-        span: func.span,
+    let num_warps = options.num_warps as usize;
+    if num_warps == 0 || !num_warps.is_power_of_two() || num_warps > 32 {
+        return Err(CodegenError::Unsupported {
+            what: format!("{num_warps} warps (must be a power of two, 1 to 32)"),
+            span: func.span,
+        });
+    }
+    check_shapes(func)?;
+    let tm = target::target_machine(options.arch)?;
+    let ctx = Context::create();
+    let module = target::new_module(&ctx, &func.name, &tm);
+    let kernel = target::declare_kernel(&ctx, &module, func, options.num_warps * 32)?;
+    let widths = VectorWidths::analyze(func);
+    let layouts = layout_assign::assign(func, num_warps, &widths);
+    let shared_bytes = {
+        let mut lw = lower::Lowering::new(&ctx, &module, kernel, func, layouts, widths)?;
+        lw.region(&func.body)?;
+        lw.builder.build_unconditional_branch(lw.exit_block)?;
+        lw.smem.peak_bytes
+    };
+    module
+        .verify()
+        .map_err(|e| CodegenError::Llvm(format!("invalid LLVM IR: {e}")))?;
+    target::optimize(&module, &tm)?;
+    let llvm_ir = module.print_to_string().to_string();
+    let ptx = target::emit_ptx(&module, &tm)?;
+    Ok(CompiledKernel {
+        name: func.name.clone(),
+        llvm_ir,
+        ptx,
+        shared_bytes,
+        num_warps: options.num_warps,
     })
+}
+
+/// Tile sizes must be powers of two (the layout math relies on it).
+fn check_shapes(func: &Function) -> Result<(), CodegenError> {
+    for v in &func.values {
+        if let Some(d) = v.ty.shape.iter().find(|d| !d.is_power_of_two()) {
+            return Err(CodegenError::Unsupported {
+                what: format!("tile dimension {d} (not a power of two) in {}", v.ty),
+                span: func.span,
+            });
+        }
+    }
+    Ok(())
 }

@@ -1,0 +1,235 @@
+//! Layout assignment: picks a [`Layout`] for every tile value so that memory
+//! accesses are coalesced and vectorized and most ops need no conversion.
+//!
+//! Every tile shape has a canonical blocked layout whose per-thread vector
+//! along the last axis is the widest vector any load or store of that shape
+//! can use. A backward pass then lets consumers choose their operands'
+//! layouts: element-wise operands take the result's layout, a broadcast's
+//! source the result's layout, a reshape's source the layout that keeps its
+//! registers in place, a reduction's source the parent of the slice its result
+//! is wanted in. Values nobody constrains get the canonical layout. Codegen
+//! converts (through shared memory) wherever an op's actual result layout
+//! differs from the one its consumer asked for.
+use super::layout::{reshape_src_layout, BlockedLayout, Layout};
+use super::vector_width::VectorWidths;
+use crate::ir::{Function, OpKind, Region, ValueId};
+use std::collections::HashMap;
+
+pub struct LayoutMap {
+    pub num_warps: usize,
+    layouts: HashMap<ValueId, Layout>,
+    /// Vector width (elements) per tile shape, from the loads and stores.
+    vec_by_shape: HashMap<Vec<usize>, usize>,
+}
+
+impl LayoutMap {
+    /// The canonical blocked layout of tiles of `shape`.
+    pub fn canonical(&self, shape: &[usize]) -> Layout {
+        if shape.is_empty() {
+            return Layout::Scalar;
+        }
+        let vec = self.vec_by_shape.get(shape).copied().unwrap_or(1);
+        Layout::Blocked(BlockedLayout::for_shape(shape, self.num_warps, vec))
+    }
+
+    /// The layout chosen for `v`.
+    pub fn get(&self, func: &Function, v: ValueId) -> Layout {
+        let shape = &func.ty(v).shape;
+        if shape.is_empty() {
+            return Layout::Scalar;
+        }
+        self.layouts
+            .get(&v)
+            .cloned()
+            .unwrap_or_else(|| self.canonical(shape))
+    }
+
+    fn suggest(&mut self, func: &Function, v: ValueId, layout: Layout) {
+        if !func.ty(v).is_scalar() && layout.rank() == func.ty(v).rank() {
+            self.layouts.entry(v).or_insert(layout);
+        }
+    }
+}
+
+pub fn assign(func: &Function, num_warps: usize, widths: &VectorWidths) -> LayoutMap {
+    let mut map = LayoutMap {
+        num_warps,
+        layouts: HashMap::new(),
+        vec_by_shape: HashMap::new(),
+    };
+    collect_vector_widths(func, &func.body, widths, &mut map);
+    backward(func, &func.body, &mut map);
+    map
+}
+
+fn collect_vector_widths(
+    func: &Function,
+    region: &Region,
+    widths: &VectorWidths,
+    map: &mut LayoutMap,
+) {
+    for op in &region.ops {
+        let access = match &op.kind {
+            OpKind::Load { ptr, mask, .. } => Some((*ptr, *mask)),
+            OpKind::Store { ptr, mask, .. } => Some((*ptr, *mask)),
+            OpKind::If {
+                then_region,
+                else_region,
+                ..
+            } => {
+                collect_vector_widths(func, then_region, widths, map);
+                collect_vector_widths(func, else_region, widths, map);
+                None
+            }
+            OpKind::While {
+                cond_region,
+                body_region,
+                ..
+            } => {
+                collect_vector_widths(func, cond_region, widths, map);
+                collect_vector_widths(func, body_region, widths, map);
+                None
+            }
+            _ => None,
+        };
+        if let Some((ptr, mask)) = access {
+            let shape = func.ty(ptr).shape.clone();
+            if !shape.is_empty() {
+                let w = widths.vector_width(func, ptr, mask);
+                let e = map.vec_by_shape.entry(shape).or_insert(1);
+                *e = (*e).max(w);
+            }
+        }
+    }
+}
+
+fn backward(func: &Function, region: &Region, map: &mut LayoutMap) {
+    for op in region.ops.iter().rev() {
+        let result = op.results.first().copied();
+        let wanted = result.map(|r| map.get(func, r));
+        match &op.kind {
+            OpKind::Binary { lhs, rhs, .. } | OpKind::Cmp { lhs, rhs, .. } => {
+                let l = wanted.clone().unwrap_or(Layout::Scalar);
+                map.suggest(func, *lhs, l.clone());
+                map.suggest(func, *rhs, l);
+            }
+            OpKind::Unary { src, .. } | OpKind::Cast { src } | OpKind::Broadcast { src } => {
+                map.suggest(func, *src, wanted.clone().unwrap_or(Layout::Scalar));
+            }
+            OpKind::AddPtr { ptr, offset } => {
+                let l = wanted.clone().unwrap_or(Layout::Scalar);
+                map.suggest(func, *ptr, l.clone());
+                map.suggest(func, *offset, l);
+            }
+            OpKind::Select {
+                cond,
+                on_true,
+                on_false,
+            } => {
+                let l = wanted.clone().unwrap_or(Layout::Scalar);
+                for v in [cond, on_true, on_false] {
+                    map.suggest(func, *v, l.clone());
+                }
+            }
+            OpKind::Load { ptr, mask, other } => {
+                let l = wanted.clone().unwrap_or(Layout::Scalar);
+                for v in [Some(*ptr), *mask, *other].into_iter().flatten() {
+                    map.suggest(func, v, l.clone());
+                }
+            }
+            OpKind::AtomicRmw {
+                ptr, value, mask, ..
+            } => {
+                let l = wanted.clone().unwrap_or(Layout::Scalar);
+                for v in [Some(*ptr), Some(*value), *mask].into_iter().flatten() {
+                    map.suggest(func, v, l.clone());
+                }
+            }
+            OpKind::AtomicCas { ptr, cmp, value } => {
+                let l = wanted.clone().unwrap_or(Layout::Scalar);
+                for v in [ptr, cmp, value] {
+                    map.suggest(func, *v, l.clone());
+                }
+            }
+            OpKind::Store { ptr, value, mask } => {
+                let l = map.canonical(&func.ty(*ptr).shape);
+                for v in [Some(*ptr), Some(*value), *mask].into_iter().flatten() {
+                    map.suggest(func, v, l.clone());
+                }
+            }
+            OpKind::Reshape { src } => {
+                if let (Some(r), Some(w)) = (result, &wanted) {
+                    if let Some(l) = reshape_src_layout(w, &func.ty(*src).shape, &func.ty(r).shape)
+                    {
+                        map.suggest(func, *src, l);
+                    }
+                }
+            }
+            OpKind::Reduce { src, axis, .. } => {
+                let l = match wanted {
+                    Some(Layout::Slice { parent, dim }) if dim == *axis => Layout::Blocked(parent),
+                    _ => map.canonical(&func.ty(*src).shape),
+                };
+                map.suggest(func, *src, l);
+            }
+            OpKind::Trans { src } => {
+                let l = map.canonical(&func.ty(*src).shape);
+                map.suggest(func, *src, l);
+            }
+            OpKind::Dot { a, b, acc } => {
+                let la = map.canonical(&func.ty(*a).shape);
+                let lb = map.canonical(&func.ty(*b).shape);
+                map.suggest(func, *a, la);
+                map.suggest(func, *b, lb);
+                map.suggest(func, *acc, wanted.clone().unwrap_or(Layout::Scalar));
+            }
+            OpKind::If {
+                then_region,
+                else_region,
+                ..
+            } => {
+                for (i, &r) in op.results.iter().enumerate() {
+                    let l = map.get(func, r);
+                    map.suggest(func, r, l.clone());
+                    for y in [then_region.yields.get(i), else_region.yields.get(i)]
+                        .into_iter()
+                        .flatten()
+                    {
+                        map.suggest(func, *y, l.clone());
+                    }
+                }
+                backward(func, then_region, map);
+                backward(func, else_region, map);
+            }
+            OpKind::While {
+                inits,
+                cond_region,
+                body_region,
+            } => {
+                for (i, &r) in op.results.iter().enumerate() {
+                    let l = map.get(func, r);
+                    map.suggest(func, r, l.clone());
+                    for v in [
+                        inits.get(i),
+                        cond_region.args.get(i),
+                        body_region.args.get(i),
+                        body_region.yields.get(i),
+                    ]
+                    .into_iter()
+                    .flatten()
+                    {
+                        map.suggest(func, *v, l.clone());
+                    }
+                }
+                backward(func, body_region, map);
+                backward(func, cond_region, map);
+            }
+            OpKind::Constant { .. }
+            | OpKind::ProgramId { .. }
+            | OpKind::NumPrograms { .. }
+            | OpKind::MakeRange { .. }
+            | OpKind::Splat { .. }
+            | OpKind::Return => {}
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! Atomic read-modify-write and compare-and-swap on global memory, one
+//! `atomicrmw`/`cmpxchg` per element, done only by the element's owner thread
+//! and where the mask is true (a branch around each). Threads that do not
+//! perform an element's atomic get zero as its old value.
+use super::lower::{Lowering, Result};
+use crate::ir::{AtomicOp, DType, Op, OpKind};
+use inkwell::types::BasicType;
+use inkwell::values::{BasicValueEnum, IntValue};
+use inkwell::{AtomicOrdering, AtomicRMWBinOp};
+
+pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
+    let result = lw.result(op)?;
+    let layout = lw.assigned_layout(result);
+    let shape = lw.shape(result);
+    let ty = lw.reg_type(result);
+    let dtype = lw.func.dtype(result);
+    let owner = lw.owner_pred(&layout, &shape)?;
+    let (ptr, mask) = match &op.kind {
+        OpKind::AtomicRmw { ptr, mask, .. } => (*ptr, *mask),
+        OpKind::AtomicCas { ptr, .. } => (*ptr, None),
+        _ => return lw.unsupported("this op as an atomic", op.span),
+    };
+    if dtype == crate::ir::DType::I1 {
+        return lw.unsupported("atomics on bool", op.span);
+    }
+    let ptrs = lw.value(ptr, &layout)?;
+    let masks = match mask {
+        Some(m) => Some(lw.value(m, &layout)?),
+        None => None,
+    };
+    let mut regs = Vec::with_capacity(ptrs.len());
+    match &op.kind {
+        OpKind::AtomicRmw { op: aop, value, .. } => {
+            let bin = match (aop, dtype.is_float()) {
+                (AtomicOp::Add, false) => Some(AtomicRMWBinOp::Add),
+                (AtomicOp::Max, false) => Some(AtomicRMWBinOp::Max),
+                (AtomicOp::Min, false) => Some(AtomicRMWBinOp::Min),
+                (AtomicOp::Exchange, false) => Some(AtomicRMWBinOp::Xchg),
+                (AtomicOp::Add, true) if matches!(dtype, DType::F32 | DType::F64) => None,
+                _ => return lw.unsupported(format!("atomic {aop:?} on {}", dtype.name()), op.span),
+            };
+            let vals = lw.value(*value, &layout)?;
+            for (i, p) in ptrs.iter().enumerate() {
+                let pred = lw.and_preds(masks.as_ref().map(|m| m[i].into_int_value()), owner)?;
+                let (p, v) = (p.into_pointer_value(), vals[i]);
+                let old = guarded(lw, pred, ty, |lw| match bin {
+                    Some(bin) => Ok(lw
+                        .builder
+                        .build_atomicrmw(bin, p, v.into_int_value(), AtomicOrdering::Monotonic)?
+                        .into()),
+                    None => float_atomic_add(lw, p, v),
+                })?;
+                regs.push(old);
+            }
+        }
+        OpKind::AtomicCas { cmp, value, .. } => {
+            if dtype.is_float() {
+                return lw.unsupported("compare-and-swap on floats", op.span);
+            }
+            let cmps = lw.value(*cmp, &layout)?;
+            let vals = lw.value(*value, &layout)?;
+            for (i, p) in ptrs.iter().enumerate() {
+                let (p, c, v) = (p.into_pointer_value(), cmps[i], vals[i]);
+                let old = guarded(lw, owner, ty, |lw| {
+                    let pair = lw.builder.build_cmpxchg(
+                        p,
+                        c,
+                        v,
+                        AtomicOrdering::Monotonic,
+                        AtomicOrdering::Monotonic,
+                    )?;
+                    Ok(lw.builder.build_extract_value(pair, 0, "old")?)
+                })?;
+                regs.push(old);
+            }
+        }
+        _ => unreachable!("checked above"),
+    }
+    lw.define_tile(result, layout, regs);
+    Ok(())
+}
+
+/// Runs `body` only where `pred` holds (always when `None`); elsewhere the result is zero.
+fn guarded<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    pred: Option<IntValue<'ctx>>,
+    ty: inkwell::types::BasicTypeEnum<'ctx>,
+    body: impl FnOnce(&Lowering<'_, 'ctx>) -> Result<BasicValueEnum<'ctx>>,
+) -> Result<BasicValueEnum<'ctx>> {
+    let Some(pred) = pred else {
+        return body(lw);
+    };
+    let before = lw
+        .builder
+        .get_insert_block()
+        .ok_or_else(|| super::CodegenError::Llvm("builder has no block".into()))?;
+    let (do_bb, join_bb) = (lw.new_block("atomic"), lw.new_block("atomic_done"));
+    lw.builder.build_conditional_branch(pred, do_bb, join_bb)?;
+    lw.builder.position_at_end(do_bb);
+    let v = body(lw)?;
+    let end = lw
+        .builder
+        .get_insert_block()
+        .ok_or_else(|| super::CodegenError::Llvm("builder has no block".into()))?;
+    lw.builder.build_unconditional_branch(join_bb)?;
+    lw.builder.position_at_end(join_bb);
+    let phi = lw.builder.build_phi(ty, "old")?;
+    phi.add_incoming(&[(&v, end), (&ty.const_zero(), before)]);
+    Ok(phi.as_basic_value())
+}
+
+/// `atom.global.add.f32/f64` (LLVM's float `atomicrmw` is not reachable from inkwell).
+fn float_atomic_add<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    ptr: inkwell::values::PointerValue<'ctx>,
+    v: BasicValueEnum<'ctx>,
+) -> Result<BasicValueEnum<'ctx>> {
+    let ty = v.get_type();
+    let (suffix, c) = if ty == lw.ctx.f64_type().into() {
+        ("f64", "d")
+    } else {
+        ("f32", "f")
+    };
+    let fn_ty = ty.fn_type(&[ptr.get_type().into(), ty.into()], false);
+    let asm = lw.ctx.create_inline_asm(
+        fn_ty,
+        format!("atom.global.add.{suffix} $0, [ $1 ], $2;"),
+        format!("={c},l,{c}"),
+        true,
+        false,
+        None,
+        false,
+    );
+    let call = lw
+        .builder
+        .build_indirect_call(fn_ty, asm, &[ptr.into(), v.into()], "atom")?;
+    call.try_as_basic_value()
+        .basic()
+        .ok_or_else(|| super::CodegenError::Llvm("atomic returned nothing".into()))
+}

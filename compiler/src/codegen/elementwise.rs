@@ -1,0 +1,452 @@
+//! Element-wise ops and the ops that only shape tiles: constants, program ids,
+//! ranges, splats, broadcasts, reshapes, arithmetic, comparisons, math, casts,
+//! pointer arithmetic and selects. Every element-wise op computes its result
+//! in its assigned layout, register by register, after fetching its operands
+//! in that layout (lazy splats and ranges are built there directly).
+use super::lower::{Lowering, Result};
+use super::tile::{Slot, Tile};
+use super::types::{llvm_dtype, llvm_memory_type};
+use crate::analysis::layout::reshape_src_layout;
+use crate::ir::{BinOp, CmpPred, Const, DType, Op, OpKind, ScalarType, UnOp};
+use inkwell::types::BasicTypeEnum;
+use inkwell::values::{BasicValueEnum, FloatValue, IntValue};
+use inkwell::{FloatPredicate, IntPredicate};
+
+pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
+    let result = lw.result(op)?;
+    let layout = lw.assigned_layout(result);
+    let result_scalar = lw.scalar_type(result);
+    match &op.kind {
+        OpKind::Constant { value } => {
+            let c = constant(lw, *value, result_scalar, op)?;
+            if lw.func.ty(result).is_scalar() {
+                lw.define(result, Slot::Tile(Tile::scalar(c)));
+            } else {
+                lw.define(result, Slot::Splat(c));
+            }
+        }
+        OpKind::ProgramId { axis } | OpKind::NumPrograms { axis } => {
+            let Some(xyz) = ["x", "y", "z"].get(*axis as usize) else {
+                return lw.unsupported(format!("grid axis {axis}"), op.span);
+            };
+            let reg = if matches!(op.kind, OpKind::ProgramId { .. }) {
+                "ctaid"
+            } else {
+                "nctaid"
+            };
+            let name = format!("llvm.nvvm.read.ptx.sreg.{reg}.{xyz}");
+            let v = lw.call_value(&name, lw.ctx.i32_type().into(), &[])?;
+            lw.define(result, Slot::Tile(Tile::scalar(v)));
+        }
+        OpKind::MakeRange { start, end } => {
+            if end <= start {
+                return lw.unsupported("an empty range", op.span);
+            }
+            lw.define(result, Slot::Range { start: *start });
+        }
+        OpKind::Splat { src } => {
+            let s = lw.scalar(*src)?;
+            lw.define(result, Slot::Splat(s));
+        }
+        OpKind::Broadcast { src } => {
+            let (src_shape, dst_shape) = (lw.shape(*src), lw.shape(result));
+            if src_shape.len() != dst_shape.len() {
+                return lw.unsupported("a broadcast that changes the rank", op.span);
+            }
+            let src_regs = lw.value(*src, &layout)?;
+            let (sm, dm) = (layout.tile_map(&src_shape), layout.tile_map(&dst_shape));
+            let regs = (0..dm.regs())
+                .map(|r| {
+                    let locals: Vec<usize> = dm
+                        .reg_locals(r)
+                        .iter()
+                        .zip(&src_shape)
+                        .map(|(&l, &s)| if s == 1 { 0 } else { l })
+                        .collect();
+                    src_regs[sm.reg_of_locals(&locals)]
+                })
+                .collect();
+            lw.define_tile(result, layout, regs);
+        }
+        OpKind::Reshape { src } => {
+            let (src_shape, dst_shape) = (lw.shape(*src), lw.shape(result));
+            if src_shape.iter().product::<usize>() != dst_shape.iter().product::<usize>() {
+                return lw.unsupported("a reshape that changes the element count", op.span);
+            }
+            let regs = match reshape_src_layout(&layout, &src_shape, &dst_shape) {
+                Some(src_layout) => lw.value(*src, &src_layout)?,
+                None => {
+                    let tile = lw.tile(*src)?;
+                    let (ss, ds) = (
+                        super::convert_layout::row_major_strides(&src_shape),
+                        super::convert_layout::row_major_strides(&dst_shape),
+                    );
+                    let n = src_shape.iter().product();
+                    super::convert_layout::stage(
+                        lw,
+                        &tile,
+                        result_scalar,
+                        &src_shape,
+                        &ss,
+                        &layout,
+                        &dst_shape,
+                        &ds,
+                        n,
+                    )?
+                }
+            };
+            lw.define_tile(result, layout, regs);
+        }
+        OpKind::Binary { op: bop, lhs, rhs } => {
+            let (a, b) = (lw.value(*lhs, &layout)?, lw.value(*rhs, &layout)?);
+            let dtype = lw.func.dtype(*lhs);
+            if lw.scalar_type(*lhs).is_ptr() {
+                return lw.unsupported("arithmetic on pointers (use pointer + int)", op.span);
+            }
+            let mut regs = Vec::with_capacity(a.len());
+            for (x, y) in a.into_iter().zip(b) {
+                regs.push(binary(lw, *bop, dtype, x, y, op)?);
+            }
+            lw.define_tile(result, layout, regs);
+        }
+        OpKind::Cmp { pred, lhs, rhs } => {
+            let (a, b) = (lw.value(*lhs, &layout)?, lw.value(*rhs, &layout)?);
+            let scalar = lw.scalar_type(*lhs);
+            let mut regs = Vec::with_capacity(a.len());
+            for (x, y) in a.into_iter().zip(b) {
+                regs.push(compare(lw, *pred, scalar, x, y, op)?);
+            }
+            lw.define_tile(result, layout, regs);
+        }
+        OpKind::Unary { op: uop, src } => {
+            let a = lw.value(*src, &layout)?;
+            let dtype = lw.func.dtype(*src);
+            let mut regs = Vec::with_capacity(a.len());
+            for x in a {
+                regs.push(unary(lw, *uop, dtype, x, op)?);
+            }
+            lw.define_tile(result, layout, regs);
+        }
+        OpKind::Cast { src } => {
+            let a = lw.value(*src, &layout)?;
+            let from = lw.scalar_type(*src);
+            let mut regs = Vec::with_capacity(a.len());
+            for x in a {
+                regs.push(cast(lw, x, from, result_scalar, op)?);
+            }
+            lw.define_tile(result, layout, regs);
+        }
+        OpKind::AddPtr { ptr, offset } => {
+            let (p, o) = (lw.value(*ptr, &layout)?, lw.value(*offset, &layout)?);
+            let elem = llvm_memory_type(lw.ctx, ScalarType::Num(lw.func.dtype(*ptr)));
+            let mut regs = Vec::with_capacity(p.len());
+            for (x, y) in p.into_iter().zip(o) {
+                let g = unsafe {
+                    lw.builder.build_gep(
+                        elem,
+                        x.into_pointer_value(),
+                        &[y.into_int_value()],
+                        "addptr",
+                    )?
+                };
+                regs.push(g.into());
+            }
+            lw.define_tile(result, layout, regs);
+        }
+        OpKind::Select {
+            cond,
+            on_true,
+            on_false,
+        } => {
+            let c = lw.value(*cond, &layout)?;
+            let t = lw.value(*on_true, &layout)?;
+            let f = lw.value(*on_false, &layout)?;
+            let mut regs = Vec::with_capacity(c.len());
+            for ((c, t), f) in c.into_iter().zip(t).zip(f) {
+                regs.push(
+                    lw.builder
+                        .build_select(c.into_int_value(), t, f, "select")?,
+                );
+            }
+            lw.define_tile(result, layout, regs);
+        }
+        _ => return lw.unsupported("this op as element-wise", op.span),
+    }
+    Ok(())
+}
+
+fn constant<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    value: Const,
+    scalar: ScalarType,
+    op: &Op,
+) -> Result<BasicValueEnum<'ctx>> {
+    let ScalarType::Num(d) = scalar else {
+        return lw.unsupported("pointer constants", op.span);
+    };
+    let ty = llvm_dtype(lw.ctx, d);
+    Ok(match (value, ty) {
+        (Const::Int(i), BasicTypeEnum::IntType(t)) => t.const_int(i as u64, true).into(),
+        (Const::Bool(b), BasicTypeEnum::IntType(t)) => t.const_int(b as u64, false).into(),
+        (Const::Int(i), BasicTypeEnum::FloatType(t)) => t.const_float(i as f64).into(),
+        (Const::Float(f), BasicTypeEnum::FloatType(t)) => t.const_float(f).into(),
+        (Const::Bool(b), BasicTypeEnum::FloatType(t)) => t.const_float(b as u8 as f64).into(),
+        (Const::Float(f), BasicTypeEnum::IntType(t)) => t.const_int(f as i64 as u64, true).into(),
+        _ => return lw.unsupported("this constant", op.span),
+    })
+}
+
+/// The suffix LLVM's overloaded float intrinsics use for `d`.
+pub fn float_suffix(d: DType) -> &'static str {
+    match d {
+        DType::F16 => "f16",
+        DType::BF16 => "bf16",
+        DType::F64 => "f64",
+        _ => "f32",
+    }
+}
+
+pub fn binary<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    bop: BinOp,
+    dtype: DType,
+    x: BasicValueEnum<'ctx>,
+    y: BasicValueEnum<'ctx>,
+    op: &Op,
+) -> Result<BasicValueEnum<'ctx>> {
+    let b = &lw.builder;
+    if dtype.is_float() {
+        let (x, y) = (x.into_float_value(), y.into_float_value());
+        let v: FloatValue = match bop {
+            BinOp::Add => b.build_float_add(x, y, "")?,
+            BinOp::Sub => b.build_float_sub(x, y, "")?,
+            BinOp::Mul => b.build_float_mul(x, y, "")?,
+            BinOp::Div => b.build_float_div(x, y, "")?,
+            BinOp::Rem => b.build_float_rem(x, y, "")?,
+            BinOp::Min | BinOp::Max => {
+                let name = if bop == BinOp::Min {
+                    "minnum"
+                } else {
+                    "maxnum"
+                };
+                let name = format!("llvm.{name}.{}", float_suffix(dtype));
+                return lw.call_value(&name, x.get_type().into(), &[x.into(), y.into()]);
+            }
+            _ => return lw.unsupported(format!("{bop:?} on floats"), op.span),
+        };
+        return Ok(v.into());
+    }
+    let (x, y) = (x.into_int_value(), y.into_int_value());
+    let v: IntValue = match bop {
+        BinOp::Add => b.build_int_add(x, y, "")?,
+        BinOp::Sub => b.build_int_sub(x, y, "")?,
+        BinOp::Mul => b.build_int_mul(x, y, "")?,
+        BinOp::Div => b.build_int_signed_div(x, y, "")?,
+        BinOp::Rem => b.build_int_signed_rem(x, y, "")?,
+        BinOp::And => b.build_and(x, y, "")?,
+        BinOp::Or => b.build_or(x, y, "")?,
+        BinOp::Xor => b.build_xor(x, y, "")?,
+        BinOp::Shl => b.build_left_shift(x, y, "")?,
+        BinOp::Shr => b.build_right_shift(x, y, true, "")?,
+        BinOp::Min | BinOp::Max => {
+            let pred = if bop == BinOp::Min {
+                IntPredicate::SLT
+            } else {
+                IntPredicate::SGT
+            };
+            let c = b.build_int_compare(pred, x, y, "")?;
+            return Ok(b.build_select(c, x, y, "")?);
+        }
+    };
+    Ok(v.into())
+}
+
+fn compare<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    pred: CmpPred,
+    scalar: ScalarType,
+    x: BasicValueEnum<'ctx>,
+    y: BasicValueEnum<'ctx>,
+    op: &Op,
+) -> Result<BasicValueEnum<'ctx>> {
+    let b = &lw.builder;
+    match scalar {
+        ScalarType::Ptr(_) => lw.unsupported("comparing pointers", op.span),
+        ScalarType::Num(d) if d.is_float() => {
+            let p = match pred {
+                CmpPred::Lt => FloatPredicate::OLT,
+                CmpPred::Le => FloatPredicate::OLE,
+                CmpPred::Gt => FloatPredicate::OGT,
+                CmpPred::Ge => FloatPredicate::OGE,
+                CmpPred::Eq => FloatPredicate::OEQ,
+                CmpPred::Ne => FloatPredicate::UNE,
+            };
+            Ok(
+                b.build_float_compare(p, x.into_float_value(), y.into_float_value(), "")?
+                    .into(),
+            )
+        }
+        ScalarType::Num(d) => {
+            // `bool` compares as 0/1 (unsigned); other ints are signed.
+            let unsigned = d == DType::I1;
+            let p = match (pred, unsigned) {
+                (CmpPred::Lt, false) => IntPredicate::SLT,
+                (CmpPred::Le, false) => IntPredicate::SLE,
+                (CmpPred::Gt, false) => IntPredicate::SGT,
+                (CmpPred::Ge, false) => IntPredicate::SGE,
+                (CmpPred::Lt, true) => IntPredicate::ULT,
+                (CmpPred::Le, true) => IntPredicate::ULE,
+                (CmpPred::Gt, true) => IntPredicate::UGT,
+                (CmpPred::Ge, true) => IntPredicate::UGE,
+                (CmpPred::Eq, _) => IntPredicate::EQ,
+                (CmpPred::Ne, _) => IntPredicate::NE,
+            };
+            Ok(
+                b.build_int_compare(p, x.into_int_value(), y.into_int_value(), "")?
+                    .into(),
+            )
+        }
+    }
+}
+
+fn unary<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    uop: UnOp,
+    dtype: DType,
+    x: BasicValueEnum<'ctx>,
+    op: &Op,
+) -> Result<BasicValueEnum<'ctx>> {
+    let b = &lw.builder;
+    if dtype.is_int() {
+        let x = x.into_int_value();
+        let t = x.get_type();
+        return Ok(match uop {
+            UnOp::Neg => b.build_int_neg(x, "")?.into(),
+            UnOp::Not => b.build_not(x, "")?.into(),
+            UnOp::Abs => {
+                let neg = b.build_int_neg(x, "")?;
+                let is_neg = b.build_int_compare(IntPredicate::SLT, x, t.const_zero(), "")?;
+                b.build_select(is_neg, neg, x, "")?
+            }
+            _ => return lw.unsupported(format!("{uop:?} on integers"), op.span),
+        });
+    }
+    let x = x.into_float_value();
+    match uop {
+        UnOp::Neg => return Ok(b.build_float_neg(x, "")?.into()),
+        UnOp::Not => return lw.unsupported("`!` on floats", op.span),
+        UnOp::Abs | UnOp::Sqrt => {
+            let name = if uop == UnOp::Abs { "fabs" } else { "sqrt" };
+            let name = format!("llvm.{name}.{}", float_suffix(dtype));
+            return lw.call_value(&name, x.get_type().into(), &[x.into()]);
+        }
+        _ => {}
+    }
+    if dtype == DType::F64 {
+        return lw.unsupported(format!("{uop:?} on f64"), op.span);
+    }
+    // Transcendentals run in f32 with the fast hardware approximations.
+    let f32t = lw.ctx.f32_type();
+    let xf = if dtype == DType::F32 {
+        x
+    } else {
+        b.build_float_ext(x, f32t, "")?
+    };
+    let approx = |name: &str, v: FloatValue<'ctx>| -> Result<FloatValue<'ctx>> {
+        Ok(lw
+            .call_value(
+                &format!("llvm.nvvm.{name}.approx.f"),
+                f32t.into(),
+                &[v.into()],
+            )?
+            .into_float_value())
+    };
+    let r = match uop {
+        UnOp::Exp => {
+            let scaled = b.build_float_mul(xf, f32t.const_float(std::f64::consts::LOG2_E), "")?;
+            approx("ex2", scaled)?
+        }
+        UnOp::Log => {
+            let l2 = approx("lg2", xf)?;
+            b.build_float_mul(l2, f32t.const_float(std::f64::consts::LN_2), "")?
+        }
+        UnOp::Sin => approx("sin", xf)?,
+        UnOp::Cos => approx("cos", xf)?,
+        _ => return lw.unsupported(format!("{uop:?}"), op.span),
+    };
+    Ok(if dtype == DType::F32 {
+        r.into()
+    } else {
+        b.build_float_trunc(r, x.get_type(), "")?.into()
+    })
+}
+
+pub fn cast<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    x: BasicValueEnum<'ctx>,
+    from: ScalarType,
+    to: ScalarType,
+    op: &Op,
+) -> Result<BasicValueEnum<'ctx>> {
+    let b = &lw.builder;
+    let (f, t) = match (from, to) {
+        (ScalarType::Ptr(_), ScalarType::Ptr(_)) => return Ok(x),
+        (ScalarType::Num(f), ScalarType::Num(t)) => (f, t),
+        _ => return lw.unsupported("casts between pointers and numbers", op.span),
+    };
+    if f == t {
+        return Ok(x);
+    }
+    let to_ty = llvm_dtype(lw.ctx, t);
+    Ok(match (f.is_float(), t.is_float()) {
+        (false, false) => {
+            let x = x.into_int_value();
+            let tt = to_ty.into_int_type();
+            if t == DType::I1 {
+                b.build_int_compare(IntPredicate::NE, x, x.get_type().const_zero(), "")?
+                    .into()
+            } else if f == DType::I1 {
+                b.build_int_z_extend(x, tt, "")?.into()
+            } else if f.bits() < t.bits() {
+                b.build_int_s_extend(x, tt, "")?.into()
+            } else {
+                b.build_int_truncate(x, tt, "")?.into()
+            }
+        }
+        (false, true) => {
+            let x = x.into_int_value();
+            let tt = to_ty.into_float_type();
+            if f == DType::I1 {
+                b.build_unsigned_int_to_float(x, tt, "")?.into()
+            } else {
+                b.build_signed_int_to_float(x, tt, "")?.into()
+            }
+        }
+        (true, false) => {
+            let x = x.into_float_value();
+            if t == DType::I1 {
+                b.build_float_compare(FloatPredicate::UNE, x, x.get_type().const_zero(), "")?
+                    .into()
+            } else {
+                b.build_float_to_signed_int(x, to_ty.into_int_type(), "")?
+                    .into()
+            }
+        }
+        (true, true) => {
+            let x = x.into_float_value();
+            let tt = to_ty.into_float_type();
+            let half_pair = matches!(
+                (f, t),
+                (DType::F16, DType::BF16) | (DType::BF16, DType::F16)
+            );
+            if half_pair {
+                let wide = b.build_float_ext(x, lw.ctx.f32_type(), "")?;
+                b.build_float_trunc(wide, tt, "")?.into()
+            } else if f.bits() < t.bits() {
+                b.build_float_ext(x, tt, "")?.into()
+            } else {
+                b.build_float_trunc(x, tt, "")?.into()
+            }
+        }
+    })
+}

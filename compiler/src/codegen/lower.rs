@@ -1,0 +1,428 @@
+//! The lowering context: LLVM handles, the table of lowered values, thread
+//! indices and the helpers every per-op lowering uses (see `mod.rs` for the
+//! model). `Lowering::region` walks a region and dispatches each op to the file
+//! that lowers it.
+use super::shared_alloc::SharedMemory;
+use super::tile::{Slot, Tile};
+use super::types::{llvm_memory_type, llvm_scalar_type, memory_bytes};
+use super::CodegenError;
+use crate::analysis::layout::{Layout, TileMap};
+use crate::analysis::layout_assign::LayoutMap;
+use crate::analysis::vector_width::VectorWidths;
+use crate::ir::{Function, Op, OpKind, Region, ScalarType, ValueId};
+use crate::span::Span;
+use inkwell::basic_block::BasicBlock;
+use inkwell::builder::{Builder, BuilderError};
+use inkwell::context::Context;
+use inkwell::module::Module;
+use inkwell::types::{BasicType, BasicTypeEnum};
+use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FunctionValue, IntValue};
+use std::collections::HashMap;
+
+pub type Result<T> = std::result::Result<T, CodegenError>;
+
+impl From<BuilderError> for CodegenError {
+    fn from(e: BuilderError) -> Self {
+        CodegenError::Llvm(e.to_string())
+    }
+}
+
+pub struct Lowering<'a, 'ctx> {
+    pub ctx: &'ctx Context,
+    pub module: &'a Module<'ctx>,
+    pub builder: Builder<'ctx>,
+    pub func: &'a Function,
+    pub kernel: FunctionValue<'ctx>,
+    pub layouts: LayoutMap,
+    pub widths: VectorWidths,
+    pub num_warps: usize,
+    pub smem: SharedMemory<'ctx>,
+    /// The block holding `ret void`; `Return` branches here.
+    pub exit_block: BasicBlock<'ctx>,
+    values: HashMap<ValueId, Slot<'ctx>>,
+    /// `tid.x`, its lane and warp: computed once in the entry block.
+    pub tid: IntValue<'ctx>,
+    pub lane: IntValue<'ctx>,
+    pub warp: IntValue<'ctx>,
+}
+
+impl<'a, 'ctx> Lowering<'a, 'ctx> {
+    pub fn new(
+        ctx: &'ctx Context,
+        module: &'a Module<'ctx>,
+        kernel: FunctionValue<'ctx>,
+        func: &'a Function,
+        layouts: LayoutMap,
+        widths: VectorWidths,
+    ) -> Result<Self> {
+        let builder = ctx.create_builder();
+        let entry = ctx.append_basic_block(kernel, "entry");
+        let exit_block = ctx.append_basic_block(kernel, "exit");
+        builder.position_at_end(exit_block);
+        builder.build_return(None)?;
+        builder.position_at_end(entry);
+        let i32t = ctx.i32_type();
+        let tid_fn = declare(
+            module,
+            "llvm.nvvm.read.ptx.sreg.tid.x",
+            i32t.fn_type(&[], false),
+        );
+        let tid = builder
+            .build_call(tid_fn, &[], "tid")?
+            .try_as_basic_value()
+            .basic()
+            .ok_or_else(|| CodegenError::Llvm("tid.x returned nothing".into()))?
+            .into_int_value();
+        let lane = builder.build_and(tid, i32t.const_int(31, false), "lane")?;
+        let warp = builder.build_right_shift(tid, i32t.const_int(5, false), false, "warp")?;
+        let mut values = HashMap::new();
+        for (i, p) in func.params.iter().enumerate() {
+            let v = kernel
+                .get_nth_param(i as u32)
+                .ok_or_else(|| CodegenError::Llvm("missing kernel parameter".into()))?;
+            values.insert(p.value, Slot::Tile(Tile::scalar(v)));
+        }
+        let num_warps = layouts.num_warps;
+        Ok(Lowering {
+            ctx,
+            module,
+            builder,
+            func,
+            kernel,
+            layouts,
+            widths,
+            num_warps,
+            smem: SharedMemory::new(ctx, module),
+            exit_block,
+            values,
+            tid,
+            lane,
+            warp,
+        })
+    }
+
+    pub fn num_threads(&self) -> usize {
+        self.num_warps * crate::analysis::layout::WARP_SIZE
+    }
+
+    pub fn unsupported<T>(&self, what: impl Into<String>, span: Span) -> Result<T> {
+        Err(CodegenError::Unsupported {
+            what: what.into(),
+            span,
+        })
+    }
+
+    pub fn shape(&self, v: ValueId) -> Vec<usize> {
+        self.func.ty(v).shape.clone()
+    }
+
+    pub fn scalar_type(&self, v: ValueId) -> ScalarType {
+        self.func.ty(v).scalar
+    }
+
+    pub fn reg_type(&self, v: ValueId) -> BasicTypeEnum<'ctx> {
+        llvm_scalar_type(self.ctx, self.scalar_type(v))
+    }
+
+    pub fn mem_type(&self, v: ValueId) -> BasicTypeEnum<'ctx> {
+        llvm_memory_type(self.ctx, self.scalar_type(v))
+    }
+
+    pub fn mem_bytes(&self, v: ValueId) -> usize {
+        memory_bytes(self.scalar_type(v))
+    }
+
+    /// The layout assignment's choice for `v`.
+    pub fn assigned_layout(&self, v: ValueId) -> Layout {
+        self.layouts.get(self.func, v)
+    }
+
+    pub fn i32_const(&self, v: u64) -> IntValue<'ctx> {
+        self.ctx.i32_type().const_int(v, false)
+    }
+
+    pub fn define(&mut self, v: ValueId, slot: Slot<'ctx>) {
+        self.values.insert(v, slot);
+    }
+
+    pub fn define_tile(&mut self, v: ValueId, layout: Layout, regs: Vec<BasicValueEnum<'ctx>>) {
+        self.values.insert(v, Slot::Tile(Tile { layout, regs }));
+    }
+
+    fn slot(&self, v: ValueId) -> Result<Slot<'ctx>> {
+        self.values
+            .get(&v)
+            .cloned()
+            .ok_or_else(|| CodegenError::Llvm(format!("value %{} used before it is defined", v.0)))
+    }
+
+    /// The scalar value `v` (uniform over the threads).
+    pub fn scalar(&mut self, v: ValueId) -> Result<BasicValueEnum<'ctx>> {
+        Ok(self.value(v, &Layout::Scalar)?[0])
+    }
+
+    /// `v` as it was produced (lazy tiles are built in their assigned layout).
+    pub fn tile(&mut self, v: ValueId) -> Result<Tile<'ctx>> {
+        match self.slot(v)? {
+            Slot::Tile(t) => Ok(t),
+            _ => {
+                let layout = self.assigned_layout(v);
+                let regs = self.value(v, &layout)?;
+                Ok(Tile { layout, regs })
+            }
+        }
+    }
+
+    /// The registers of `v` in `layout`: lazy tiles are built there, tiles in
+    /// another layout are converted (through shared memory).
+    pub fn value(&mut self, v: ValueId, layout: &Layout) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let shape = self.shape(v);
+        match self.slot(v)? {
+            Slot::Tile(t) if &t.layout == layout => Ok(t.regs),
+            Slot::Tile(t) => {
+                let ty = self.func.ty(v).scalar;
+                super::convert_layout::convert(self, &t, ty, &shape, layout)
+            }
+            Slot::Splat(s) => Ok(vec![s; layout.tile_map(&shape).regs()]),
+            Slot::Range { start } => {
+                let idx = self.indices(layout, &shape)?;
+                let mut regs = Vec::with_capacity(idx.len());
+                for i in idx {
+                    let r =
+                        self.builder
+                            .build_int_add(i[0], self.i32_const(start as u64), "range")?;
+                    regs.push(r.into());
+                }
+                Ok(regs)
+            }
+        }
+    }
+
+    /// Per axis, the calling thread's base index into a tile distributed by `map`.
+    pub fn thread_base(&self, map: &TileMap) -> Result<Vec<IntValue<'ctx>>> {
+        map.axes
+            .iter()
+            .map(|a| {
+                let coord = self.thread_coord(a)?;
+                let scaled = self.builder.build_int_mul(
+                    coord,
+                    self.i32_const(a.size_per_thread as u64),
+                    "",
+                )?;
+                Ok(self.builder.build_int_unsigned_rem(
+                    scaled,
+                    self.i32_const(a.size as u64),
+                    "base",
+                )?)
+            })
+            .collect()
+    }
+
+    fn lane_warp_coords(
+        &self,
+        a: &crate::analysis::layout::AxisMap,
+    ) -> Result<(IntValue<'ctx>, IntValue<'ctx>)> {
+        let b = &self.builder;
+        let l = b.build_int_unsigned_div(self.lane, self.i32_const(a.lane_stride as u64), "")?;
+        let l = b.build_int_unsigned_rem(l, self.i32_const(a.threads_per_warp as u64), "")?;
+        let w = b.build_int_unsigned_div(self.warp, self.i32_const(a.warp_stride as u64), "")?;
+        let w = b.build_int_unsigned_rem(w, self.i32_const(a.warps_per_cta as u64), "")?;
+        Ok((l, w))
+    }
+
+    /// The thread's lane coordinate along an axis.
+    pub fn lane_coord(&self, a: &crate::analysis::layout::AxisMap) -> Result<IntValue<'ctx>> {
+        Ok(self.lane_warp_coords(a)?.0)
+    }
+
+    /// The thread's warp coordinate along an axis.
+    pub fn warp_coord(&self, a: &crate::analysis::layout::AxisMap) -> Result<IntValue<'ctx>> {
+        Ok(self.lane_warp_coords(a)?.1)
+    }
+
+    /// `lane_coord + threads_per_warp * warp_coord` along an axis.
+    pub fn thread_coord(&self, a: &crate::analysis::layout::AxisMap) -> Result<IntValue<'ctx>> {
+        let (l, w) = self.lane_warp_coords(a)?;
+        let w = self
+            .builder
+            .build_int_mul(w, self.i32_const(a.threads_per_warp as u64), "")?;
+        Ok(self.builder.build_int_add(l, w, "coord")?)
+    }
+
+    /// For every register of a tile of `shape` in `layout`, its index on each axis (`i32`).
+    pub fn indices(&self, layout: &Layout, shape: &[usize]) -> Result<Vec<Vec<IntValue<'ctx>>>> {
+        let map = layout.tile_map(shape);
+        let base = self.thread_base(&map)?;
+        let mut out = Vec::with_capacity(map.regs());
+        for reg in 0..map.regs() {
+            let offs = map.reg_offsets(reg);
+            let mut idx = Vec::with_capacity(offs.len());
+            for (b, o) in base.iter().zip(offs) {
+                idx.push(if o == 0 {
+                    *b
+                } else {
+                    self.builder
+                        .build_int_add(*b, self.i32_const(o as u64), "idx")?
+                });
+            }
+            out.push(idx);
+        }
+        Ok(out)
+    }
+
+    /// `i1` that is true in the one thread owning each element of a tile of
+    /// `shape` in `layout`, or `None` when no thread holds replicas. For a
+    /// scalar, thread 0 owns it.
+    pub fn owner_pred(&self, layout: &Layout, shape: &[usize]) -> Result<Option<IntValue<'ctx>>> {
+        let b = &self.builder;
+        if matches!(layout, Layout::Scalar) {
+            let p = b.build_int_compare(
+                inkwell::IntPredicate::EQ,
+                self.tid,
+                self.i32_const(0),
+                "owner",
+            )?;
+            return Ok(Some(p));
+        }
+        let map = layout.tile_map(shape);
+        if !map.has_replicas(self.num_threads()) {
+            return Ok(None);
+        }
+        let mut pred = self.ctx.bool_type().const_int(1, false);
+        for a in &map.axes {
+            if a.size < a.cta_tile() {
+                let c = self.thread_coord(a)?;
+                let limit = a.size.div_ceil(a.size_per_thread) as u64;
+                let ok =
+                    b.build_int_compare(inkwell::IntPredicate::ULT, c, self.i32_const(limit), "")?;
+                pred = b.build_and(pred, ok, "")?;
+            }
+        }
+        if let Some(r) = &map.removed {
+            let c = self.thread_coord(r)?;
+            let ok = b.build_int_compare(inkwell::IntPredicate::EQ, c, self.i32_const(0), "")?;
+            pred = b.build_and(pred, ok, "")?;
+        }
+        Ok(Some(pred))
+    }
+
+    pub fn and_preds(
+        &self,
+        a: Option<IntValue<'ctx>>,
+        b: Option<IntValue<'ctx>>,
+    ) -> Result<Option<IntValue<'ctx>>> {
+        Ok(match (a, b) {
+            (Some(x), Some(y)) => Some(self.builder.build_and(x, y, "")?),
+            (x, None) => x,
+            (None, y) => y,
+        })
+    }
+
+    /// Calls a function by name, declaring it on first use (intrinsics).
+    pub fn call(
+        &self,
+        name: &str,
+        ret: Option<BasicTypeEnum<'ctx>>,
+        args: &[BasicValueEnum<'ctx>],
+    ) -> Result<Option<BasicValueEnum<'ctx>>> {
+        let arg_types: Vec<_> = args.iter().map(|a| a.get_type().into()).collect();
+        let fn_type = match ret {
+            Some(t) => t.fn_type(&arg_types, false),
+            None => self.ctx.void_type().fn_type(&arg_types, false),
+        };
+        let f = declare(self.module, name, fn_type);
+        let args: Vec<BasicMetadataValueEnum> = args.iter().map(|a| (*a).into()).collect();
+        Ok(self
+            .builder
+            .build_call(f, &args, "")?
+            .try_as_basic_value()
+            .basic())
+    }
+
+    /// Calls an intrinsic that returns a value.
+    pub fn call_value(
+        &self,
+        name: &str,
+        ret: BasicTypeEnum<'ctx>,
+        args: &[BasicValueEnum<'ctx>],
+    ) -> Result<BasicValueEnum<'ctx>> {
+        self.call(name, Some(ret), args)?
+            .ok_or_else(|| CodegenError::Llvm(format!("{name} returned nothing")))
+    }
+
+    /// `bar.sync 0`: every thread of the CTA waits for the others.
+    pub fn barrier(&self) -> Result<()> {
+        self.call("llvm.nvvm.barrier0", None, &[])?;
+        Ok(())
+    }
+
+    /// A fresh block after the current one.
+    pub fn new_block(&self, name: &str) -> BasicBlock<'ctx> {
+        self.ctx.append_basic_block(self.kernel, name)
+    }
+
+    pub fn region(&mut self, region: &Region) -> Result<()> {
+        for op in &region.ops {
+            self.op(op)?;
+        }
+        Ok(())
+    }
+
+    fn op(&mut self, op: &Op) -> Result<()> {
+        use super::{atomics, control_flow, dot, elementwise, memory, reduce, trans};
+        match &op.kind {
+            OpKind::Constant { .. }
+            | OpKind::ProgramId { .. }
+            | OpKind::NumPrograms { .. }
+            | OpKind::MakeRange { .. }
+            | OpKind::Splat { .. }
+            | OpKind::Broadcast { .. }
+            | OpKind::Reshape { .. }
+            | OpKind::Binary { .. }
+            | OpKind::Cmp { .. }
+            | OpKind::Unary { .. }
+            | OpKind::Cast { .. }
+            | OpKind::AddPtr { .. }
+            | OpKind::Select { .. } => elementwise::lower(self, op),
+            OpKind::Load { .. } | OpKind::Store { .. } => memory::lower(self, op),
+            OpKind::If { .. } | OpKind::While { .. } | OpKind::Return => {
+                control_flow::lower(self, op)
+            }
+            OpKind::Trans { .. } => trans::lower(self, op),
+            OpKind::Reduce { .. } => reduce::lower(self, op),
+            OpKind::Dot { .. } => dot::lower(self, op),
+            OpKind::AtomicRmw { .. } | OpKind::AtomicCas { .. } => atomics::lower(self, op),
+        }
+    }
+
+    /// The single result of `op`.
+    pub fn result(&self, op: &Op) -> Result<ValueId> {
+        op.results
+            .first()
+            .copied()
+            .ok_or_else(|| CodegenError::Llvm("op without a result".into()))
+    }
+}
+
+/// Declares `name` in `module` unless it already is.
+pub fn declare<'ctx>(
+    module: &Module<'ctx>,
+    name: &str,
+    fn_type: inkwell::types::FunctionType<'ctx>,
+) -> FunctionValue<'ctx> {
+    module
+        .get_function(name)
+        .unwrap_or_else(|| module.add_function(name, fn_type, None))
+}
+
+/// The LLVM integer type of `bits` bits (1, 8, 16, 32, 64 or 128).
+pub fn int_type<'ctx>(lw: &Lowering<'_, 'ctx>, bits: u32) -> inkwell::types::IntType<'ctx> {
+    match bits {
+        1 => lw.ctx.bool_type(),
+        8 => lw.ctx.i8_type(),
+        16 => lw.ctx.i16_type(),
+        64 => lw.ctx.i64_type(),
+        128 => lw.ctx.i128_type(),
+        _ => lw.ctx.i32_type(),
+    }
+}

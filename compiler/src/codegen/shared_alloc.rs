@@ -1,0 +1,74 @@
+//! Shared memory: the kernel's dynamic shared memory `@global_smem` and the
+//! scratch buffers of layout conversions, transposes and reductions.
+//!
+//! Allocation rule: a scratch buffer lives only inside the op that uses it,
+//! so every buffer starts at offset 0 (several buffers of one op are packed
+//! one after another), and the kernel needs the largest op's total. Reuse is
+//! made safe by barriers: each op waits before writing its buffer (earlier
+//! readers are done) and after writing it (writers are done before anybody reads).
+use super::lower::{Lowering, Result};
+use super::target::shared_space;
+use inkwell::context::Context;
+use inkwell::module::{Linkage, Module};
+use inkwell::types::BasicTypeEnum;
+use inkwell::values::{GlobalValue, IntValue, PointerValue};
+
+pub struct SharedMemory<'ctx> {
+    global: GlobalValue<'ctx>,
+    /// Peak bytes needed by any op.
+    pub peak_bytes: usize,
+}
+
+/// Alignment of every buffer inside the dynamic shared memory.
+pub const BUFFER_ALIGN: usize = 16;
+
+impl<'ctx> SharedMemory<'ctx> {
+    pub fn new(ctx: &'ctx Context, module: &Module<'ctx>) -> Self {
+        let ty = ctx.i8_type().array_type(0);
+        let global = module.add_global(ty, Some(shared_space()), "global_smem");
+        global.set_linkage(Linkage::External);
+        global.set_alignment(BUFFER_ALIGN as u32);
+        SharedMemory {
+            global,
+            peak_bytes: 0,
+        }
+    }
+
+    /// Records that one op uses `bytes` bytes from offset 0.
+    pub fn reserve(&mut self, bytes: usize) {
+        self.peak_bytes = self.peak_bytes.max(bytes.next_multiple_of(BUFFER_ALIGN));
+    }
+
+    pub fn base(&self) -> PointerValue<'ctx> {
+        self.global.as_pointer_value()
+    }
+}
+
+/// Byte offset after a buffer of `bytes` bytes at `offset`, aligned for the next one.
+pub fn next_offset(offset: usize, bytes: usize) -> usize {
+    (offset + bytes).next_multiple_of(BUFFER_ALIGN)
+}
+
+impl<'a, 'ctx> Lowering<'a, 'ctx> {
+    /// Pointer to element `index` of type `elem` of the buffer at byte `offset`.
+    pub fn smem_elem_ptr(
+        &self,
+        offset: usize,
+        elem: BasicTypeEnum<'ctx>,
+        index: IntValue<'ctx>,
+    ) -> Result<PointerValue<'ctx>> {
+        let i8t = self.ctx.i8_type();
+        let base = unsafe {
+            self.builder.build_in_bounds_gep(
+                i8t,
+                self.smem.base(),
+                &[self.i32_const(offset as u64)],
+                "smem",
+            )?
+        };
+        Ok(unsafe {
+            self.builder
+                .build_in_bounds_gep(elem, base, &[index], "smem_elem")?
+        })
+    }
+}

@@ -1,0 +1,103 @@
+//! The NVPTX target: target machine, module setup, the kernel declaration with
+//! its `nvvm.annotations`, optimization and PTX emission.
+use super::{Arch, CodegenError};
+use crate::ir::Function;
+use inkwell::context::Context;
+use inkwell::module::Module;
+use inkwell::passes::PassBuilderOptions;
+use inkwell::targets::{
+    CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine, TargetTriple,
+};
+use inkwell::values::FunctionValue;
+use inkwell::{AddressSpace, OptimizationLevel};
+use std::sync::Once;
+
+pub const TRIPLE: &str = "nvptx64-nvidia-cuda";
+/// PTX ISA 8.0: accepted by ptxas 13.0 for sm_80 and sm_90.
+pub const PTX_FEATURES: &str = "+ptx80";
+pub fn global_space() -> AddressSpace {
+    AddressSpace::from(1u16)
+}
+
+pub fn shared_space() -> AddressSpace {
+    AddressSpace::from(3u16)
+}
+
+pub fn cpu_name(arch: Arch) -> &'static str {
+    match arch {
+        Arch::Sm80 => "sm_80",
+        Arch::Sm90 => "sm_90",
+    }
+}
+
+pub fn target_machine(arch: Arch) -> Result<TargetMachine, CodegenError> {
+    static INIT: Once = Once::new();
+    INIT.call_once(|| Target::initialize_nvptx(&InitializationConfig::default()));
+    let triple = TargetTriple::create(TRIPLE);
+    let target = Target::from_triple(&triple).map_err(|e| CodegenError::Llvm(e.to_string()))?;
+    target
+        .create_target_machine(
+            &triple,
+            cpu_name(arch),
+            PTX_FEATURES,
+            OptimizationLevel::Aggressive,
+            RelocMode::Default,
+            CodeModel::Default,
+        )
+        .ok_or_else(|| CodegenError::Llvm("cannot create the NVPTX target machine".into()))
+}
+
+pub fn new_module<'ctx>(ctx: &'ctx Context, name: &str, tm: &TargetMachine) -> Module<'ctx> {
+    let module = ctx.create_module(name);
+    module.set_triple(&tm.get_triple());
+    module.set_data_layout(&tm.get_target_data().get_data_layout());
+    module
+}
+
+/// Declares the kernel with its parameters in IR order (pointers as
+/// `ptr addrspace(1)`) and marks it as a kernel with `maxntid` threads.
+pub fn declare_kernel<'ctx>(
+    ctx: &'ctx Context,
+    module: &Module<'ctx>,
+    func: &Function,
+    num_threads: u32,
+) -> Result<FunctionValue<'ctx>, CodegenError> {
+    let params: Vec<_> = func
+        .params
+        .iter()
+        .map(|p| super::types::llvm_scalar_type(ctx, func.ty(p.value).scalar).into())
+        .collect();
+    let fn_type = ctx.void_type().fn_type(&params, false);
+    let kernel = module.add_function(&func.name, fn_type, None);
+    for (i, p) in func.params.iter().enumerate() {
+        if let Some(v) = kernel.get_nth_param(i as u32) {
+            v.set_name(&p.name);
+        }
+    }
+    let fn_ptr = kernel.as_global_value().as_pointer_value();
+    let i32t = ctx.i32_type();
+    for (key, value) in [("kernel", 1u64), ("maxntidx", num_threads as u64)] {
+        let node = ctx.metadata_node(&[
+            fn_ptr.into(),
+            ctx.metadata_string(key).into(),
+            i32t.const_int(value, false).into(),
+        ]);
+        module
+            .add_global_metadata("nvvm.annotations", &node)
+            .map_err(|e| CodegenError::Llvm(e.to_string()))?;
+    }
+    Ok(kernel)
+}
+
+pub fn optimize(module: &Module, tm: &TargetMachine) -> Result<(), CodegenError> {
+    module
+        .run_passes("default<O3>", tm, PassBuilderOptions::create())
+        .map_err(|e| CodegenError::Llvm(e.to_string()))
+}
+
+pub fn emit_ptx(module: &Module, tm: &TargetMachine) -> Result<String, CodegenError> {
+    let buf = tm
+        .write_to_memory_buffer(module, FileType::Assembly)
+        .map_err(|e| CodegenError::Llvm(e.to_string()))?;
+    Ok(String::from_utf8_lossy(buf.as_slice()).into_owned())
+}

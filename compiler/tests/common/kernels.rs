@@ -1,0 +1,337 @@
+//! Hand-built Triton-IR kernels (the parser is written elsewhere): a thin
+//! helper over `FunctionBuilder` and the kernels the codegen tests compile.
+#![allow(dead_code)]
+use tritonc::ir::*;
+use tritonc::span::Span;
+
+pub struct K {
+    pub b: FunctionBuilder,
+}
+
+fn sp() -> Span {
+    Span::default()
+}
+
+impl K {
+    pub fn new(name: &str) -> K {
+        K {
+            b: FunctionBuilder::new(name, sp()),
+        }
+    }
+    pub fn ptr(&mut self, name: &str, d: DType) -> ValueId {
+        self.b.add_param(name, Type::ptr(d), ParamAttrs::default())
+    }
+    pub fn int(&mut self, name: &str) -> ValueId {
+        self.b
+            .add_param(name, Type::num(DType::I32), ParamAttrs::default())
+    }
+    pub fn int_multiple_of(&mut self, name: &str, m: u64) -> ValueId {
+        let attrs = ParamAttrs {
+            multiple_of: Some(m),
+            ..Default::default()
+        };
+        self.b.add_param(name, Type::num(DType::I32), attrs)
+    }
+    pub fn ty(&self, v: ValueId) -> Type {
+        self.b.ty(v).clone()
+    }
+    pub fn pid(&mut self, axis: u32) -> ValueId {
+        self.b
+            .push1(OpKind::ProgramId { axis }, Type::num(DType::I32), sp())
+    }
+    pub fn cint(&mut self, v: i64) -> ValueId {
+        self.b.push1(
+            OpKind::Constant {
+                value: Const::Int(v),
+            },
+            Type::num(DType::I32),
+            sp(),
+        )
+    }
+    pub fn constant(&mut self, value: Const, ty: Type) -> ValueId {
+        self.b.push1(OpKind::Constant { value }, ty, sp())
+    }
+    pub fn range(&mut self, n: usize) -> ValueId {
+        self.b.push1(
+            OpKind::MakeRange {
+                start: 0,
+                end: n as i64,
+            },
+            Type::tile(ScalarType::Num(DType::I32), vec![n]),
+            sp(),
+        )
+    }
+    pub fn splat(&mut self, src: ValueId, shape: &[usize]) -> ValueId {
+        let t = Type::tile(self.ty(src).scalar, shape.to_vec());
+        self.b.push1(OpKind::Splat { src }, t, sp())
+    }
+    pub fn bin(&mut self, op: BinOp, lhs: ValueId, rhs: ValueId) -> ValueId {
+        let t = self.ty(lhs);
+        self.b.push1(OpKind::Binary { op, lhs, rhs }, t, sp())
+    }
+    pub fn cmp(&mut self, pred: CmpPred, lhs: ValueId, rhs: ValueId) -> ValueId {
+        let t = self.ty(lhs).with_scalar(ScalarType::Num(DType::I1));
+        self.b.push1(OpKind::Cmp { pred, lhs, rhs }, t, sp())
+    }
+    pub fn unary(&mut self, op: UnOp, src: ValueId) -> ValueId {
+        let t = self.ty(src);
+        self.b.push1(OpKind::Unary { op, src }, t, sp())
+    }
+    pub fn cast(&mut self, src: ValueId, to: DType) -> ValueId {
+        let t = self.ty(src).with_scalar(ScalarType::Num(to));
+        self.b.push1(OpKind::Cast { src }, t, sp())
+    }
+    pub fn addptr(&mut self, ptr: ValueId, offset: ValueId) -> ValueId {
+        let t = self.ty(offset).with_scalar(self.ty(ptr).scalar);
+        self.b.push1(OpKind::AddPtr { ptr, offset }, t, sp())
+    }
+    pub fn reshape(&mut self, src: ValueId, shape: &[usize]) -> ValueId {
+        let t = Type::tile(self.ty(src).scalar, shape.to_vec());
+        self.b.push1(OpKind::Reshape { src }, t, sp())
+    }
+    pub fn broadcast(&mut self, src: ValueId, shape: &[usize]) -> ValueId {
+        let t = Type::tile(self.ty(src).scalar, shape.to_vec());
+        self.b.push1(OpKind::Broadcast { src }, t, sp())
+    }
+    /// `x[:, newaxis]` broadcast to `[n, m]` (axis 1) or `x[newaxis, :]` to `[m, n]` (axis 0).
+    pub fn expand(&mut self, x: ValueId, axis: usize, shape: &[usize]) -> ValueId {
+        let mut s = self.ty(x).shape.clone();
+        s.insert(axis, 1);
+        let r = self.reshape(x, &s);
+        self.broadcast(r, shape)
+    }
+    pub fn load(&mut self, ptr: ValueId, mask: Option<ValueId>, other: Option<ValueId>) -> ValueId {
+        let t = self
+            .ty(ptr)
+            .with_scalar(ScalarType::Num(self.ty(ptr).scalar.dtype()));
+        self.b.push1(OpKind::Load { ptr, mask, other }, t, sp())
+    }
+    pub fn store(&mut self, ptr: ValueId, value: ValueId, mask: Option<ValueId>) {
+        self.b
+            .push(OpKind::Store { ptr, value, mask }, Vec::new(), sp());
+    }
+    pub fn reduce(&mut self, src: ValueId, axis: usize, kind: ReduceKind) -> ValueId {
+        let mut t = self.ty(src);
+        t.shape.remove(axis);
+        self.b.push1(OpKind::Reduce { src, axis, kind }, t, sp())
+    }
+    pub fn trans(&mut self, src: ValueId) -> ValueId {
+        let mut t = self.ty(src);
+        t.shape.reverse();
+        self.b.push1(OpKind::Trans { src }, t, sp())
+    }
+    pub fn finish(self) -> Function {
+        self.b.finish()
+    }
+}
+
+/// `z[i] = x[i] + y[i]` over `SIZE`-element tiles, masked with `i < n` when `masked`.
+pub fn vector_add(dtype: DType, size: usize, masked: bool, n_multiple_of: Option<u64>) -> Function {
+    let mut k = K::new("add");
+    let (x, y, z) = (k.ptr("x", dtype), k.ptr("y", dtype), k.ptr("z", dtype));
+    let n = match n_multiple_of {
+        Some(m) => k.int_multiple_of("n", m),
+        None => k.int("n"),
+    };
+    let pid = k.pid(0);
+    let c = k.cint(size as i64);
+    let start = k.bin(BinOp::Mul, pid, c);
+    let start = k.splat(start, &[size]);
+    let r = k.range(size);
+    let offs = k.bin(BinOp::Add, start, r);
+    let mask = if masked {
+        let ns = k.splat(n, &[size]);
+        Some(k.cmp(CmpPred::Lt, offs, ns))
+    } else {
+        None
+    };
+    let ptr_to = |k: &mut K, base: ValueId| {
+        let b = k.splat(base, &[size]);
+        k.addptr(b, offs)
+    };
+    let px = ptr_to(&mut k, x);
+    let py = ptr_to(&mut k, y);
+    let pz = ptr_to(&mut k, z);
+    let a = k.load(px, mask, None);
+    let b = k.load(py, mask, None);
+    let s = k.bin(BinOp::Add, a, b);
+    k.store(pz, s, mask);
+    k.finish()
+}
+
+/// Pointers `base + rows[:, newaxis] * stride + cols[newaxis, :]` for a `[m, n]` tile.
+pub fn tile_ptrs(
+    k: &mut K,
+    base: ValueId,
+    rows: ValueId,
+    cols: ValueId,
+    stride: ValueId,
+    m: usize,
+    n: usize,
+) -> ValueId {
+    let st = k.splat(stride, &[m]);
+    let r = k.bin(BinOp::Mul, rows, st);
+    let r2 = k.expand(r, 1, &[m, n]);
+    let c2 = k.expand(cols, 0, &[m, n]);
+    let off = k.bin(BinOp::Add, r2, c2);
+    let b = k.splat(base, &[m, n]);
+    k.addptr(b, off)
+}
+
+/// `[m, n]` bounds mask `rows < m_lim && cols < n_lim`.
+pub fn tile_mask(
+    k: &mut K,
+    rows: ValueId,
+    cols: ValueId,
+    ml: ValueId,
+    nl: ValueId,
+    m: usize,
+    n: usize,
+) -> ValueId {
+    let mls = k.splat(ml, &[m]);
+    let rm = k.cmp(CmpPred::Lt, rows, mls);
+    let nls = k.splat(nl, &[n]);
+    let cm = k.cmp(CmpPred::Lt, cols, nls);
+    let rm2 = k.expand(rm, 1, &[m, n]);
+    let cm2 = k.expand(cm, 0, &[m, n]);
+    k.bin(BinOp::And, rm2, cm2)
+}
+
+/// Block `(pid0, pid1)` offsets along both axes: `pid * t + 0..t`.
+pub fn block_range(k: &mut K, axis: u32, t: usize) -> ValueId {
+    let pid = k.pid(axis);
+    let c = k.cint(t as i64);
+    let s = k.bin(BinOp::Mul, pid, c);
+    let s = k.splat(s, &[t]);
+    let r = k.range(t);
+    k.bin(BinOp::Add, s, r)
+}
+
+/// `y[j, i] = x[i, j]` for an `m x n` matrix with row strides, in `t x t` tiles.
+pub fn transpose(dtype: DType, t: usize) -> Function {
+    let mut k = K::new("transpose");
+    let (x, y) = (k.ptr("x", dtype), k.ptr("y", dtype));
+    let (m, n) = (k.int("m"), k.int("n"));
+    let (sx, sy) = (k.int("stride_x"), k.int("stride_y"));
+    let rows = block_range(&mut k, 0, t);
+    let cols = block_range(&mut k, 1, t);
+    let px = tile_ptrs(&mut k, x, rows, cols, sx, t, t);
+    let mask = tile_mask(&mut k, rows, cols, m, n, t, t);
+    let v = k.load(px, Some(mask), None);
+    let vt = k.trans(v);
+    let py = tile_ptrs(&mut k, y, cols, rows, sy, t, t);
+    let mt = tile_mask(&mut k, cols, rows, n, m, t, t);
+    k.store(py, vt, Some(mt));
+    k.finish()
+}
+
+/// Row softmax of an `m x n` matrix, one `bm x bn` tile (whole rows) per program.
+pub fn softmax(bm: usize, bn: usize) -> Function {
+    let mut k = K::new("softmax");
+    let (x, y) = (k.ptr("x", DType::F32), k.ptr("y", DType::F32));
+    let (m, n, stride) = (k.int("m"), k.int("n"), k.int("stride"));
+    let rows = block_range(&mut k, 0, bm);
+    let cols = k.range(bn);
+    let px = tile_ptrs(&mut k, x, rows, cols, stride, bm, bn);
+    let mask = tile_mask(&mut k, rows, cols, m, n, bm, bn);
+    let ninf = k.constant(
+        Const::Float(f64::NEG_INFINITY),
+        Type::tile(ScalarType::Num(DType::F32), vec![bm, bn]),
+    );
+    let v = k.load(px, Some(mask), Some(ninf));
+    let mx = k.reduce(v, 1, ReduceKind::Max);
+    let mx2 = k.expand(mx, 1, &[bm, bn]);
+    let d = k.bin(BinOp::Sub, v, mx2);
+    let e = k.unary(UnOp::Exp, d);
+    let s = k.reduce(e, 1, ReduceKind::Sum);
+    let s2 = k.expand(s, 1, &[bm, bn]);
+    let out = k.bin(BinOp::Div, e, s2);
+    let py = tile_ptrs(&mut k, y, rows, cols, stride, bm, bn);
+    k.store(py, out, Some(mask));
+    k.finish()
+}
+
+/// Sums of an `m x n` tile along `axis` (0: column sums, 1: row sums), stored as a vector.
+pub fn tile_sum(axis: usize, bm: usize, bn: usize) -> Function {
+    let mut k = K::new(if axis == 0 { "col_sum" } else { "row_sum" });
+    let (x, y) = (k.ptr("x", DType::F32), k.ptr("y", DType::F32));
+    let stride = k.int("stride");
+    let rows = k.range(bm);
+    let cols = k.range(bn);
+    let px = tile_ptrs(&mut k, x, rows, cols, stride, bm, bn);
+    let v = k.load(px, None, None);
+    let s = k.reduce(v, axis, ReduceKind::Sum);
+    let len = if axis == 0 { bn } else { bm };
+    let idx = k.range(len);
+    let yb = k.splat(y, &[len]);
+    let py = k.addptr(yb, idx);
+    k.store(py, s, None);
+    k.finish()
+}
+
+/// `acc = 0; i = 0; while (i < n) { acc += x[i*T + 0..T]; i += 1 }; y[0..T] = acc`.
+pub fn while_accumulate(t: usize) -> Function {
+    let mut k = K::new("while_acc");
+    let (x, y) = (k.ptr("x", DType::F32), k.ptr("y", DType::F32));
+    let n = k.int("n");
+    let zero = k.constant(
+        Const::Float(0.0),
+        Type::tile(ScalarType::Num(DType::F32), vec![t]),
+    );
+    let i0 = k.cint(0);
+    let carried_types = vec![k.ty(zero), k.ty(i0)];
+    let cargs = k.b.open_region(carried_types.clone());
+    let cond = k.cmp(CmpPred::Lt, cargs[1], n);
+    let cond_region = k.b.close_region(vec![cond]);
+    let bargs = k.b.open_region(carried_types.clone());
+    let tc = k.cint(t as i64);
+    let base = k.bin(BinOp::Mul, bargs[1], tc);
+    let base = k.splat(base, &[t]);
+    let r = k.range(t);
+    let offs = k.bin(BinOp::Add, base, r);
+    let xb = k.splat(x, &[t]);
+    let px = k.addptr(xb, offs);
+    let v = k.load(px, None, None);
+    let acc = k.bin(BinOp::Add, bargs[0], v);
+    let one = k.cint(1);
+    let i1 = k.bin(BinOp::Add, bargs[1], one);
+    let body_region = k.b.close_region(vec![acc, i1]);
+    let res = k.b.push(
+        OpKind::While {
+            inits: vec![zero, i0],
+            cond_region,
+            body_region,
+        },
+        carried_types,
+        sp(),
+    );
+    let r = k.range(t);
+    let yb = k.splat(y, &[t]);
+    let py = k.addptr(yb, r);
+    k.store(py, res[0], None);
+    k.finish()
+}
+
+/// `c[m, n] = a[m, k] @ b[k, n]` for one tile of each (row-major, strides as params).
+pub fn dot(dtype: DType, m: usize, n: usize, kk: usize) -> Function {
+    let mut k = K::new("dot");
+    let (a, b, c) = (k.ptr("a", dtype), k.ptr("b", dtype), k.ptr("c", DType::F32));
+    let (sa, sb, sc) = (k.int("stride_a"), k.int("stride_b"), k.int("stride_c"));
+    let (rm, rn, rk) = (k.range(m), k.range(n), k.range(kk));
+    let pa = tile_ptrs(&mut k, a, rm, rk, sa, m, kk);
+    let pb = tile_ptrs(&mut k, b, rk, rn, sb, kk, n);
+    let va = k.load(pa, None, None);
+    let vb = k.load(pb, None, None);
+    let acc = k.constant(
+        Const::Float(0.0),
+        Type::tile(ScalarType::Num(DType::F32), vec![m, n]),
+    );
+    let r = k.b.push1(
+        OpKind::Dot { a: va, b: vb, acc },
+        Type::tile(ScalarType::Num(DType::F32), vec![m, n]),
+        sp(),
+    );
+    let pc = tile_ptrs(&mut k, c, rm, rn, sc, m, n);
+    k.store(pc, r, None);
+    k.finish()
+}
