@@ -651,3 +651,58 @@ fn malformed_ir_is_an_error_not_a_panic() {
     );
     assert!(run(&k.finish(), [1, 1, 1], &[], &mut Memory::new()).is_err());
 }
+
+/// `for (i = 0; ; i++) { out[i] = i; if (i == 3) return; }` — a return inside
+/// a loop ends the program; later ops never run.
+#[test]
+fn return_inside_a_loop_ends_the_program() {
+    let mut k = Kernel::new("early");
+    let out = k.ptr_param("out", DType::I32);
+    let zero = k.i32(0);
+    let i32t = Type::num(DType::I32);
+    k.b.open_region(vec![i32t.clone()]);
+    let always = k.boolean(true);
+    let cond_region = k.b.close_region(vec![always]);
+    let args = k.b.open_region(vec![i32t.clone()]);
+    let i = args[0];
+    let p = k.add_ptr(out, i);
+    k.store(p, i, None);
+    let three = k.i32(3);
+    let done = k.cmp(CmpPred::Eq, i, three);
+    k.b.open_region(vec![]);
+    k.push0(OpKind::Return);
+    let then_region = k.b.close_region(vec![]);
+    k.b.open_region(vec![]);
+    let else_region = k.b.close_region(vec![]);
+    let span = k.last_span();
+    k.b.push(
+        OpKind::If {
+            cond: done,
+            then_region,
+            else_region,
+        },
+        vec![],
+        span,
+    );
+    let one = k.i32(1);
+    let next = k.bin(BinOp::Add, i, one);
+    let body_region = k.b.close_region(vec![next]);
+    let r = k.b.push(
+        OpKind::While {
+            inits: vec![zero],
+            cond_region,
+            body_region,
+        },
+        vec![i32t],
+        span,
+    );
+    // Never reached: would write 99 at out[0].
+    let v = k.i32(99);
+    let p = k.add_ptr(out, r[0]);
+    k.store(p, v, None);
+    let f = k.finish();
+    let mut mem = Memory::new();
+    let out = mem.alloc_i32(&[-1; 6]);
+    run(&f, [1, 1, 1], &[ArgValue::Ptr(out)], &mut mem).unwrap();
+    assert_eq!(mem.read_i32(out, 6).unwrap(), vec![0, 1, 2, 3, -1, -1]);
+}
