@@ -272,3 +272,32 @@ fn reshape_broadcast_and_trans_move_facts() {
     assert_eq!(s_i.divisibility, vec![4, 4]);
     assert_eq!(info.get(rem).unwrap().divisibility, vec![4, 4]);
 }
+
+#[test]
+fn partial_constancy_keeps_divisibility_honest() {
+    // s = r + (r < 4 ? 16 : 32) = [16, 17, 18, 19, 36, 37, ...]: runs of 4
+    // consecutive values whose starts (16, 36, ...) are multiples of 4 only.
+    let mut b = B::new("k");
+    let r = b.range(0, 16);
+    let four = b.int(4, tile(DType::I32, &[16]));
+    let m = b.cmp(CmpPred::Lt, r, four);
+    let x = b.int(16, tile(DType::I32, &[16]));
+    let y = b.int(32, tile(DType::I32, &[16]));
+    let sel = b.op(
+        OpKind::Select {
+            cond: m,
+            on_true: x,
+            on_false: y,
+        },
+        tile(DType::I32, &[16]),
+    );
+    let s = b.bin(BinOp::Add, r, sel);
+    let f = b.finish();
+    let info = checked(&f);
+    assert_eq!(info.get(m).unwrap().constancy, vec![4]);
+    let sel_i = info.get(sel).unwrap();
+    assert_eq!((sel_i.constancy[0], sel_i.divisibility[0]), (4, 16));
+    let s_i = info.get(s).unwrap();
+    assert_eq!(s_i.contiguity, vec![4]);
+    assert_eq!(s_i.divisibility, vec![4]);
+}
