@@ -301,3 +301,17 @@ fn partial_constancy_keeps_divisibility_honest() {
     assert_eq!(s_i.contiguity, vec![4]);
     assert_eq!(s_i.divisibility, vec![4]);
 }
+
+#[test]
+fn order_and_dump() {
+    let f = matmul_kernel(64, 64, 32, multiple_of(8));
+    let info = checked(&f);
+    assert_eq!(info.contiguity_order(named(&f, "pa")), vec![1, 0]);
+    assert_eq!(info.contiguity_order(named(&f, "rm")), vec![0]);
+    let text = info.dump(&f);
+    assert!(
+        text.contains("%rk: contiguity [32] divisibility [2147483648] constancy [1]\n"),
+        "{text}"
+    );
+    assert!(text.contains("%lda: contiguity [1] divisibility [8] constancy [1]\n"));
+}

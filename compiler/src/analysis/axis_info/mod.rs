@@ -50,6 +50,41 @@ impl AxisInfoMap {
         self.info.get(&v)
     }
 
+    /// Axes of `v` from the most contiguous to the least (ties: the later
+    /// axis first, as memory is row-major): the thread order coalescing wants.
+    pub fn contiguity_order(&self, v: ValueId) -> Vec<usize> {
+        let Some(i) = self.get(v) else {
+            return Vec::new();
+        };
+        let mut axes: Vec<usize> = (0..i.axes()).rev().collect();
+        axes.sort_by(|&a, &b| i.contiguity[b].cmp(&i.contiguity[a]));
+        axes
+    }
+
+    /// One line per analysed value, in id order, for debugging:
+    /// `%off: contiguity [1024] divisibility [1024] constancy [1]`.
+    pub fn dump(&self, func: &Function) -> String {
+        let names = crate::ir::printer::ValueNames::new(func);
+        let mut ids: Vec<&ValueId> = self.info.keys().collect();
+        ids.sort();
+        let mut out = String::new();
+        for v in ids {
+            let i = &self.info[v];
+            out.push_str(&format!(
+                "{}: contiguity {:?} divisibility {:?} constancy {:?}",
+                names.get(*v),
+                i.contiguity,
+                i.divisibility,
+                i.constancy
+            ));
+            if let Some(x) = i.value {
+                out.push_str(&format!(" value {x}"));
+            }
+            out.push('\n');
+        }
+        out
+    }
+
     /// Elements along the last axis one thread may load or store with one
     /// vector access through the pointer tile `ptr`: the largest power of two
     /// that fits in a run of consecutive addresses, keeps the access aligned,
