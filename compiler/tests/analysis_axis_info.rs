@@ -340,3 +340,19 @@ fn width_along_the_first_axis() {
     assert_eq!(info.vector_width_along(p, None, 0, &f), 8);
     assert_eq!(info.vector_width_along(p, None, 2, &f), 1);
 }
+
+#[test]
+fn odd_inputs_do_not_panic() {
+    let mut b = B::new("k");
+    let n = b.param_attrs("n", i32t(), multiple_of(0));
+    let big = b.int(i64::MIN, i32t());
+    let s = b.bin(BinOp::Mul, big, big);
+    let d = b.bin(BinOp::Div, n, big);
+    let f = b.finish();
+    let info = analyze(&f);
+    assert_eq!(info.get(n).unwrap().divisibility, vec![1]);
+    assert_eq!(info.get(s).unwrap().value, Some(0));
+    assert_eq!(info.get(d).unwrap().divisibility, vec![1]);
+    // Facts of values the analysis never saw: width 1, no panic.
+    assert_eq!(info.vector_width(ValueId(999), None, &f), 1);
+}

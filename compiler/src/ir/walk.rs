@@ -1,5 +1,9 @@
 //! Generic traversal of Triton-IR: the operands and nested regions of an op,
-//! and a pre-order visit of every op of a function.
+//! a pre-order visit of every op of a function, and def-use chains.
+//!
+//! Ops are numbered in pre-order (an op, then the ops of its regions in the
+//! order of [`regions`]); [`walk_ops`], [`DefUse`] and
+//! `analysis::liveness::Liveness::ops` all use these numbers.
 
 use super::function::{Function, Op, OpKind, Region};
 use super::ValueId;

@@ -157,7 +157,8 @@ pub fn analyze(func: &Function) -> AxisInfoMap {
 }
 
 fn param_info(func: &Function, p: &crate::ir::Param) -> AxisInfo {
-    let pow2 = |n: u64| facts::pow2_divisor(n.min(i64::MAX as u64) as i64);
+    // `__multipleof(0)` promises nothing useful: treat it as 1.
+    let pow2 = |n: u64| facts::pow2_divisor(n.clamp(1, i64::MAX as u64) as i64);
     let div = match func.values.get(p.value.0 as usize).map(|v| v.ty.scalar) {
         Some(ScalarType::Ptr(elem)) => {
             let elem = elem.size_bytes() as u64;
