@@ -272,3 +272,87 @@ fn reshape_broadcast_and_trans_move_facts() {
     assert_eq!(s_i.divisibility, vec![4, 4]);
     assert_eq!(info.get(rem).unwrap().divisibility, vec![4, 4]);
 }
+
+#[test]
+fn partial_constancy_keeps_divisibility_honest() {
+    // s = r + (r < 4 ? 16 : 32) = [16, 17, 18, 19, 36, 37, ...]: runs of 4
+    // consecutive values whose starts (16, 36, ...) are multiples of 4 only.
+    let mut b = B::new("k");
+    let r = b.range(0, 16);
+    let four = b.int(4, tile(DType::I32, &[16]));
+    let m = b.cmp(CmpPred::Lt, r, four);
+    let x = b.int(16, tile(DType::I32, &[16]));
+    let y = b.int(32, tile(DType::I32, &[16]));
+    let sel = b.op(
+        OpKind::Select {
+            cond: m,
+            on_true: x,
+            on_false: y,
+        },
+        tile(DType::I32, &[16]),
+    );
+    let s = b.bin(BinOp::Add, r, sel);
+    let f = b.finish();
+    let info = checked(&f);
+    assert_eq!(info.get(m).unwrap().constancy, vec![4]);
+    let sel_i = info.get(sel).unwrap();
+    assert_eq!((sel_i.constancy[0], sel_i.divisibility[0]), (4, 16));
+    let s_i = info.get(s).unwrap();
+    assert_eq!(s_i.contiguity, vec![4]);
+    assert_eq!(s_i.divisibility, vec![4]);
+}
+
+#[test]
+fn order_and_dump() {
+    let f = matmul_kernel(64, 64, 32, multiple_of(8));
+    let info = checked(&f);
+    assert_eq!(info.contiguity_order(named(&f, "pa")), vec![1, 0]);
+    assert_eq!(info.contiguity_order(named(&f, "rm")), vec![0]);
+    let text = info.dump(&f);
+    assert!(
+        text.contains("%rk: contiguity [32] divisibility [2147483648] constancy [1]\n"),
+        "{text}"
+    );
+    assert!(text.contains("%lda: contiguity [1] divisibility [8] constancy [1]\n"));
+}
+
+#[test]
+fn width_along_the_first_axis() {
+    // Column-major tile: p = X + rk[:, newaxis] + rn[newaxis, :] * ld.
+    let mut b = B::new("k");
+    let x = b.param("X", Type::ptr(DType::F16));
+    let ld = b.param_attrs("ld", i32t(), multiple_of(8));
+    let rk = b.range(0, 32);
+    let rk = b.reshape(rk, &[32, 1]);
+    let rk = b.broadcast(rk, &[32, 16]);
+    let rn = b.range(0, 16);
+    let rn = b.reshape(rn, &[1, 16]);
+    let rn = b.broadcast(rn, &[32, 16]);
+    let ld = b.splat(ld, &[32, 16]);
+    let cols = b.bin(BinOp::Mul, rn, ld);
+    let xt = b.splat(x, &[32, 16]);
+    let p = b.addptr(xt, rk);
+    let p = b.addptr(p, cols);
+    let f = b.finish();
+    let info = checked(&f);
+    assert_eq!(info.contiguity_order(p), vec![0, 1]);
+    assert_eq!(info.vector_width(p, None, &f), 1);
+    assert_eq!(info.vector_width_along(p, None, 0, &f), 8);
+    assert_eq!(info.vector_width_along(p, None, 2, &f), 1);
+}
+
+#[test]
+fn odd_inputs_do_not_panic() {
+    let mut b = B::new("k");
+    let n = b.param_attrs("n", i32t(), multiple_of(0));
+    let big = b.int(i64::MIN, i32t());
+    let s = b.bin(BinOp::Mul, big, big);
+    let d = b.bin(BinOp::Div, n, big);
+    let f = b.finish();
+    let info = analyze(&f);
+    assert_eq!(info.get(n).unwrap().divisibility, vec![1]);
+    assert_eq!(info.get(s).unwrap().value, Some(0));
+    assert_eq!(info.get(d).unwrap().divisibility, vec![1]);
+    // Facts of values the analysis never saw: width 1, no panic.
+    assert_eq!(info.vector_width(ValueId(999), None, &f), 1);
+}

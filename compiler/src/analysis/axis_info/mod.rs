@@ -50,33 +50,89 @@ impl AxisInfoMap {
         self.info.get(&v)
     }
 
+    /// Axes of `v` from the most contiguous to the least (ties: the later
+    /// axis first, as memory is row-major): the thread order coalescing wants.
+    pub fn contiguity_order(&self, v: ValueId) -> Vec<usize> {
+        let Some(i) = self.get(v) else {
+            return Vec::new();
+        };
+        let mut axes: Vec<usize> = (0..i.axes()).rev().collect();
+        axes.sort_by(|&a, &b| i.contiguity[b].cmp(&i.contiguity[a]));
+        axes
+    }
+
+    /// One line per analysed value, in id order, for debugging:
+    /// `%off: contiguity [1024] divisibility [1024] constancy [1]`.
+    pub fn dump(&self, func: &Function) -> String {
+        let names = crate::ir::printer::ValueNames::new(func);
+        let mut ids: Vec<&ValueId> = self.info.keys().collect();
+        ids.sort();
+        let mut out = String::new();
+        for v in ids {
+            let i = &self.info[v];
+            out.push_str(&format!(
+                "{}: contiguity {:?} divisibility {:?} constancy {:?}",
+                names.get(*v),
+                i.contiguity,
+                i.divisibility,
+                i.constancy
+            ));
+            if let Some(x) = i.value {
+                out.push_str(&format!(" value {x}"));
+            }
+            out.push('\n');
+        }
+        out
+    }
+
     /// Elements along the last axis one thread may load or store with one
     /// vector access through the pointer tile `ptr`: the largest power of two
     /// that fits in a run of consecutive addresses, keeps the access aligned,
     /// is at most 16 bytes, and (with a mask) stays inside a run of equal
     /// mask lanes. At least 1.
     pub fn vector_width(&self, ptr: ValueId, mask: Option<ValueId>, func: &Function) -> u32 {
+        let rank = func
+            .values
+            .get(ptr.0 as usize)
+            .map_or(0, |v| v.ty.shape.len());
+        if rank == 0 {
+            return 1;
+        }
+        self.vector_width_along(ptr, mask, rank - 1, func)
+    }
+
+    /// [`AxisInfoMap::vector_width`] along any `axis` (for layouts whose
+    /// fastest axis is not the last, see [`AxisInfoMap::contiguity_order`]).
+    pub fn vector_width_along(
+        &self,
+        ptr: ValueId,
+        mask: Option<ValueId>,
+        axis: usize,
+        func: &Function,
+    ) -> u32 {
         let Some(ty) = func.values.get(ptr.0 as usize).map(|v| &v.ty) else {
             return 1;
         };
-        let (ScalarType::Ptr(elem), Some(&last_dim)) = (ty.scalar, ty.shape.last()) else {
+        let (ScalarType::Ptr(elem), Some(&dim)) = (ty.scalar, ty.shape.get(axis)) else {
             return 1;
         };
         let Some(p) = self.get(ptr) else { return 1 };
-        let last = p.axes() - 1;
+        if axis >= p.axes() {
+            return 1;
+        }
         let elem = elem.size_bytes() as u64;
         // Runs must split into whole vectors: a power of two dividing them.
-        let mut runs = facts::gcd(p.contiguity[last], last_dim as u64);
+        let mut runs = facts::gcd(p.contiguity[axis], dim as u64);
         if let Some(m) = mask {
             match self.get(m) {
                 Some(mi) if mi.axes() == p.axes() => {
-                    runs = facts::gcd(runs, mi.constancy[last]);
+                    runs = facts::gcd(runs, mi.constancy[axis]);
                 }
                 _ => return 1,
             }
         }
         let limit = runs
-            .min(p.divisibility[last] / elem)
+            .min(p.divisibility[axis] / elem)
             .min(MAX_VECTOR_BYTES / elem)
             .max(1);
         let mut width = 1u64;
@@ -101,7 +157,8 @@ pub fn analyze(func: &Function) -> AxisInfoMap {
 }
 
 fn param_info(func: &Function, p: &crate::ir::Param) -> AxisInfo {
-    let pow2 = |n: u64| facts::pow2_divisor(n.min(i64::MAX as u64) as i64);
+    // `__multipleof(0)` promises nothing useful: treat it as 1.
+    let pow2 = |n: u64| facts::pow2_divisor(n.clamp(1, i64::MAX as u64) as i64);
     let div = match func.values.get(p.value.0 as usize).map(|v| v.ty.scalar) {
         Some(ScalarType::Ptr(elem)) => {
             let elem = elem.size_bytes() as u64;
