@@ -42,7 +42,7 @@ class Kernel:
     def __init__(self, ptx_path, entry):
         import torch
 
-        torch.cuda.init()  # makes torch's primary context current
+        torch.empty(1, device="cuda")  # creates and binds torch's primary context on this thread
         lib = _driver()
         with open(ptx_path, "rb") as f:
             ptx = f.read() + b"\0"
