@@ -248,11 +248,21 @@ fn program_id_axis_not_constant() {
 }
 
 #[test]
-fn break_is_not_supported() {
+fn break_outside_a_loop() {
     expect(
-        "while (N > 0) { break; }",
+        "if (N > 0) { break; }",
         &[],
-        "`break` is not supported yet",
+        "`break` outside of a loop",
+        "test.tc:2:16",
+    );
+}
+
+#[test]
+fn continue_in_do_while_is_not_supported() {
+    expect(
+        "do { if (N > 2) continue; N = N - 1; } while (N > 0);",
+        &[],
+        "`continue` inside `do ... while` is not supported yet",
         "test.tc:2:19",
     );
 }

@@ -307,3 +307,51 @@ __global__ void k(float* out, float* acc, half* h) {
     let hv: Vec<half::f16> = mem.read(h, 4).unwrap();
     assert!(hv.iter().all(|x| x.to_f32() == 2.5));
 }
+
+/// `break` and `continue` through flags: the step is skipped after `break`,
+/// the rest of the body after either, and nested loops keep their own flags.
+#[test]
+fn break_and_continue() {
+    let src = "
+__global__ void k(int* out, int n) {
+  int i = 0;
+  int s = 0;
+  for (i = 0; i < n; i++) {
+    if (i == 7) break;
+    if (i % 2 == 0) continue;
+    s += i;
+  }
+  int j = 0;
+  int t = 0;
+  while (1) {
+    j++;
+    if (j > 4) { break; }
+    t += j;
+  }
+  int w = 0;
+  for (int a = 0; a < 3; a++) {
+    for (int b = 0; b < 10; b++) {
+      if (b == a) break;
+      w += 10;
+    }
+    w += 1;
+  }
+  *out = i;
+  *(out + 1) = s;
+  *(out + 2) = j;
+  *(out + 3) = t;
+  *(out + 4) = w;
+}";
+    let f = lower_ok(src, &[]);
+    let mut mem = Memory::new();
+    let out = mem.alloc_slice(&[0i32; 5]);
+    run(&f, [1, 1, 1], &[ptr(out), int(100)], &mut mem).unwrap();
+    assert_eq!(
+        mem.read::<i32>(out, 5).unwrap(),
+        vec![7, 1 + 3 + 5, 5, 10, 33]
+    );
+    // Without the early exit the loop runs to n.
+    let out2 = mem.alloc_slice(&[0i32; 5]);
+    run(&f, [1, 1, 1], &[ptr(out2), int(5)], &mut mem).unwrap();
+    assert_eq!(mem.read::<i32>(out2, 2).unwrap(), vec![5, 1 + 3]);
+}

@@ -2,16 +2,27 @@
 //! outer variable either branch assigns; loops become `While` ops carrying
 //! every outer variable the loop assigns (found by a syntactic scan first).
 
-use super::assigned::assigned_outer_names;
-use super::scope::VarRef;
+use super::assigned::{assigned_outer_names, loop_jumps};
+use super::scope::{Var, VarRef};
 use super::shapes::fmt_shape;
 use super::stmt::Flow;
 use super::value::{Operand, Val};
 use super::Lowerer;
 use crate::diagnostics::{Diagnostic, Result};
 use crate::front::ast::{Expr, Stmt};
-use crate::ir::{Const, DType, OpKind, Type, ValueId};
+use crate::ir::{BinOp, Const, DType, OpKind, Type, UnOp, ValueId};
 use crate::span::Span;
+
+/// Names of the hidden flags; keywords, so no user variable can clash.
+const BREAK_FLAG: &str = "break";
+const CONTINUE_FLAG: &str = "continue";
+
+/// The flags of a loop being lowered (`None` when its body never jumps).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LoopFlags {
+    brk: Option<VarRef>,
+    cont: Option<VarRef>,
+}
 
 impl Lowerer {
     /// A scalar `i1` condition of `if`/`while`; tiles are rejected.
@@ -48,19 +59,36 @@ impl Lowerer {
             };
         }
         let c = self.scalar_condition(cond, "if")?;
+        self.lower_branches(
+            c,
+            span,
+            |cx| cx.lower_scoped(then_s),
+            |cx| match else_s {
+                Some(e) => cx.lower_scoped(e),
+                None => Ok(Flow::Next),
+            },
+        )
+    }
+
+    /// An `If` on `c` whose branches are lowered by `then_f` and `else_f`; it
+    /// yields every outer variable either branch assigns.
+    pub(crate) fn lower_branches(
+        &mut self,
+        c: ValueId,
+        span: Span,
+        then_f: impl FnOnce(&mut Self) -> Result<Flow>,
+        else_f: impl FnOnce(&mut Self) -> Result<Flow>,
+    ) -> Result<Flow> {
         let before = self.scopes.snapshot();
 
         self.b.open_region(vec![]);
-        let then_flow = self.lower_scoped(then_s)?;
+        let then_flow = then_f(self)?;
         let mut then_region = self.b.close_region(vec![]);
         let after_then = self.scopes.snapshot();
         self.scopes.restore(&before);
 
         self.b.open_region(vec![]);
-        let else_flow = match else_s {
-            Some(e) => self.lower_scoped(e)?,
-            None => Flow::Next,
-        };
+        let else_flow = else_f(self)?;
         let mut else_region = self.b.close_region(vec![]);
         let after_else = self.scopes.snapshot();
         self.scopes.restore(&before);
@@ -98,10 +126,7 @@ impl Lowerer {
             span,
         );
         self.bind(&changed, &results);
-        if then_flow == Flow::Returned && else_flow == Flow::Returned {
-            return Ok(Flow::Returned);
-        }
-        Ok(Flow::Next)
+        Ok(Flow::join(then_flow, else_flow))
     }
 
     pub(crate) fn lower_for(
@@ -121,6 +146,10 @@ impl Lowerer {
     }
 
     /// `while (cond) { body; step; }` (no `cond` means forever).
+    ///
+    /// `break` and `continue` set flags: `break` a flag carried by the loop
+    /// (the condition becomes `cond && !break`), `continue` a flag local to one
+    /// iteration; statements after one that may jump run under `if (!flags)`.
     pub(crate) fn lower_while(
         &mut self,
         cond: Option<&Expr>,
@@ -133,9 +162,31 @@ impl Lowerer {
                 return Ok(Flow::Next);
             }
         }
+        self.scopes.push();
+        let flow = self.lower_loop(cond, body, step, span);
+        self.scopes.pop();
+        flow
+    }
+
+    fn lower_loop(
+        &mut self,
+        cond: Option<&Expr>,
+        body: &Stmt,
+        step: Option<&Expr>,
+        span: Span,
+    ) -> Result<Flow> {
+        let jumps = loop_jumps(body);
+        let brk = match jumps.iter().any(|&(_, is_break)| is_break) {
+            true => Some(self.declare_flag(BREAK_FLAG, span)),
+            false => None,
+        };
+        let has_continue = jumps.iter().any(|&(_, is_break)| !is_break);
         let exprs: Vec<&Expr> = cond.iter().chain(step.iter()).copied().collect();
         let names = assigned_outer_names(&[body], &exprs);
-        let carried: Vec<VarRef> = names.iter().filter_map(|n| self.scopes.lookup(n)).collect();
+        let carried: Vec<VarRef> = brk
+            .into_iter()
+            .chain(names.iter().filter_map(|n| self.scopes.lookup(n)))
+            .collect();
         let mut inits = Vec::new();
         let mut types: Vec<Type> = Vec::new();
         for &r in &carried {
@@ -158,7 +209,7 @@ impl Lowerer {
         let args = self.b.open_region(types.clone());
         self.bind(&carried, &args);
         let at_cond = self.scopes.snapshot();
-        let c = match cond {
+        let mut c = match cond {
             Some(e) => match literal_condition(self, e)? {
                 CondKind::Literal(b) => self.constant(Const::Bool(b), Type::num(DType::I1), e.span),
                 CondKind::Value => self.scalar_condition(e, "while")?,
@@ -174,14 +225,38 @@ impl Lowerer {
                 ),
             ));
         }
+        if let Some(brk) = brk {
+            let not_broken = self.flags_clear(&[brk], span);
+            c = self.and_masks(c, not_broken, span);
+        }
         let cond_region = self.b.close_region(vec![c]);
 
         let args = self.b.open_region(types.clone());
         self.bind(&carried, &args);
         let at_body = self.scopes.snapshot();
-        if self.lower_scoped(body)? == Flow::Next {
+        self.scopes.push();
+        let cont = has_continue.then(|| self.declare_flag(CONTINUE_FLAG, span));
+        self.loops.push(LoopFlags { brk, cont });
+        let flow = self.lower_scoped(body);
+        self.loops.pop();
+        self.scopes.pop();
+        if flow? != Flow::Returned {
             if let Some(s) = step {
-                self.lower_expr(s)?;
+                match brk {
+                    // After `break` the step must not run (C leaves `i` as it was).
+                    Some(brk) => {
+                        let go_on = self.flags_clear(&[brk], s.span);
+                        self.lower_branches(
+                            go_on,
+                            s.span,
+                            |cx| cx.lower_expr(s).map(|_| Flow::Next),
+                            |_| Ok(Flow::Next),
+                        )?;
+                    }
+                    None => {
+                        self.lower_expr(s)?;
+                    }
+                }
             }
         }
         let after = self.scopes.snapshot();
@@ -217,6 +292,77 @@ impl Lowerer {
         );
         self.bind(&carried, &results);
         Ok(Flow::Next)
+    }
+
+    /// A hidden `i1` variable, false for now, in the innermost scope.
+    fn declare_flag(&mut self, name: &str, span: Span) -> VarRef {
+        let value = self.constant(Const::Bool(false), Type::num(DType::I1), span);
+        self.scopes
+            .declare(Var {
+                name: name.to_string(),
+                ty: Type::num(DType::I1),
+                value: Some(value),
+                decl_span: span,
+            })
+            .unwrap_or_else(|_| unreachable!("keywords are never user variables"))
+    }
+
+    /// `!(f1 || f2 ...)` of the given flags' current values.
+    fn flags_clear(&mut self, flags: &[VarRef], span: Span) -> ValueId {
+        let i1 = Type::num(DType::I1);
+        let mut any: Option<ValueId> = None;
+        for &f in flags {
+            let v = self.scopes.get(f).value.expect("flags always hold a value");
+            any = Some(match any {
+                None => v,
+                Some(a) => self.b.push1(
+                    OpKind::Binary {
+                        op: BinOp::Or,
+                        lhs: a,
+                        rhs: v,
+                    },
+                    i1.clone(),
+                    span,
+                ),
+            });
+        }
+        let any = any.expect("at least one flag");
+        self.b.push1(
+            OpKind::Unary {
+                op: UnOp::Not,
+                src: any,
+            },
+            i1,
+            span,
+        )
+    }
+
+    /// Whether the innermost loop's iteration goes on (no `break`/`continue` yet).
+    pub(crate) fn still_iterating(&mut self, span: Span) -> ValueId {
+        let flags = *self.loops.last().expect("inside a loop");
+        let set: Vec<VarRef> = flags.brk.into_iter().chain(flags.cont).collect();
+        self.flags_clear(&set, span)
+    }
+
+    /// `break;` or `continue;`: sets the innermost loop's flag.
+    pub(crate) fn lower_jump(&mut self, is_break: bool, span: Span) -> Result<()> {
+        let word = if is_break { "break" } else { "continue" };
+        let Some(flags) = self.loops.last().copied() else {
+            return Err(Diagnostic::error(
+                span,
+                format!("`{word}` outside of a loop"),
+            ));
+        };
+        let flag = if is_break { flags.brk } else { flags.cont };
+        let Some(flag) = flag else {
+            return Err(Diagnostic::error(
+                span,
+                format!("internal error: `{word}` was not found when its loop was scanned"),
+            ));
+        };
+        let t = self.constant(Const::Bool(true), Type::num(DType::I1), span);
+        self.scopes.set(flag, t);
+        Ok(())
     }
 
     fn bind(&mut self, vars: &[VarRef], values: &[ValueId]) {

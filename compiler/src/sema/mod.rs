@@ -77,6 +77,7 @@ pub fn lower_function(f: &FunctionDef) -> Result<Function> {
     let mut cx = Lowerer {
         b: FunctionBuilder::new(f.name.name.clone(), f.span),
         scopes: Scopes::default(),
+        loops: Vec::new(),
     };
     cx.scopes.push();
     for p in &f.params {
@@ -92,6 +93,8 @@ pub fn lower_function(f: &FunctionDef) -> Result<Function> {
 pub(crate) struct Lowerer {
     pub(crate) b: FunctionBuilder,
     pub(crate) scopes: Scopes,
+    /// The loops being lowered, innermost last.
+    pub(crate) loops: Vec<control_flow::LoopFlags>,
 }
 
 impl Lowerer {
