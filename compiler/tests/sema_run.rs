@@ -355,3 +355,50 @@ __global__ void k(int* out, int n) {
     run(&f, [1, 1, 1], &[ptr(out2), int(5)], &mut mem).unwrap();
     assert_eq!(mem.read::<i32>(out2, 2).unwrap(), vec![5, 1 + 3]);
 }
+
+/// `i < n && *(p + i) > 5` must not load past `n`: the buffer holds exactly n
+/// ints, so an eager load would be an out-of-bounds error in the interpreter.
+#[test]
+fn short_circuit_guards_scalar_loads() {
+    let src = "
+__global__ void k(int* out, int* data, int n) {
+  int found = 0;
+  for (int i = 0; i < 8; i++) {
+    if (i < n && *(data + i) > 5) found++;
+  }
+  *out = found;
+  *(out + 1) = n < 1 || *(data + n - 1) == 7;
+  *(out + 2) = n > 100 || 0 || n == 4;
+}";
+    let f = lower_ok(src, &[]);
+    let mut mem = Memory::new();
+    let data = mem.alloc_slice(&[9i32, 1, 6, 7]);
+    let out = mem.alloc_slice(&[0i32; 3]);
+    run(&f, [1, 1, 1], &[ptr(out), ptr(data), int(4)], &mut mem).unwrap();
+    assert_eq!(mem.read::<i32>(out, 3).unwrap(), vec![3, 1, 1]);
+}
+
+/// Loads nested inside a `?:` arm or on the right of a tile `&&` are masked by
+/// the lanes that use them: X holds exactly n floats, fewer than the tile.
+#[test]
+fn guarded_arms_do_not_read_out_of_bounds() {
+    let src = "
+__global__ void k(float* X, float* Y, int n) {
+  int r[8] = 0 ... 8;
+  bool m[8] = r < n;
+  *(Y + r) = m ? *(X + r) * 2 + 1 : -1;
+  bool pos[8] = m && *(X + r) > 0;
+  *(Y + 8 + r) = pos ? 1 : 0;
+  *(Y + 16 + r) = !m ? 5 : -(*(X + r));
+}";
+    let f = lower_ok(src, &[]);
+    let mut mem = Memory::new();
+    let x = [1.0f32, -2.0, 3.0, -4.0, 5.0];
+    let px = mem.alloc_slice(&x);
+    let py = mem.alloc_slice(&[0f32; 24]);
+    run(&f, [1, 1, 1], &[ptr(px), ptr(py), int(5)], &mut mem).unwrap();
+    let y: Vec<f32> = mem.read(py, 24).unwrap();
+    assert_eq!(&y[..8], &[3.0, -3.0, 7.0, -7.0, 11.0, -1.0, -1.0, -1.0]);
+    assert_eq!(&y[8..16], &[1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0]);
+    assert_eq!(&y[16..], &[-1.0, 2.0, -3.0, 4.0, -5.0, 5.0, 5.0, 5.0]);
+}

@@ -85,6 +85,7 @@ impl Lowerer {
             }
             None => None,
         };
+        let m = self.guard_mask(m, span)?;
         let new = match op {
             None => self.lower_expr(value)?,
             Some(op) => {

@@ -82,6 +82,9 @@ impl Lowerer {
             let (a, b) = (self.lower_expr(lhs)?, self.lower_expr(rhs)?);
             return self.matmul(a, b, span);
         }
+        if matches!(op, BinaryOp::LogicalAnd | BinaryOp::LogicalOr) {
+            return self.lower_logical(op, lhs, rhs, span);
+        }
         let a = self.lower_expr(lhs)?;
         let b = self.lower_expr(rhs)?;
         self.binary_vals(op, a, b, span)

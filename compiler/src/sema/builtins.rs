@@ -151,6 +151,7 @@ impl Lowerer {
             }
             None => None,
         };
+        let mask = self.guard_mask(mask, span)?;
         let mut vals = vec![p, value];
         vals.extend(mask);
         let shape = self.common_shape(name, &vals, span)?;

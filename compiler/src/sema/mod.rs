@@ -13,6 +13,7 @@ mod control_flow;
 mod convert;
 mod dot;
 mod expr;
+mod logical;
 mod memory;
 mod scope;
 mod shapes;
@@ -27,6 +28,7 @@ use crate::diagnostics::{Diagnostic, Result};
 use crate::front::ast::{BaseType, FunctionDef, ParamAttr, ParamDecl, TranslationUnit};
 use crate::ir::{Function, FunctionBuilder, Module, ParamAttrs, ScalarType, Type};
 use scope::{Scopes, Var};
+use value::Val;
 
 /// Checks and lowers every function of `tu`. The result passes `ir::verifier`.
 /// Stops at the first error; [`lower_all`] reports one error per function.
@@ -78,6 +80,7 @@ pub fn lower_function(f: &FunctionDef) -> Result<Function> {
         b: FunctionBuilder::new(f.name.name.clone(), f.span),
         scopes: Scopes::default(),
         loops: Vec::new(),
+        guards: Vec::new(),
     };
     cx.scopes.push();
     for p in &f.params {
@@ -95,6 +98,10 @@ pub(crate) struct Lowerer {
     pub(crate) scopes: Scopes,
     /// The loops being lowered, innermost last.
     pub(crate) loops: Vec<control_flow::LoopFlags>,
+    /// Conditions under which the expression being lowered is actually
+    /// evaluated (an arm of `?:`, the right side of a tile `&&`), innermost
+    /// last and already combined: memory accesses there are masked by it.
+    pub(crate) guards: Vec<Val>,
 }
 
 impl Lowerer {

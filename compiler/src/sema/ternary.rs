@@ -39,8 +39,10 @@ impl Lowerer {
         let c = Val::value(self.truth_value(c)?, cond.span);
         match (as_deref(then_e), as_deref(else_e)) {
             (None, None) => {
-                let a = self.lower_expr(then_e)?;
-                let b = self.lower_expr(else_e)?;
+                // Memory accesses inside an arm only touch the lanes it is chosen in.
+                let a = self.with_guard(c, |cx| cx.lower_expr(then_e))?;
+                let not_c = self.not(c, cond.span);
+                let b = self.with_guard(not_c, |cx| cx.lower_expr(else_e))?;
                 self.select_vals(c, a, b, span)
             }
             (Some((p, m)), else_deref) => {
@@ -49,12 +51,15 @@ impl Lowerer {
                         let not_c = self.not(c, cond.span);
                         self.guarded_load(q, m2, not_c, None, else_e.span)?
                     }
-                    None => self.lower_expr(else_e)?,
+                    None => {
+                        let not_c = self.not(c, cond.span);
+                        self.with_guard(not_c, |cx| cx.lower_expr(else_e))?
+                    }
                 };
                 self.guarded_load(p, m, c, Some(other), span)
             }
             (None, Some((q, m2))) => {
-                let other = self.lower_expr(then_e)?;
+                let other = self.with_guard(c, |cx| cx.lower_expr(then_e))?;
                 let not_c = self.not(c, cond.span);
                 self.guarded_load(q, m2, not_c, Some(other), span)
             }
@@ -88,6 +93,7 @@ impl Lowerer {
         span: Span,
     ) -> Result<Val> {
         let (p, pointee) = self.lower_pointer(ptr, "`*` (dereference)")?;
+        let guard = self.guard_mask(Some(guard), span)?.expect("a guard");
         let extra = match extra {
             Some(m) => {
                 let mv = self.lower_expr(m)?;
