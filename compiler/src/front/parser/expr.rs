@@ -78,10 +78,7 @@ impl Parser<'_> {
 
     /// `target = value`, `target op= value` (right-associative).
     pub(super) fn assignment(&mut self) -> Result<Expr> {
-        self.enter()?;
-        let result = self.assignment_inner();
-        self.leave();
-        result
+        self.nested(Self::assignment_inner)
     }
 
     fn assignment_inner(&mut self) -> Result<Expr> {
@@ -111,10 +108,7 @@ impl Parser<'_> {
         let then_expr = self.expression()?;
         self.expect_punct(Punct::Colon, "`:` in the conditional expression")
             .map_err(|d| d.with_label(question.span, "for this `?`"))?;
-        self.enter()?;
-        let else_expr = self.conditional();
-        self.leave();
-        let else_expr = else_expr?;
+        let else_expr = self.nested(Self::conditional)?;
         Ok(Expr {
             span: cond.span.to(else_expr.span),
             kind: ExprKind::Ternary {
@@ -151,14 +145,8 @@ impl Parser<'_> {
         Ok(lhs)
     }
 
+    /// Prefix operators; each one nests its operand one level deeper.
     fn unary(&mut self) -> Result<Expr> {
-        self.enter()?;
-        let result = self.unary_inner();
-        self.leave();
-        result
-    }
-
-    fn unary_inner(&mut self) -> Result<Expr> {
         let op = match punct_of(self.peek()) {
             Some(Punct::Minus) => UnaryOp::Neg,
             Some(Punct::Plus) => UnaryOp::Plus,
@@ -181,7 +169,7 @@ impl Parser<'_> {
             _ => return self.postfix(),
         };
         let op_tok = self.bump();
-        let operand = self.unary()?;
+        let operand = self.nested(Self::unary)?;
         Ok(Expr {
             span: op_tok.span.to(operand.span),
             kind: ExprKind::Unary {
@@ -198,7 +186,7 @@ impl Parser<'_> {
         let open = self.expect_punct(Punct::LParen, "`(` after `*?` (the mask)")?;
         let mask = self.expression()?;
         self.expect_closing(Punct::RParen, &open)?;
-        let ptr = self.unary()?;
+        let ptr = self.nested(Self::unary)?;
         Ok(Expr {
             span: star.span.to(ptr.span),
             kind: ExprKind::MaskedDeref {
@@ -217,7 +205,7 @@ impl Parser<'_> {
         let open = self.bump();
         let ty = self.type_name()?;
         self.expect_closing(Punct::RParen, &open)?;
-        let expr = self.unary()?;
+        let expr = self.nested(Self::unary)?;
         Ok(Expr {
             span: open.span.to(expr.span),
             kind: ExprKind::Cast {

@@ -16,6 +16,10 @@ use crate::span::Span;
 pub const MAX_NESTING: usize = 256;
 
 pub fn parse(tokens: &[Token]) -> Result<TranslationUnit> {
+    super::stack::on_large_stack(|| parse_here(tokens))
+}
+
+fn parse_here(tokens: &[Token]) -> Result<TranslationUnit> {
     let eof = Token {
         kind: TokenKind::Eof,
         span: tokens.last().map(|t| t.span).unwrap_or_default(),
@@ -136,6 +140,14 @@ impl<'t> Parser<'t> {
 
     fn leave(&mut self) {
         self.depth -= 1;
+    }
+
+    /// Runs `parse` one nesting level deeper.
+    fn nested<T>(&mut self, parse: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        self.enter()?;
+        let result = parse(self);
+        self.leave();
+        result
     }
 
     fn translation_unit(&mut self) -> Result<TranslationUnit> {

@@ -25,10 +25,7 @@ impl Parser<'_> {
     }
 
     fn statement(&mut self) -> Result<Stmt> {
-        self.enter()?;
-        let stmt = self.statement_inner();
-        self.leave();
-        stmt
+        self.nested(Self::statement_inner)
     }
 
     fn statement_inner(&mut self) -> Result<Stmt> {
@@ -82,6 +79,13 @@ impl Parser<'_> {
             _ if self.at_type_start() => self.declaration()?,
             _ if self.at_punct(Punct::LBrace) => StmtKind::Block(self.block()?),
             _ if self.eat_punct(Punct::Semi) => StmtKind::Empty,
+            _ if self.at_unknown_type() => {
+                return Err(
+                    Diagnostic::error(start, format!("unknown type name `{word}`")).with_note(
+                        format!("if `{word}` is a macro, define it (for example `-D{word}=float`)"),
+                    ),
+                );
+            }
             _ => {
                 let expr = self.expression()?;
                 self.expect_punct(Punct::Semi, "`;` after expression")?;
@@ -92,6 +96,23 @@ impl Parser<'_> {
             kind,
             span: start.to(self.prev_span()),
         })
+    }
+
+    /// `NAME x ...`, `NAME * x[...]`, `NAME * x = ...`: a declaration whose type
+    /// is not a type (typically an undefined `TYPE` macro); as an expression it
+    /// could not be valid anyway.
+    fn at_unknown_type(&self) -> bool {
+        let is_name = |t: &crate::front::token::Token| matches!(&t.kind, TokenKind::Ident(n) if !super::is_reserved(n));
+        if !is_name(self.peek()) {
+            return false;
+        }
+        if is_name(self.peek_at(1)) {
+            return true;
+        }
+        self.peek_at(1).is_punct(Punct::Star)
+            && is_name(self.peek_at(2))
+            && (self.peek_at(3).is_punct(Punct::LBracket)
+                || self.peek_at(3).is_punct(Punct::Assign))
     }
 
     /// `( expr )` after `if` / `while`.

@@ -78,7 +78,12 @@ impl TypeWords {
                 if *base == BaseType::Double && !self.longs.is_empty() {
                     return Err(Diagnostic::error(span, "`long double` is not supported"));
                 }
-                return Err(conflict(other, tok));
+                // Point at whichever specifier came second.
+                return Err(if other.span.start > tok.span.start {
+                    conflict(other, tok)
+                } else {
+                    conflict(tok, other)
+                });
             }
             return Ok(*base);
         }

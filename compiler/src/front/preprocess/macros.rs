@@ -5,7 +5,7 @@ use crate::diagnostics::{Diagnostic, Result};
 use crate::front::lexer::{describe, spell, Lexer};
 use crate::front::token::{Punct, Token, TokenKind};
 use crate::span::Span;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::rc::Rc;
 
 /// One `#define` (or `-D`).
@@ -25,7 +25,7 @@ pub type MacroTable = HashMap<String, Macro>;
 const VA_ARGS: &str = "__VA_ARGS__";
 /// Bounds the work one expansion may do: `#define B A A`, `#define C B B`, ...
 /// grows exponentially, and must end in a diagnostic, not in exhausted memory.
-const TOKEN_BUDGET: usize = 2_000_000;
+const TOKEN_BUDGET: usize = 500_000;
 /// Bounds recursion through nested macro arguments (`F(F(F(...)))`).
 const MAX_ARG_DEPTH: usize = 200;
 
@@ -165,11 +165,14 @@ fn check_body(body: &[Token], params: Option<&[String]>) -> Result<()> {
     Ok(())
 }
 
+/// The macros a token came from, as sorted ids (see [`Expander::id`]).
+type HideSet = Rc<Vec<u32>>;
+
 /// A token on its way through expansion, with the macros it came from.
 #[derive(Clone, Debug)]
 pub struct PpToken {
     pub tok: Token,
-    pub hide: Rc<BTreeSet<String>>,
+    hide: HideSet,
 }
 
 impl PpToken {
@@ -199,6 +202,8 @@ pub struct Expander<'m> {
     macros: &'m MacroTable,
     budget: usize,
     depth: usize,
+    /// Macro names interned for cheap hide sets.
+    ids: HashMap<String, u32>,
 }
 
 impl<'m> Expander<'m> {
@@ -207,7 +212,13 @@ impl<'m> Expander<'m> {
             macros,
             budget: TOKEN_BUDGET,
             depth: 0,
+            ids: HashMap::new(),
         }
+    }
+
+    fn id(&mut self, name: &str) -> u32 {
+        let next = self.ids.len() as u32;
+        *self.ids.entry(name.to_string()).or_insert(next)
     }
 
     /// Expands every macro in `input` (which must hold whole invocations).
@@ -224,14 +235,15 @@ impl<'m> Expander<'m> {
                 out.push(t);
                 continue;
             };
-            if t.hide.contains(name) {
+            let name = name.clone();
+            let id = self.id(&name);
+            if t.hide.binary_search(&id).is_ok() {
                 out.push(t);
                 continue;
             }
-            let name = name.clone();
             let expansion = match &mac.params {
                 None => {
-                    let hide = with(&t.hide, &name);
+                    let hide = with(&t.hide, id);
                     self.substitute(mac, &[], &hide, &t)?
                 }
                 Some(params) => {
@@ -243,9 +255,13 @@ impl<'m> Expander<'m> {
                     stack.pop();
                     let (args, close) = collect_args(&mut stack, &t, &name)?;
                     let args = check_arg_count(args, params, mac, &name, &t, &close)?;
-                    let hide: BTreeSet<String> =
-                        t.hide.intersection(&close.hide).cloned().collect();
-                    let hide = with(&Rc::new(hide), &name);
+                    let common: Vec<u32> = t
+                        .hide
+                        .iter()
+                        .filter(|id| close.hide.binary_search(id).is_ok())
+                        .copied()
+                        .collect();
+                    let hide = with(&Rc::new(common), id);
                     let mut use_tok = t.clone();
                     use_tok.tok.span = t.tok.span.to(close.tok.span);
                     self.substitute(mac, &args, &hide, &use_tok)?
@@ -270,7 +286,7 @@ impl<'m> Expander<'m> {
         &mut self,
         mac: &Macro,
         args: &[Vec<PpToken>],
-        hide: &Rc<BTreeSet<String>>,
+        hide: &HideSet,
         use_tok: &PpToken,
     ) -> Result<Vec<PpToken>> {
         let params = mac.params.as_deref();
@@ -359,20 +375,25 @@ impl<'m> Expander<'m> {
     }
 }
 
-fn with(set: &Rc<BTreeSet<String>>, name: &str) -> Rc<BTreeSet<String>> {
+fn with(set: &HideSet, id: u32) -> HideSet {
     let mut set = (**set).clone();
-    set.insert(name.to_string());
+    if let Err(at) = set.binary_search(&id) {
+        set.insert(at, id);
+    }
     Rc::new(set)
 }
 
-fn union(a: &Rc<BTreeSet<String>>, b: &Rc<BTreeSet<String>>) -> Rc<BTreeSet<String>> {
-    if b.is_subset(a) {
-        return a.clone();
-    }
-    if a.is_subset(b) {
+fn union(a: &HideSet, b: &HideSet) -> HideSet {
+    if a.is_empty() {
         return b.clone();
     }
-    Rc::new(a.union(b).cloned().collect())
+    if b.iter().all(|id| a.binary_search(id).is_ok()) {
+        return a.clone();
+    }
+    let mut merged: Vec<u32> = a.iter().chain(b.iter()).copied().collect();
+    merged.sort_unstable();
+    merged.dedup();
+    Rc::new(merged)
 }
 
 /// Reads the arguments of an invocation after its `(`; returns them and the `)`.
