@@ -558,3 +558,17 @@ fn bad_value_ids_do_not_panic() {
     }
     rejects(&f, "mul: uses %10000 which has no entry in the value table");
 }
+
+#[test]
+fn errors_become_diagnostics() {
+    let mut k = B::new("k");
+    let a = k.range(0, 16);
+    k.unary(UnOp::Sqrt, a);
+    let e = verify_function(&k.finish()).unwrap_err();
+    let span = e.span;
+    let d: tritonc::Diagnostic = e.into();
+    assert_eq!(d.span, span);
+    assert!(d
+        .message
+        .starts_with("invalid Triton-IR: sqrt: needs a float operand"));
+}

@@ -24,6 +24,14 @@ impl fmt::Display for VerifyError {
 
 impl std::error::Error for VerifyError {}
 
+/// Invalid IR is a compiler bug, but it is still reported at the source.
+impl From<VerifyError> for crate::diagnostics::Diagnostic {
+    fn from(e: VerifyError) -> Self {
+        crate::diagnostics::Diagnostic::error(e.span, format!("invalid Triton-IR: {}", e.message))
+            .with_note("this is a bug in the compiler, not in the kernel")
+    }
+}
+
 /// Checks the rules listed in `ir::function`'s module docs.
 pub fn verify_function(func: &Function) -> Result<(), VerifyError> {
     Verifier::new(func).function()
