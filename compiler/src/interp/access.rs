@@ -141,26 +141,55 @@ impl Lanes<'_> {
         other: Option<&Tile>,
         decode: fn(&[u8]) -> T,
     ) -> Result<Data, String> {
-        let other = match other {
-            None => None,
+        let n = self.addrs.len();
+        let zeros;
+        let other: &[T] = match other {
+            None => {
+                zeros = vec![T::default(); n];
+                &zeros
+            }
             Some(t) => match T::slice(&t.data) {
-                Some(o) if o.len() == self.addrs.len() => Some(o),
+                Some(o) if o.len() == n => o,
                 _ => return Err(format!("`other` {} does not fit the loaded tile", t.ty())),
             },
         };
         let size = self.d.size_bytes();
-        let mut out = Vec::with_capacity(self.addrs.len());
-        for (i, &addr) in self.addrs.iter().enumerate() {
-            if self.mask.is_some_and(|m| !m[i]) {
-                out.push(other.map_or(T::default(), |o| o[i]));
+        let window = first_active(self.addrs, self.mask).and_then(|a| self.mem.window(a));
+        let (base, len) = window.as_ref().map_or((0, 0), |w| (w.base, w.len));
+        let bytes = window
+            .as_ref()
+            .map_or(&[][..], |w| self.mem.window_bytes(w));
+        let mut out = Vec::with_capacity(n);
+        for i in 0..n {
+            if let Some(m) = self.mask {
+                if !m[i] {
+                    out.push(other[i]);
+                    continue;
+                }
+            }
+            let addr = self.addrs[i];
+            // Fast path: inside the tile's buffer and aligned (checked inline
+            // because debug builds do not inline calls).
+            let off = addr.wrapping_sub(base);
+            if off < len && len - off >= size as u64 && addr % size as u64 == 0 {
+                let off = off as usize;
+                out.push(decode(&bytes[off..off + size]));
                 continue;
             }
             match self.mem.element(addr, size) {
-                Ok(bytes) => out.push(decode(bytes)),
-                Err(f) => return Err(access_error("load", self.d, addr, i, self.addrs.len(), f)),
+                Ok(b) => out.push(decode(b)),
+                Err(f) => return Err(access_error("load", self.d, addr, i, n, f)),
             }
         }
         Ok(T::into_data(out))
+    }
+}
+
+/// The address of the first lane the mask lets through.
+fn first_active(addrs: &[u64], mask: Option<&[bool]>) -> Option<u64> {
+    match mask {
+        None => addrs.first().copied(),
+        Some(m) => m.iter().position(|&on| on).map(|i| addrs[i]),
     }
 }
 
@@ -175,13 +204,27 @@ fn store_lanes<T: Stored>(
 ) -> Result<(), Option<String>> {
     let values = T::slice(value).ok_or(None)?;
     let size = d.size_bytes();
-    for (i, (&addr, &x)) in addrs.iter().zip(values).enumerate() {
-        if mask.is_some_and(|m| !m[i]) {
-            continue;
+    let n = addrs.len();
+    let window = first_active(addrs, mask).and_then(|a| mem.window(a));
+    let (base, len) = window.as_ref().map_or((0, 0), |w| (w.base, w.len));
+    for i in 0..n {
+        if let Some(m) = mask {
+            if !m[i] {
+                continue;
+            }
+        }
+        let addr = addrs[i];
+        let off = addr.wrapping_sub(base);
+        if let Some(w) = &window {
+            if off < len && len - off >= size as u64 && addr % size as u64 == 0 {
+                let off = off as usize;
+                encode(values[i], &mut mem.window_bytes_mut(w)[off..off + size]);
+                continue;
+            }
         }
         match mem.element_mut(addr, size) {
-            Ok(bytes) => encode(x, bytes),
-            Err(f) => return Err(Some(access_error("store", d, addr, i, addrs.len(), f))),
+            Ok(bytes) => encode(values[i], bytes),
+            Err(f) => return Err(Some(access_error("store", d, addr, i, n, f))),
         }
     }
     Ok(())

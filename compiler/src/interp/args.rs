@@ -28,7 +28,11 @@ pub(crate) fn bind(func: &Function, args: &[ArgValue]) -> InterpResult<Vec<(Valu
     }
     let mut out = Vec::with_capacity(args.len());
     for (param, &arg) in func.params.iter().zip(args) {
-        let ty = func.ty(param.value);
+        let Some(info) = func.values.get(param.value.0 as usize) else {
+            let msg = format!("parameter `{}` has no type", param.name);
+            return Err(InterpError::new(func.span, msg));
+        };
+        let ty = &info.ty;
         let bad = |why: &str| {
             InterpError::new(
                 func.span,

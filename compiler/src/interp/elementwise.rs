@@ -5,8 +5,15 @@
 use super::value::{round_f32s, wrap_ints, Data, Tile};
 use crate::ir::{BinOp, CmpPred, DType, UnOp};
 
+/// `f` over pairs. A plain index loop: iterator adapters cost several calls
+/// per element in the debug builds tests run in.
 fn zip<T: Copy, U>(x: &[T], y: &[T], f: impl Fn(T, T) -> U) -> Vec<U> {
-    x.iter().zip(y).map(|(&a, &b)| f(a, b)).collect()
+    let n = x.len().min(y.len());
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        out.push(f(x[i], y[i]));
+    }
+    out
 }
 
 fn same_len(a: &Tile, b: &Tile, what: &str) -> Result<(), String> {

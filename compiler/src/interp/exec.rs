@@ -236,7 +236,10 @@ impl<'a> Program<'a> {
 
     /// Ops with one result and no control flow: the value of `out`.
     fn eval(&mut self, kind: &OpKind, out: ValueId, span: Span) -> Result<Data, String> {
-        let out_ty = self.func.ty(out).clone();
+        let Some(out_info) = self.func.values.get(out.0 as usize) else {
+            return Err(format!("value %{} has no type", out.0));
+        };
+        let out_ty = out_info.ty.clone();
         let n = out_ty.num_elements();
         let get = |v: ValueId| self.get(v, span).map_err(|e| e.message);
         Ok(match kind {

@@ -85,6 +85,13 @@ impl Element for bool {
     }
 }
 
+/// One buffer's address range, found once per tile access.
+pub(crate) struct Window {
+    index: usize,
+    pub base: u64,
+    pub len: u64,
+}
+
 /// Why an access failed; the caller adds what was accessed and the span.
 pub(crate) struct Fault(pub String);
 
@@ -141,6 +148,27 @@ impl Memory {
             x.write_le(chunk);
         }
         Ok(())
+    }
+
+    /// The buffer holding `addr`, for tile accesses that check each lane
+    /// against it directly and only fall back to [`Memory::element`] on a miss.
+    pub(crate) fn window(&self, addr: u64) -> Option<Window> {
+        let after = self.buffers.partition_point(|b| b.base <= addr);
+        let index = after.checked_sub(1)?;
+        let b = &self.buffers[index];
+        Some(Window {
+            index,
+            base: b.base,
+            len: b.bytes.len() as u64,
+        })
+    }
+
+    pub(crate) fn window_bytes(&self, w: &Window) -> &[u8] {
+        &self.buffers[w.index].bytes
+    }
+
+    pub(crate) fn window_bytes_mut(&mut self, w: &Window) -> &mut [u8] {
+        &mut self.buffers[w.index].bytes
     }
 
     /// The bytes of one element at `addr`, which must be aligned to `size`.

@@ -6,6 +6,14 @@
 //! bad arguments, integer division by zero, a loop over the step limit) come
 //! back as [`InterpError`] with the span of the op at fault, never as panics.
 //!
+//! Choices where the IR leaves room (what PTX does, where it says):
+//! - shift amounts outside `0..width` clamp to the width (`shl` gives 0,
+//!   `shr` the sign); float→int casts saturate and map NaN to 0;
+//! - f16/bf16 ops compute in f32 and round each result; float sums in
+//!   `Reduce` accumulate in f64 and round once; `Dot` accumulates in f32;
+//! - atomics are sequential (programs run in order); CAS compares bits;
+//! - the step limit counts ops and loop iterations per program.
+//!
 //! Module map: `memory` (address space), `value` (tiles), `exec` (regions and
 //! control flow), `elementwise`, `cast`, `shape`, `reduce`, `dot`, `access`
 //! (loads/stores), `atomics`, `args` (kernel arguments).

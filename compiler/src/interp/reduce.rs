@@ -61,6 +61,18 @@ struct Lanes {
 
 impl Lanes {
     fn fold<T: Copy, A: Copy>(&self, v: &[T], init: A, f: impl Fn(A, T) -> A) -> Vec<A> {
+        if self.inner == 1 {
+            // Reducing the last axis: each output folds one contiguous run.
+            return (0..self.outer)
+                .map(|o| {
+                    let mut a = init;
+                    for &x in &v[o * self.len..(o + 1) * self.len] {
+                        a = f(a, x);
+                    }
+                    a
+                })
+                .collect();
+        }
         let mut out = vec![init; self.outer * self.inner];
         for o in 0..self.outer {
             let acc = &mut out[o * self.inner..(o + 1) * self.inner];

@@ -3,7 +3,7 @@
 use super::value::{strides, Data, Tile};
 
 pub(crate) fn make_range(start: i64, end: i64, out_len: usize) -> Result<Data, String> {
-    if end < start || (end - start) as u64 != out_len as u64 {
+    if end as i128 - start as i128 != out_len as i128 {
         return Err(format!(
             "range {start} ... {end} does not have the {out_len} elements of its type"
         ));
@@ -15,7 +15,7 @@ pub(crate) fn splat(src: &Tile, out_len: usize) -> Result<Data, String> {
     if src.len() != 1 {
         return Err(format!("splat of {}, which is not a scalar", src.ty()));
     }
-    Ok(src.data.gather(&vec![0; out_len]))
+    Ok(src.data.repeat(0, out_len))
 }
 
 pub(crate) fn broadcast(src: &Tile, out_shape: &[usize]) -> Result<Data, String> {

@@ -92,10 +92,26 @@ impl Data {
         }
     }
 
+    /// `n` copies of element `i`.
+    pub fn repeat(&self, i: usize, n: usize) -> Data {
+        match self {
+            Data::Bool(v) => Data::Bool(vec![v[i]; n]),
+            Data::Int(v) => Data::Int(vec![v[i]; n]),
+            Data::F32(v) => Data::F32(vec![v[i]; n]),
+            Data::F64(v) => Data::F64(vec![v[i]; n]),
+            Data::Ptr(v) => Data::Ptr(vec![v[i]; n]),
+        }
+    }
+
     /// Elements at `indices`, in that order (broadcasts, transposes).
     pub fn gather(&self, indices: &[usize]) -> Data {
         fn pick<T: Copy>(v: &[T], indices: &[usize]) -> Vec<T> {
-            indices.iter().map(|&i| v[i]).collect()
+            // An index loop: cheaper than iterator adapters in debug builds.
+            let mut out = Vec::with_capacity(indices.len());
+            for k in 0..indices.len() {
+                out.push(v[indices[k]]);
+            }
+            out
         }
         match self {
             Data::Bool(v) => Data::Bool(pick(v, indices)),
