@@ -63,7 +63,7 @@ impl Lowerer {
         let ty = self.scopes.get(r).ty.clone();
         let v = self.convert_to_declared(new, &ty, Target::Assign(name))?;
         self.scopes.set(r, v);
-        self.b.set_name(v, name);
+        self.name_value(v, name);
         Ok(Val::value(v, span))
     }
 

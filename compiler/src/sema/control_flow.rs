@@ -369,7 +369,7 @@ impl Lowerer {
         for (&r, &v) in vars.iter().zip(values) {
             self.scopes.set(r, v);
             let name = self.scopes.get(r).name.clone();
-            self.b.set_name(v, &name);
+            self.name_value(v, &name);
         }
     }
 }

@@ -26,7 +26,7 @@ mod value;
 
 use crate::diagnostics::{Diagnostic, Result};
 use crate::front::ast::{BaseType, FunctionDef, ParamAttr, ParamDecl, TranslationUnit};
-use crate::ir::{Function, FunctionBuilder, Module, ParamAttrs, ScalarType, Type};
+use crate::ir::{Function, FunctionBuilder, Module, ParamAttrs, ScalarType, Type, ValueId};
 use scope::{Scopes, Var};
 use value::Val;
 
@@ -81,6 +81,7 @@ pub fn lower_function(f: &FunctionDef) -> Result<Function> {
         scopes: Scopes::default(),
         loops: Vec::new(),
         guards: Vec::new(),
+        param_values: Vec::new(),
     };
     cx.scopes.push();
     for p in &f.params {
@@ -102,6 +103,8 @@ pub(crate) struct Lowerer {
     /// evaluated (an arm of `?:`, the right side of a tile `&&`), innermost
     /// last and already combined: memory accesses there are masked by it.
     pub(crate) guards: Vec<Val>,
+    /// Parameter values keep their own names when copied (`int x = N;`).
+    param_values: Vec<ValueId>,
 }
 
 impl Lowerer {
@@ -109,12 +112,21 @@ impl Lowerer {
         let scalar = types::scalar_of(&p.ty)?;
         let attrs = param_attrs(p, scalar)?;
         let value = self.b.add_param(&p.name.name, Type::scalar(scalar), attrs);
+        self.param_values.push(value);
         self.declare(Var {
             name: p.name.name.clone(),
             ty: Type::scalar(scalar),
             value: Some(value),
             decl_span: p.name.span,
         })
+    }
+
+    /// Names `v` after the variable it is bound to, for printing; parameters
+    /// keep theirs.
+    pub(crate) fn name_value(&mut self, v: ValueId, name: &str) {
+        if !self.param_values.contains(&v) {
+            self.b.set_name(v, name);
+        }
     }
 
     /// Declares in the innermost scope; a clash there is an error.

@@ -186,7 +186,7 @@ impl Lowerer {
             },
         };
         if let Some(v) = value {
-            self.b.set_name(v, &d.name.name);
+            self.name_value(v, &d.name.name);
         }
         self.declare(Var {
             name: d.name.name.clone(),
