@@ -297,3 +297,16 @@ fn unit_strides_leave_no_ops() {
             value: Const::Int(1)
         }));
 }
+
+#[test]
+fn large_literals_widen_and_narrow_stores_wrap() {
+    let f = lower_ok(
+        "void k(long* L, char* C, int n) { *L = n + 5000000000; *C = 300; }",
+        &[],
+    );
+    assert_eq!(result_types(&f, "Binary"), vec!["i64"]);
+    assert!(ops_named(&f, "Constant").iter().any(|o| o.kind
+        == OpKind::Constant {
+            value: Const::Int(44)
+        }));
+}

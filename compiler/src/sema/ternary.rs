@@ -2,6 +2,7 @@
 //! (so `check ? *p : 0` never reads memory it should not); other ternaries are
 //! element-wise `Select`s; a literal condition picks its arm at compile time.
 
+use super::binary::weak_lit;
 use super::types::{common_dtype, weak_with};
 use super::value::{Operand, Val};
 use super::Lowerer;
@@ -128,8 +129,7 @@ impl Lowerer {
         }
         let result = match other.op {
             Operand::Value(_) => common_dtype(pointee, self.scalar_of(&other).dtype()),
-            Operand::Int(_) => pointee,
-            Operand::Float(_) => weak_with(true, pointee),
+            lit => weak_with(weak_lit(lit), pointee),
         };
         if result == pointee {
             return self.emit_load(p, Some(mask), Some(other), &shape, span);
