@@ -7,7 +7,7 @@ use super::scope::{Var, VarRef};
 use super::shapes::fmt_shape;
 use super::stmt::Flow;
 use super::value::{Operand, Val};
-use super::Lowerer;
+use super::{quiet_error, Lowerer};
 use crate::diagnostics::{Diagnostic, Result};
 use crate::front::ast::{Expr, Stmt};
 use crate::ir::{BinOp, Const, DType, OpKind, Type, UnOp, ValueId};
@@ -81,15 +81,15 @@ impl Lowerer {
     ) -> Result<Flow> {
         let before = self.scopes.snapshot();
 
-        self.b.open_region(vec![]);
+        self.open_region(vec![]);
         let then_flow = then_f(self)?;
-        let mut then_region = self.b.close_region(vec![]);
+        let mut then_region = self.close_region(vec![]);
         let after_then = self.scopes.snapshot();
         self.scopes.restore(&before);
 
-        self.b.open_region(vec![]);
+        self.open_region(vec![]);
         let else_flow = else_f(self)?;
-        let mut else_region = self.b.close_region(vec![]);
+        let mut else_region = self.close_region(vec![]);
         let after_else = self.scopes.snapshot();
         self.scopes.restore(&before);
 
@@ -192,6 +192,9 @@ impl Lowerer {
         for &r in &carried {
             let var = self.scopes.get(r);
             let Some(v) = var.value else {
+                if var.poisoned {
+                    return Err(quiet_error(span));
+                }
                 return Err(Diagnostic::error(
                     span,
                     format!(
@@ -206,7 +209,7 @@ impl Lowerer {
         }
         let before = self.scopes.snapshot();
 
-        let args = self.b.open_region(types.clone());
+        let args = self.open_region(types.clone());
         self.bind(&carried, &args);
         let at_cond = self.scopes.snapshot();
         let mut c = match cond {
@@ -229,9 +232,9 @@ impl Lowerer {
             let not_broken = self.flags_clear(&[brk], span);
             c = self.and_masks(c, not_broken, span);
         }
-        let cond_region = self.b.close_region(vec![c]);
+        let cond_region = self.close_region(vec![c]);
 
-        let args = self.b.open_region(types.clone());
+        let args = self.open_region(types.clone());
         self.bind(&carried, &args);
         let at_body = self.scopes.snapshot();
         self.scopes.push();
@@ -278,7 +281,7 @@ impl Lowerer {
             .iter()
             .map(|&r| after.value(r).expect("carried values stay set"))
             .collect();
-        let body_region = self.b.close_region(yields);
+        let body_region = self.close_region(yields);
         self.scopes.restore(&before);
 
         let results = self.b.push(
@@ -303,6 +306,7 @@ impl Lowerer {
                 ty: Type::num(DType::I1),
                 value: Some(value),
                 decl_span: span,
+                poisoned: false,
             })
             .unwrap_or_else(|_| unreachable!("keywords are never user variables"))
     }

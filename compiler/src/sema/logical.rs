@@ -117,6 +117,7 @@ impl Lowerer {
             ty: Type::num(DType::I1),
             value: Some(c),
             decl_span: span,
+            poisoned: false,
         });
         let result = result.unwrap_or_else(|_| unreachable!("fresh scope"));
         let evaluate_rhs = |cx: &mut Self| {

@@ -25,19 +25,24 @@ mod unary;
 mod value;
 
 use crate::diagnostics::{Diagnostic, Result};
-use crate::front::ast::{BaseType, FunctionDef, ParamAttr, ParamDecl, TranslationUnit};
-use crate::ir::{Function, FunctionBuilder, Module, ParamAttrs, ScalarType, Type, ValueId};
+use crate::front::ast::{
+    BaseType, FunctionDef, ParamAttr, ParamDecl, Stmt, StmtKind, TranslationUnit,
+};
+use crate::ir::{Function, FunctionBuilder, Module, ParamAttrs, Region, ScalarType, Type, ValueId};
+use crate::span::Span;
 use scope::{Scopes, Var};
+use stmt::Flow;
 use value::Val;
 
 /// Checks and lowers every function of `tu`. The result passes `ir::verifier`.
-/// Stops at the first error; [`lower_all`] reports one error per function.
+/// Returns the first error; [`lower_all`] reports all of them.
 pub fn lower(tu: &TranslationUnit) -> Result<Module> {
     lower_all(tu).map_err(|mut errors| errors.remove(0))
 }
 
-/// Like [`lower`], but lowers every function and returns the first error of
-/// each one that fails (never an empty list on `Err`).
+/// Like [`lower`], but reports every error it finds (never an empty list on
+/// `Err`): after an error, lowering goes on with the next top-level statement
+/// of the function, and names whose declaration failed stay quiet.
 pub fn lower_all(tu: &TranslationUnit) -> std::result::Result<Module, Vec<Diagnostic>> {
     let mut module = Module::default();
     let mut errors = Vec::new();
@@ -55,9 +60,9 @@ pub fn lower_all(tu: &TranslationUnit) -> std::result::Result<Module, Vec<Diagno
             );
             continue;
         }
-        match lower_function(f) {
+        match lower_function_all(f) {
             Ok(func) => module.functions.push(func),
-            Err(e) => errors.push(e),
+            Err(e) => errors.extend(e),
         }
     }
     if errors.is_empty() {
@@ -67,14 +72,19 @@ pub fn lower_all(tu: &TranslationUnit) -> std::result::Result<Module, Vec<Diagno
     }
 }
 
-/// Lowers one kernel.
+/// Lowers one kernel; the first error.
 pub fn lower_function(f: &FunctionDef) -> Result<Function> {
+    lower_function_all(f).map_err(|mut errors| errors.remove(0))
+}
+
+/// Lowers one kernel, reporting every error (see [`lower_all`]).
+pub fn lower_function_all(f: &FunctionDef) -> std::result::Result<Function, Vec<Diagnostic>> {
     let rt = &f.return_type;
     if rt.base != BaseType::Void || rt.pointer_depth != 0 {
-        return Err(Diagnostic::error(
+        return Err(vec![Diagnostic::error(
             rt.span,
             format!("kernel `{}` must return `void`", f.name.name),
-        ));
+        )]);
     }
     let mut cx = Lowerer {
         b: FunctionBuilder::new(f.name.name.clone(), f.span),
@@ -82,15 +92,49 @@ pub fn lower_function(f: &FunctionDef) -> Result<Function> {
         loops: Vec::new(),
         guards: Vec::new(),
         param_values: Vec::new(),
+        open_regions: 0,
     };
     cx.scopes.push();
     for p in &f.params {
-        cx.declare_param(p)?;
+        cx.declare_param(p).map_err(|e| vec![e])?;
     }
     // Parameters and the body's top-level declarations share one scope (C).
-    cx.lower_stmts(&f.body.stmts)?;
+    let mut errors = Vec::new();
+    let mut failed = false;
+    for s in &f.body.stmts {
+        let depth = cx.scopes.depth();
+        match cx.lower_stmt(s) {
+            Ok(Flow::Next) => {}
+            Ok(_) => break,
+            Err(e) => {
+                failed = true;
+                if !is_quiet(&e) {
+                    errors.push(e);
+                }
+                cx.recover(depth, s);
+            }
+        }
+    }
+    if failed {
+        if errors.is_empty() {
+            errors.push(Diagnostic::error(
+                f.span,
+                "internal error: an error was lost",
+            ));
+        }
+        return Err(errors);
+    }
     cx.scopes.pop();
     Ok(cx.b.finish())
+}
+
+/// An error already reported elsewhere (a use of a name whose declaration failed).
+pub(crate) fn quiet_error(span: Span) -> Diagnostic {
+    Diagnostic::error(span, "")
+}
+
+fn is_quiet(d: &Diagnostic) -> bool {
+    d.message.is_empty()
 }
 
 /// State while lowering one function.
@@ -105,6 +149,8 @@ pub(crate) struct Lowerer {
     pub(crate) guards: Vec<Val>,
     /// Parameter values keep their own names when copied (`int x = N;`).
     param_values: Vec<ValueId>,
+    /// Regions opened through [`Lowerer::open_region`] and not closed yet.
+    open_regions: usize,
 }
 
 impl Lowerer {
@@ -118,7 +164,41 @@ impl Lowerer {
             ty: Type::scalar(scalar),
             value: Some(value),
             decl_span: p.name.span,
+            poisoned: false,
         })
+    }
+
+    pub(crate) fn open_region(&mut self, arg_types: Vec<Type>) -> Vec<ValueId> {
+        self.open_regions += 1;
+        self.b.open_region(arg_types)
+    }
+
+    pub(crate) fn close_region(&mut self, yields: Vec<ValueId>) -> Region {
+        self.open_regions -= 1;
+        self.b.close_region(yields)
+    }
+
+    /// After an error in top-level statement `s`: drops the half-built regions
+    /// and scopes, and declares the names `s` failed to declare as poisoned.
+    fn recover(&mut self, scope_depth: usize, s: &Stmt) {
+        while self.open_regions > 0 {
+            self.close_region(vec![]);
+        }
+        self.scopes.truncate(scope_depth);
+        self.loops.clear();
+        self.guards.clear();
+        if let StmtKind::Decl(decls) = &s.kind {
+            for d in decls {
+                // Fails (harmlessly) for the names that were declared.
+                let _ = self.scopes.declare(Var {
+                    name: d.name.name.clone(),
+                    ty: Type::num(crate::ir::DType::I32),
+                    value: None,
+                    decl_span: d.name.span,
+                    poisoned: true,
+                });
+            }
+        }
     }
 
     /// Names `v` after the variable it is bound to, for printing; parameters

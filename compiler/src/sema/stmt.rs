@@ -193,6 +193,7 @@ impl Lowerer {
             ty,
             value,
             decl_span: d.name.span,
+            poisoned: false,
         })
     }
 }
