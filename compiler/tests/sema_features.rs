@@ -310,3 +310,15 @@ fn large_literals_widen_and_narrow_stores_wrap() {
             value: Const::Int(44)
         }));
 }
+
+#[test]
+fn pointer_tiles_broadcast_from_scalars() {
+    // Seed 000: `float* c_broadcast[32] = c; float* c_ptr[32] = c_broadcast + off;`
+    let f = lower_ok(
+        "void k(float* c) { int off[32] = 0 ... 32; float* c_broadcast[32] = c; \
+         float* c_ptr[32] = c_broadcast + off; *c_ptr = 1; }",
+        &[],
+    );
+    assert_eq!(result_types(&f, "Splat"), vec!["f32*[32]"]);
+    assert_eq!(result_types(&f, "AddPtr"), vec!["f32*[32]"]);
+}

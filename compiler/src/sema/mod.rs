@@ -1,8 +1,35 @@
 //! Semantic analysis: AST -> Triton-IR (types, shapes, broadcasting, control flow).
 //!
-//! Variables become SSA values (see [`scope`]); `if` and loops become structured
-//! `If`/`While` ops that carry every outer variable they assign. Literals are
-//! "weak" ([`value::Operand`]): they take the type of the tile they meet.
+//! The language as sema reads it:
+//! - **Variables** are SSA names (module `scope`): a declaration binds a value of the
+//!   declared type and shape, assignment converts (casts, broadcasts) to that
+//!   type and rebinds. Numbers declared without an initializer start at zero;
+//!   pointers must be assigned before use.
+//! - **Literals are weak** (`value::Operand`): `h * 2 + 0.5` stays `half` for a
+//!   half tile `h`; a float literal next to ints gives `f32`; alone, an int
+//!   literal is `i32` (`i64` if it does not fit) and a float literal `f32`.
+//!   Literal arithmetic folds. Otherwise the usual C conversions apply, with
+//!   `f16` + `bf16` = `f32`, and arithmetic on `bool` done in `i32`.
+//! - **Broadcasting** is numpy's (trailing axes aligned, size-1 axes repeat) for
+//!   operators, `?:`, masks, stores and assignments; sema emits the explicit
+//!   `Splat`/`Reshape`/`Broadcast`/`Cast` ops the IR requires.
+//! - **Memory**: `*p` loads, `*p = v` stores, `*?(m)` masks either. `c ? *p : x`
+//!   is a load masked by `c` with `x` elsewhere; more generally every load,
+//!   store and atomic inside an arm of `?:` or on the right of a tile `&&`/`||`
+//!   is masked by the lanes that use it, so nothing is read out of bounds. With
+//!   a scalar left operand, `&&`/`||` short-circuit when the right side has
+//!   effects (an `If`).
+//! - **Control flow** is structured: `if` is an `If` yielding every outer
+//!   variable a branch assigns; `for`/`while`/`do` are `While` ops carrying every
+//!   outer variable the loop assigns. `break`/`continue` set hidden flags (the
+//!   break flag is carried and ends the loop; statements after a possible jump
+//!   run under `if (!flags)`); not supported inside `do ... while`. Conditions
+//!   must be scalars. `return;` is a `Return` op.
+//! - Effects inside `?:` arms other than memory accesses (`c ? x++ : y`) are not
+//!   conditional: both arms are evaluated.
+//!
+//! Every error is a [`Diagnostic`] with the span of the offending source;
+//! [`lower_all`] keeps going after one and reports them all.
 
 mod assign;
 mod assigned;
