@@ -330,7 +330,9 @@ impl Lowerer {
                 ),
             });
         }
-        let any = any.expect("at least one flag");
+        let Some(any) = any else {
+            return self.constant(Const::Bool(true), i1, span);
+        };
         self.b.push1(
             OpKind::Unary {
                 op: UnOp::Not,

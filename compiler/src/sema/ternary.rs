@@ -141,9 +141,6 @@ impl Lowerer {
 
     /// Element-wise `c ? a : b` with broadcasting and the usual conversions.
     pub(crate) fn select_vals(&mut self, c: Val, a: Val, b: Val, span: Span) -> Result<Val> {
-        if a.is_weak() && b.is_weak() && c.is_weak() {
-            unreachable!("literal conditions are folded before");
-        }
         let shape = self.common_shape("?:", &[c, a, b], span)?;
         let (sa, sb) = (self.scalar_of(&a), self.scalar_of(&b));
         let scalar = match (sa, sb) {
