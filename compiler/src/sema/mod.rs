@@ -41,6 +41,7 @@ mod convert;
 mod dot;
 mod expr;
 mod logical;
+mod loops;
 mod memory;
 mod scope;
 mod shapes;
@@ -169,7 +170,7 @@ pub(crate) struct Lowerer {
     pub(crate) b: FunctionBuilder,
     pub(crate) scopes: Scopes,
     /// The loops being lowered, innermost last.
-    pub(crate) loops: Vec<control_flow::LoopFlags>,
+    pub(crate) loops: Vec<loops::LoopFlags>,
     /// Conditions under which the expression being lowered is actually
     /// evaluated (an arm of `?:`, the right side of a tile `&&`), innermost
     /// last and already combined: memory accesses there are masked by it.
