@@ -322,3 +322,9 @@ fn pointer_tiles_broadcast_from_scalars() {
     assert_eq!(result_types(&f, "Splat"), vec!["f32*[32]"]);
     assert_eq!(result_types(&f, "AddPtr"), vec!["f32*[32]"]);
 }
+
+#[test]
+fn empty_branches_leave_no_if() {
+    let f = lower_ok("void k(int n) { if (n > 0) ; else { } }", &[]);
+    assert_eq!(count(&f, "If"), 0);
+}

@@ -104,6 +104,10 @@ impl Lowerer {
             else_region.yields.push(e);
             types.push(var.ty.clone());
         }
+        if then_region.ops.is_empty() && else_region.ops.is_empty() && changed.is_empty() {
+            // `if (c) ;` and branches that only declared unused names.
+            return Ok(Flow::join(then_flow, else_flow));
+        }
         let results = self.b.push(
             OpKind::If {
                 cond: c,
