@@ -315,3 +315,44 @@ fn order_and_dump() {
     );
     assert!(text.contains("%lda: contiguity [1] divisibility [8] constancy [1]\n"));
 }
+
+#[test]
+fn width_along_the_first_axis() {
+    // Column-major tile: p = X + rk[:, newaxis] + rn[newaxis, :] * ld.
+    let mut b = B::new("k");
+    let x = b.param("X", Type::ptr(DType::F16));
+    let ld = b.param_attrs("ld", i32t(), multiple_of(8));
+    let rk = b.range(0, 32);
+    let rk = b.reshape(rk, &[32, 1]);
+    let rk = b.broadcast(rk, &[32, 16]);
+    let rn = b.range(0, 16);
+    let rn = b.reshape(rn, &[1, 16]);
+    let rn = b.broadcast(rn, &[32, 16]);
+    let ld = b.splat(ld, &[32, 16]);
+    let cols = b.bin(BinOp::Mul, rn, ld);
+    let xt = b.splat(x, &[32, 16]);
+    let p = b.addptr(xt, rk);
+    let p = b.addptr(p, cols);
+    let f = b.finish();
+    let info = checked(&f);
+    assert_eq!(info.contiguity_order(p), vec![0, 1]);
+    assert_eq!(info.vector_width(p, None, &f), 1);
+    assert_eq!(info.vector_width_along(p, None, 0, &f), 8);
+    assert_eq!(info.vector_width_along(p, None, 2, &f), 1);
+}
+
+#[test]
+fn odd_inputs_do_not_panic() {
+    let mut b = B::new("k");
+    let n = b.param_attrs("n", i32t(), multiple_of(0));
+    let big = b.int(i64::MIN, i32t());
+    let s = b.bin(BinOp::Mul, big, big);
+    let d = b.bin(BinOp::Div, n, big);
+    let f = b.finish();
+    let info = analyze(&f);
+    assert_eq!(info.get(n).unwrap().divisibility, vec![1]);
+    assert_eq!(info.get(s).unwrap().value, Some(0));
+    assert_eq!(info.get(d).unwrap().divisibility, vec![1]);
+    // Facts of values the analysis never saw: width 1, no panic.
+    assert_eq!(info.vector_width(ValueId(999), None, &f), 1);
+}

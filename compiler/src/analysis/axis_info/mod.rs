@@ -91,27 +91,48 @@ impl AxisInfoMap {
     /// is at most 16 bytes, and (with a mask) stays inside a run of equal
     /// mask lanes. At least 1.
     pub fn vector_width(&self, ptr: ValueId, mask: Option<ValueId>, func: &Function) -> u32 {
+        let rank = func
+            .values
+            .get(ptr.0 as usize)
+            .map_or(0, |v| v.ty.shape.len());
+        if rank == 0 {
+            return 1;
+        }
+        self.vector_width_along(ptr, mask, rank - 1, func)
+    }
+
+    /// [`AxisInfoMap::vector_width`] along any `axis` (for layouts whose
+    /// fastest axis is not the last, see [`AxisInfoMap::contiguity_order`]).
+    pub fn vector_width_along(
+        &self,
+        ptr: ValueId,
+        mask: Option<ValueId>,
+        axis: usize,
+        func: &Function,
+    ) -> u32 {
         let Some(ty) = func.values.get(ptr.0 as usize).map(|v| &v.ty) else {
             return 1;
         };
-        let (ScalarType::Ptr(elem), Some(&last_dim)) = (ty.scalar, ty.shape.last()) else {
+        let (ScalarType::Ptr(elem), Some(&dim)) = (ty.scalar, ty.shape.get(axis)) else {
             return 1;
         };
         let Some(p) = self.get(ptr) else { return 1 };
-        let last = p.axes() - 1;
+        if axis >= p.axes() {
+            return 1;
+        }
         let elem = elem.size_bytes() as u64;
         // Runs must split into whole vectors: a power of two dividing them.
-        let mut runs = facts::gcd(p.contiguity[last], last_dim as u64);
+        let mut runs = facts::gcd(p.contiguity[axis], dim as u64);
         if let Some(m) = mask {
             match self.get(m) {
                 Some(mi) if mi.axes() == p.axes() => {
-                    runs = facts::gcd(runs, mi.constancy[last]);
+                    runs = facts::gcd(runs, mi.constancy[axis]);
                 }
                 _ => return 1,
             }
         }
         let limit = runs
-            .min(p.divisibility[last] / elem)
+            .min(p.divisibility[axis] / elem)
             .min(MAX_VECTOR_BYTES / elem)
             .max(1);
         let mut width = 1u64;
@@ -136,7 +157,8 @@ pub fn analyze(func: &Function) -> AxisInfoMap {
 }
 
 fn param_info(func: &Function, p: &crate::ir::Param) -> AxisInfo {
-    let pow2 = |n: u64| facts::pow2_divisor(n.min(i64::MAX as u64) as i64);
+    // `__multipleof(0)` promises nothing useful: treat it as 1.
+    let pow2 = |n: u64| facts::pow2_divisor(n.clamp(1, i64::MAX as u64) as i64);
     let div = match func.values.get(p.value.0 as usize).map(|v| v.ty.scalar) {
         Some(ScalarType::Ptr(elem)) => {
             let elem = elem.size_bytes() as u64;

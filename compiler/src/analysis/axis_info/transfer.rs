@@ -22,7 +22,7 @@ pub fn transfer(kind: &OpKind, result: &Type, f: &impl Facts) -> AxisInfo {
             Const::Float(_) => AxisInfo::uniform(shape, 1, None),
         },
         OpKind::MakeRange { start, end } => {
-            let len = (end - start).max(1) as u64;
+            let len = end.saturating_sub(*start).max(1) as u64;
             AxisInfo {
                 contiguity: vec![len],
                 divisibility: vec![pow2_divisor(*start)],
