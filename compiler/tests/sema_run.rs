@@ -402,3 +402,114 @@ __global__ void k(float* X, float* Y, int n) {
     assert_eq!(&y[8..16], &[1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0]);
     assert_eq!(&y[16..], &[-1.0, 2.0, -3.0, 4.0, -5.0, 5.0, 5.0, 5.0]);
 }
+
+/// A bounds-checked matmul (the seed says checks "can be easily added"): the
+/// masks live in the loop, M, N, K are not multiples of the tiles, and the
+/// buffers are exactly sized, so every out-of-range lane must stay masked.
+#[test]
+fn bounds_checked_matmul() {
+    let src = "
+__global__ void dot(float* A, float* B, float* C, int M, int N, int K, int lda, int ldb, int ldc) {
+  int pm = get_program_id(0);
+  int pn = get_program_id(1);
+  int rm[TM] = pm * TM + 0 ... TM;
+  int rn[TN] = pn * TN + 0 ... TN;
+  int rk[TK] = 0 ... TK;
+  float c[TM, TN] = 0;
+  float* pa[TM, TK] = A + rk[newaxis, :] + rm[:, newaxis] * lda;
+  float* pb[TK, TN] = B + rk[:, newaxis] * ldb + rn[newaxis, :];
+  for (int k = 0; k < K; k += TK) {
+    bool ca[TM, TK] = (rm[:, newaxis] < M) && (k + rk[newaxis, :] < K);
+    bool cb[TK, TN] = (k + rk[:, newaxis] < K) && (rn[newaxis, :] < N);
+    float a[TM, TK] = ca ? *pa : 0;
+    float b[TK, TN] = cb ? *pb : 0;
+    c += a @ b;
+    pa += TK;
+    pb += TK * ldb;
+  }
+  float* pc[TM, TN] = C + rm[:, newaxis] * ldc + rn[newaxis, :];
+  *?((rm[:, newaxis] < M) && (rn[newaxis, :] < N)) pc = c;
+}";
+    let f = lower_ok(src, &[("TM", "16"), ("TN", "16"), ("TK", "8")]);
+    let (m, n, k) = (37usize, 29usize, 45usize);
+    let (a, b) = (data(m * k, 7), data(k * n, 8));
+    let mut mem = Memory::new();
+    let (pa, pb, pc) = (
+        mem.alloc_slice(&a),
+        mem.alloc_slice(&b),
+        mem.alloc_slice(&vec![0f32; m * n]),
+    );
+    let args = [
+        ptr(pa),
+        ptr(pb),
+        ptr(pc),
+        int(m as i64),
+        int(n as i64),
+        int(k as i64),
+        int(k as i64),
+        int(n as i64),
+        int(n as i64),
+    ];
+    run(
+        &f,
+        [m.div_ceil(16) as u32, n.div_ceil(16) as u32, 1],
+        &args,
+        &mut mem,
+    )
+    .unwrap();
+    let c: Vec<f32> = mem.read(pc, m * n).unwrap();
+    for i in 0..m {
+        for j in 0..n {
+            let want: f32 = (0..k).map(|l| a[i * k + l] * b[l * n + j]).sum();
+            assert!(
+                close(c[i * n + j], want),
+                "({i}, {j}): {} vs {want}",
+                c[i * n + j]
+            );
+        }
+    }
+}
+
+/// The seed matmul in half precision: f16 operands, f32 accumulation, f16 result.
+#[test]
+fn matmul_half() {
+    use half::f16;
+    let f = lower_kernel(
+        "dot.tc",
+        &[("TYPE", "half"), ("TM", "16"), ("TN", "16"), ("TK", "8")],
+    );
+    let (m, n, k) = (32usize, 16usize, 24usize);
+    let a: Vec<f16> = data(m * k, 9).into_iter().map(f16::from_f32).collect();
+    let b: Vec<f16> = data(k * n, 10).into_iter().map(f16::from_f32).collect();
+    let mut mem = Memory::new();
+    let (pa, pb, pc) = (
+        mem.alloc_slice(&a),
+        mem.alloc_slice(&b),
+        mem.alloc_slice(&vec![f16::ZERO; m * n]),
+    );
+    let args = [
+        ptr(pa),
+        ptr(pb),
+        ptr(pc),
+        int(m as i64),
+        int(n as i64),
+        int(k as i64),
+        int(k as i64),
+        int(n as i64),
+        int(n as i64),
+    ];
+    run(&f, [(m / 16) as u32, (n / 16) as u32, 1], &args, &mut mem).unwrap();
+    let c: Vec<f16> = mem.read(pc, m * n).unwrap();
+    for i in 0..m {
+        for j in 0..n {
+            let want: f32 = (0..k)
+                .map(|l| a[i * k + l].to_f32() * b[l * n + j].to_f32())
+                .sum();
+            let got = c[i * n + j].to_f32();
+            assert!(
+                (got - want).abs() <= 1e-2 * (1.0 + want.abs()),
+                "({i}, {j}): {got} vs {want}"
+            );
+        }
+    }
+}
