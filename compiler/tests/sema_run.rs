@@ -513,3 +513,25 @@ fn matmul_half() {
         }
     }
 }
+
+/// Atomics (compare-and-swap, max, masked min, exchange) and the older
+/// `get_range_id` spelling.
+#[test]
+fn atomics_and_aliases() {
+    let src = "
+__global__ void k(int* p, int* old) {
+  int r[4] = 0 ... 4;
+  int pid = get_range_id(0);
+  *(old + r) = atomic_cas(p + r, r, 10 + r);
+  atomic_max(p + r, 11);
+  atomic_min(p + r, 0, r > 2);
+  *(old + 4) = atomic_exch(p + 1, pid + 100);
+}";
+    let f = lower_ok(src, &[]);
+    let mut mem = Memory::new();
+    let p = mem.alloc_slice(&[0i32, 5, 2, 7]);
+    let old = mem.alloc_slice(&[0i32; 5]);
+    run(&f, [1, 1, 1], &[ptr(p), ptr(old)], &mut mem).unwrap();
+    assert_eq!(mem.read::<i32>(old, 5).unwrap(), vec![0, 5, 2, 7, 11]);
+    assert_eq!(mem.read::<i32>(p, 4).unwrap(), vec![11, 100, 12, 0]);
+}
