@@ -248,11 +248,21 @@ fn program_id_axis_not_constant() {
 }
 
 #[test]
-fn break_is_not_supported() {
+fn break_outside_a_loop() {
     expect(
-        "while (N > 0) { break; }",
+        "if (N > 0) { break; }",
         &[],
-        "`break` is not supported yet",
+        "`break` outside of a loop",
+        "test.tc:2:16",
+    );
+}
+
+#[test]
+fn continue_in_do_while_is_not_supported() {
+    expect(
+        "do { if (N > 2) continue; N = N - 1; } while (N > 0);",
+        &[],
+        "`continue` inside `do ... while` is not supported yet",
         "test.tc:2:19",
     );
 }
@@ -370,4 +380,37 @@ fn assignment_in_loop_condition() {
         "assigning `i` in a loop condition is not supported",
         "test.tc:3:10",
     );
+}
+
+/// `lower_all` goes on after an error, and a failed declaration does not make
+/// every later use of the name an error too.
+#[test]
+fn every_error_of_a_function_is_reported_once() {
+    let text = "void k(float* X) {
+  float a[4] = X + 1.5;
+  a = a + 1;
+  int b = c;
+  float d[4] = 0;
+  d = d @ d;
+  for (int i = 0; i < 4; i++) { d = d + a; }
+  d = d + 1;
+}
+";
+    let mut sources = tritonc::SourceMap::new();
+    let file = sources.add("test.tc", text);
+    let tu = tritonc::front::parse_file(&mut sources, file, &options(&[])).unwrap();
+    let errors = tritonc::sema::lower_all(&tu).unwrap_err();
+    let got: Vec<(String, String)> = errors
+        .iter()
+        .map(|d| (d.message.clone(), d.location(&sources)))
+        .collect();
+    assert_eq!(got.len(), 3, "{got:#?}");
+    assert!(got[0].0.contains("pointer offsets must be integers"));
+    assert_eq!(got[0].1, "test.tc:2:20");
+    assert_eq!(got[1].0, "use of undeclared identifier `c`");
+    assert_eq!(got[1].1, "test.tc:4:11");
+    assert!(got[2].0.contains("`@` multiplies 2-D tiles"), "{got:#?}");
+    assert_eq!(got[2].1, "test.tc:6:7");
+    // `lower` gives the first one.
+    assert_eq!(tritonc::sema::lower(&tu).unwrap_err().message, got[0].0);
 }

@@ -297,3 +297,34 @@ fn unit_strides_leave_no_ops() {
             value: Const::Int(1)
         }));
 }
+
+#[test]
+fn large_literals_widen_and_narrow_stores_wrap() {
+    let f = lower_ok(
+        "void k(long* L, char* C, int n) { *L = n + 5000000000; *C = 300; }",
+        &[],
+    );
+    assert_eq!(result_types(&f, "Binary"), vec!["i64"]);
+    assert!(ops_named(&f, "Constant").iter().any(|o| o.kind
+        == OpKind::Constant {
+            value: Const::Int(44)
+        }));
+}
+
+#[test]
+fn pointer_tiles_broadcast_from_scalars() {
+    // Seed 000: `float* c_broadcast[32] = c; float* c_ptr[32] = c_broadcast + off;`
+    let f = lower_ok(
+        "void k(float* c) { int off[32] = 0 ... 32; float* c_broadcast[32] = c; \
+         float* c_ptr[32] = c_broadcast + off; *c_ptr = 1; }",
+        &[],
+    );
+    assert_eq!(result_types(&f, "Splat"), vec!["f32*[32]"]);
+    assert_eq!(result_types(&f, "AddPtr"), vec!["f32*[32]"]);
+}
+
+#[test]
+fn empty_branches_leave_no_if() {
+    let f = lower_ok("void k(int n) { if (n > 0) ; else { } }", &[]);
+    assert_eq!(count(&f, "If"), 0);
+}

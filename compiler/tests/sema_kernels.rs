@@ -247,3 +247,17 @@ fn softmax_rows() {
     };
     assert!(mask.is_some());
 }
+
+/// The printed IR of the vector add: a readable record of what sema emits.
+#[test]
+fn vector_add_printed() {
+    let f = lower_kernel("add.tc", &[("TYPE", "float"), ("SIZE", "128")]);
+    insta::assert_snapshot!(tritonc::ir::printer::print_function(&f));
+}
+
+#[test]
+fn parameters_keep_their_names() {
+    let f = lower_ok("void k(int N, int* X) { int x = N; *X = x; }", &[]);
+    let text = tritonc::ir::printer::print_function(&f);
+    assert!(text.contains("%N"), "{text}");
+}

@@ -34,14 +34,18 @@ fn try_lower(text: &str, defines: &[(&str, &str)]) -> bool {
     let Ok(tu) = parse_file(&mut sources, file, &options(defines)) else {
         return false;
     };
-    match tritonc::sema::lower(&tu) {
+    match tritonc::sema::lower_all(&tu) {
         Ok(m) => {
             m.functions.iter().for_each(check_function);
             true
         }
-        Err(d) => {
-            // Diagnostics point into the file and render.
-            assert!(d.render(&sources).contains("m.tc"), "{}", d.message);
+        Err(errors) => {
+            assert!(!errors.is_empty());
+            // Diagnostics have messages, point into the file and render.
+            for d in errors {
+                assert!(!d.message.is_empty());
+                assert!(d.render(&sources).contains("m.tc"), "{}", d.message);
+            }
             false
         }
     }

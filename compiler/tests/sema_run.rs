@@ -307,3 +307,231 @@ __global__ void k(float* out, float* acc, half* h) {
     let hv: Vec<half::f16> = mem.read(h, 4).unwrap();
     assert!(hv.iter().all(|x| x.to_f32() == 2.5));
 }
+
+/// `break` and `continue` through flags: the step is skipped after `break`,
+/// the rest of the body after either, and nested loops keep their own flags.
+#[test]
+fn break_and_continue() {
+    let src = "
+__global__ void k(int* out, int n) {
+  int i = 0;
+  int s = 0;
+  for (i = 0; i < n; i++) {
+    if (i == 7) break;
+    if (i % 2 == 0) continue;
+    s += i;
+  }
+  int j = 0;
+  int t = 0;
+  while (1) {
+    j++;
+    if (j > 4) { break; }
+    t += j;
+  }
+  int w = 0;
+  for (int a = 0; a < 3; a++) {
+    for (int b = 0; b < 10; b++) {
+      if (b == a) break;
+      w += 10;
+    }
+    w += 1;
+  }
+  *out = i;
+  *(out + 1) = s;
+  *(out + 2) = j;
+  *(out + 3) = t;
+  *(out + 4) = w;
+}";
+    let f = lower_ok(src, &[]);
+    let mut mem = Memory::new();
+    let out = mem.alloc_slice(&[0i32; 5]);
+    run(&f, [1, 1, 1], &[ptr(out), int(100)], &mut mem).unwrap();
+    assert_eq!(
+        mem.read::<i32>(out, 5).unwrap(),
+        vec![7, 1 + 3 + 5, 5, 10, 33]
+    );
+    // Without the early exit the loop runs to n.
+    let out2 = mem.alloc_slice(&[0i32; 5]);
+    run(&f, [1, 1, 1], &[ptr(out2), int(5)], &mut mem).unwrap();
+    assert_eq!(mem.read::<i32>(out2, 2).unwrap(), vec![5, 1 + 3]);
+}
+
+/// `i < n && *(p + i) > 5` must not load past `n`: the buffer holds exactly n
+/// ints, so an eager load would be an out-of-bounds error in the interpreter.
+#[test]
+fn short_circuit_guards_scalar_loads() {
+    let src = "
+__global__ void k(int* out, int* data, int n) {
+  int found = 0;
+  for (int i = 0; i < 8; i++) {
+    if (i < n && *(data + i) > 5) found++;
+  }
+  *out = found;
+  *(out + 1) = n < 1 || *(data + n - 1) == 7;
+  *(out + 2) = n > 100 || 0 || n == 4;
+}";
+    let f = lower_ok(src, &[]);
+    let mut mem = Memory::new();
+    let data = mem.alloc_slice(&[9i32, 1, 6, 7]);
+    let out = mem.alloc_slice(&[0i32; 3]);
+    run(&f, [1, 1, 1], &[ptr(out), ptr(data), int(4)], &mut mem).unwrap();
+    assert_eq!(mem.read::<i32>(out, 3).unwrap(), vec![3, 1, 1]);
+}
+
+/// Loads nested inside a `?:` arm or on the right of a tile `&&` are masked by
+/// the lanes that use them: X holds exactly n floats, fewer than the tile.
+#[test]
+fn guarded_arms_do_not_read_out_of_bounds() {
+    let src = "
+__global__ void k(float* X, float* Y, int n) {
+  int r[8] = 0 ... 8;
+  bool m[8] = r < n;
+  *(Y + r) = m ? *(X + r) * 2 + 1 : -1;
+  bool pos[8] = m && *(X + r) > 0;
+  *(Y + 8 + r) = pos ? 1 : 0;
+  *(Y + 16 + r) = !m ? 5 : -(*(X + r));
+}";
+    let f = lower_ok(src, &[]);
+    let mut mem = Memory::new();
+    let x = [1.0f32, -2.0, 3.0, -4.0, 5.0];
+    let px = mem.alloc_slice(&x);
+    let py = mem.alloc_slice(&[0f32; 24]);
+    run(&f, [1, 1, 1], &[ptr(px), ptr(py), int(5)], &mut mem).unwrap();
+    let y: Vec<f32> = mem.read(py, 24).unwrap();
+    assert_eq!(&y[..8], &[3.0, -3.0, 7.0, -7.0, 11.0, -1.0, -1.0, -1.0]);
+    assert_eq!(&y[8..16], &[1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0]);
+    assert_eq!(&y[16..], &[-1.0, 2.0, -3.0, 4.0, -5.0, 5.0, 5.0, 5.0]);
+}
+
+/// A bounds-checked matmul (the seed says checks "can be easily added"): the
+/// masks live in the loop, M, N, K are not multiples of the tiles, and the
+/// buffers are exactly sized, so every out-of-range lane must stay masked.
+#[test]
+fn bounds_checked_matmul() {
+    let src = "
+__global__ void dot(float* A, float* B, float* C, int M, int N, int K, int lda, int ldb, int ldc) {
+  int pm = get_program_id(0);
+  int pn = get_program_id(1);
+  int rm[TM] = pm * TM + 0 ... TM;
+  int rn[TN] = pn * TN + 0 ... TN;
+  int rk[TK] = 0 ... TK;
+  float c[TM, TN] = 0;
+  float* pa[TM, TK] = A + rk[newaxis, :] + rm[:, newaxis] * lda;
+  float* pb[TK, TN] = B + rk[:, newaxis] * ldb + rn[newaxis, :];
+  for (int k = 0; k < K; k += TK) {
+    bool ca[TM, TK] = (rm[:, newaxis] < M) && (k + rk[newaxis, :] < K);
+    bool cb[TK, TN] = (k + rk[:, newaxis] < K) && (rn[newaxis, :] < N);
+    float a[TM, TK] = ca ? *pa : 0;
+    float b[TK, TN] = cb ? *pb : 0;
+    c += a @ b;
+    pa += TK;
+    pb += TK * ldb;
+  }
+  float* pc[TM, TN] = C + rm[:, newaxis] * ldc + rn[newaxis, :];
+  *?((rm[:, newaxis] < M) && (rn[newaxis, :] < N)) pc = c;
+}";
+    let f = lower_ok(src, &[("TM", "16"), ("TN", "16"), ("TK", "8")]);
+    let (m, n, k) = (37usize, 29usize, 45usize);
+    let (a, b) = (data(m * k, 7), data(k * n, 8));
+    let mut mem = Memory::new();
+    let (pa, pb, pc) = (
+        mem.alloc_slice(&a),
+        mem.alloc_slice(&b),
+        mem.alloc_slice(&vec![0f32; m * n]),
+    );
+    let args = [
+        ptr(pa),
+        ptr(pb),
+        ptr(pc),
+        int(m as i64),
+        int(n as i64),
+        int(k as i64),
+        int(k as i64),
+        int(n as i64),
+        int(n as i64),
+    ];
+    run(
+        &f,
+        [m.div_ceil(16) as u32, n.div_ceil(16) as u32, 1],
+        &args,
+        &mut mem,
+    )
+    .unwrap();
+    let c: Vec<f32> = mem.read(pc, m * n).unwrap();
+    for i in 0..m {
+        for j in 0..n {
+            let want: f32 = (0..k).map(|l| a[i * k + l] * b[l * n + j]).sum();
+            assert!(
+                close(c[i * n + j], want),
+                "({i}, {j}): {} vs {want}",
+                c[i * n + j]
+            );
+        }
+    }
+}
+
+/// The seed matmul in half precision: f16 operands, f32 accumulation, f16 result.
+#[test]
+fn matmul_half() {
+    use half::f16;
+    let f = lower_kernel(
+        "dot.tc",
+        &[("TYPE", "half"), ("TM", "16"), ("TN", "16"), ("TK", "8")],
+    );
+    let (m, n, k) = (32usize, 16usize, 24usize);
+    let a: Vec<f16> = data(m * k, 9).into_iter().map(f16::from_f32).collect();
+    let b: Vec<f16> = data(k * n, 10).into_iter().map(f16::from_f32).collect();
+    let mut mem = Memory::new();
+    let (pa, pb, pc) = (
+        mem.alloc_slice(&a),
+        mem.alloc_slice(&b),
+        mem.alloc_slice(&vec![f16::ZERO; m * n]),
+    );
+    let args = [
+        ptr(pa),
+        ptr(pb),
+        ptr(pc),
+        int(m as i64),
+        int(n as i64),
+        int(k as i64),
+        int(k as i64),
+        int(n as i64),
+        int(n as i64),
+    ];
+    run(&f, [(m / 16) as u32, (n / 16) as u32, 1], &args, &mut mem).unwrap();
+    let c: Vec<f16> = mem.read(pc, m * n).unwrap();
+    for i in 0..m {
+        for j in 0..n {
+            let want: f32 = (0..k)
+                .map(|l| a[i * k + l].to_f32() * b[l * n + j].to_f32())
+                .sum();
+            let got = c[i * n + j].to_f32();
+            assert!(
+                (got - want).abs() <= 1e-2 * (1.0 + want.abs()),
+                "({i}, {j}): {got} vs {want}"
+            );
+        }
+    }
+}
+
+/// Atomics (compare-and-swap, max, masked min, exchange) and the older
+/// `get_range_id` spelling.
+#[test]
+fn atomics_and_aliases() {
+    let src = "
+__global__ void k(int* p, int* old) {
+  int r[4] = 0 ... 4;
+  int pid = get_range_id(0);
+  *(old + r) = atomic_cas(p + r, r, 10 + r);
+  atomic_max(p + r, 11);
+  atomic_min(p + r, 0, r > 2);
+  *(old + 4) = atomic_exch(p + 1, pid + 100);
+}";
+    let f = lower_ok(src, &[]);
+    let mut mem = Memory::new();
+    let p = mem.alloc_slice(&[0i32, 5, 2, 7]);
+    let old = mem.alloc_slice(&[0i32; 5]);
+    run(&f, [1, 1, 1], &[ptr(p), ptr(old)], &mut mem).unwrap();
+    assert_eq!(mem.read::<i32>(old, 5).unwrap(), vec![0, 5, 2, 7, 11]);
+    assert_eq!(mem.read::<i32>(p, 4).unwrap(), vec![11, 100, 12, 0]);
+}

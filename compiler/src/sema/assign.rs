@@ -4,7 +4,7 @@
 
 use super::convert::Target;
 use super::value::Val;
-use super::Lowerer;
+use super::{quiet_error, Lowerer};
 use crate::diagnostics::{Diagnostic, Result};
 use crate::front::ast::{BinaryOp, Expr, ExprKind, UnaryOp};
 use crate::span::Span;
@@ -48,6 +48,9 @@ impl Lowerer {
                 format!("assignment to undeclared identifier `{name}`"),
             ));
         };
+        if self.scopes.get(r).poisoned {
+            return Err(quiet_error(target.span));
+        }
         let new = match op {
             None => self.lower_expr(value)?,
             Some(op) => {
@@ -63,7 +66,7 @@ impl Lowerer {
         let ty = self.scopes.get(r).ty.clone();
         let v = self.convert_to_declared(new, &ty, Target::Assign(name))?;
         self.scopes.set(r, v);
-        self.b.set_name(v, name);
+        self.name_value(v, name);
         Ok(Val::value(v, span))
     }
 
@@ -85,6 +88,7 @@ impl Lowerer {
             }
             None => None,
         };
+        let m = self.guard_mask(m, span)?;
         let new = match op {
             None => self.lower_expr(value)?,
             Some(op) => {

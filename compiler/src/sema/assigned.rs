@@ -2,6 +2,7 @@
 //! the loop can carry exactly those values before its body is lowered.
 
 use crate::front::ast::{Expr, ExprKind, Stmt, StmtKind, UnaryOp};
+use crate::span::Span;
 
 /// Names assigned somewhere in `stmts`/`exprs` and not declared inside them,
 /// in order of first assignment.
@@ -138,5 +139,33 @@ impl Scan {
             | ExprKind::BoolLit(_)
             | ExprKind::Ident(_) => {}
         }
+    }
+}
+
+/// `break`/`continue` statements that leave or restart the loop around `s`
+/// (those inside nested loops belong to those loops), in source order.
+pub fn loop_jumps(s: &Stmt) -> Vec<(Span, bool)> {
+    let mut out = Vec::new();
+    collect_jumps(s, &mut out);
+    out
+}
+
+/// `(span, is_break)` of each jump.
+fn collect_jumps(s: &Stmt, out: &mut Vec<(Span, bool)>) {
+    match &s.kind {
+        StmtKind::Break => out.push((s.span, true)),
+        StmtKind::Continue => out.push((s.span, false)),
+        StmtKind::Block(b) => b.stmts.iter().for_each(|s| collect_jumps(s, out)),
+        StmtKind::If {
+            then_branch,
+            else_branch,
+            ..
+        } => {
+            collect_jumps(then_branch, out);
+            if let Some(e) = else_branch {
+                collect_jumps(e, out);
+            }
+        }
+        _ => {}
     }
 }

@@ -3,7 +3,7 @@
 
 use super::consteval::{fold_float, fold_int, is_boolean_op};
 use super::shapes::{broadcast_shapes, fmt_shape};
-use super::types::{common_dtype, weak_with};
+use super::types::{common_dtype, weak_with, WeakLit};
 use super::value::{Operand, Val};
 use super::Lowerer;
 use crate::diagnostics::{Diagnostic, Result};
@@ -81,6 +81,9 @@ impl Lowerer {
         if op == BinaryOp::MatMul {
             let (a, b) = (self.lower_expr(lhs)?, self.lower_expr(rhs)?);
             return self.matmul(a, b, span);
+        }
+        if matches!(op, BinaryOp::LogicalAnd | BinaryOp::LogicalOr) {
+            return self.lower_logical(op, lhs, rhs, span);
         }
         let a = self.lower_expr(lhs)?;
         let b = self.lower_expr(rhs)?;
@@ -193,8 +196,8 @@ impl Lowerer {
         let db = self.scalar_of(b).dtype();
         match (a.op, b.op) {
             (Operand::Value(_), Operand::Value(_)) => common_dtype(da, db),
-            (Operand::Value(_), lit) => weak_with(matches!(lit, Operand::Float(_)), da),
-            (lit, Operand::Value(_)) => weak_with(matches!(lit, Operand::Float(_)), db),
+            (Operand::Value(_), lit) => weak_with(weak_lit(lit), da),
+            (lit, Operand::Value(_)) => weak_with(weak_lit(lit), db),
             _ => common_dtype(da, db),
         }
     }
@@ -319,6 +322,14 @@ fn fold(op: BinaryOp, a: Val, b: Val, span: Span) -> Result<Val> {
         }
     };
     Ok(Val { op: op_val, span })
+}
+
+/// A literal operand as [`WeakLit`].
+pub fn weak_lit(o: Operand) -> WeakLit {
+    match o {
+        Operand::Int(i) => WeakLit::Int(i),
+        _ => WeakLit::Float,
+    }
 }
 
 fn as_f64(o: Operand) -> f64 {

@@ -9,15 +9,16 @@ use crate::front::ast::{BinaryOp, Expr, Ident};
 use crate::ir::{AtomicOp, BinOp, DType, OpKind, ScalarType, Type, UnOp};
 use crate::span::Span;
 
-const BUILTINS: &str = "get_program_id, get_num_programs, exp, log, sqrt, sin, cos, abs, fabs, \
-                        max, min, select, trans, atomic_add, atomic_max, atomic_min, atomic_xchg, atomic_cas";
+const BUILTINS: &str = "get_program_id (or get_range_id), get_num_programs, exp, log, sqrt, sin, cos, abs, fabs, \
+                        max, min, select, trans, atomic_add, atomic_max, atomic_min, atomic_xchg (or atomic_exch), atomic_cas";
 
 impl Lowerer {
     pub(crate) fn lower_call(&mut self, callee: &Ident, args: &[Expr], span: Span) -> Result<Val> {
         let name = callee.name.as_str();
         let arity = |n: usize| check_arity(name, args, n, n, span);
         match name {
-            "get_program_id" | "get_num_programs" => {
+            // `get_range_id` is the older spelling of `get_program_id`.
+            "get_program_id" | "get_range_id" | "get_num_programs" => {
                 arity(1)?;
                 let axis = const_int(&args[0], "the grid axis")?;
                 if !(0..3).contains(&axis) {
@@ -27,7 +28,7 @@ impl Lowerer {
                     ));
                 }
                 let axis = axis as u32;
-                let kind = if name == "get_program_id" {
+                let kind = if name != "get_num_programs" {
                     OpKind::ProgramId { axis }
                 } else {
                     OpKind::NumPrograms { axis }
@@ -84,7 +85,7 @@ impl Lowerer {
                 let x = self.lower_expr(&args[0])?;
                 self.transpose(x, span)
             }
-            "atomic_add" | "atomic_max" | "atomic_min" | "atomic_xchg" => {
+            "atomic_add" | "atomic_max" | "atomic_min" | "atomic_xchg" | "atomic_exch" => {
                 check_arity(name, args, 2, 3, span)?;
                 let op = match name {
                     "atomic_add" => AtomicOp::Add,
@@ -151,6 +152,7 @@ impl Lowerer {
             }
             None => None,
         };
+        let mask = self.guard_mask(mask, span)?;
         let mut vals = vec![p, value];
         vals.extend(mask);
         let shape = self.common_shape(name, &vals, span)?;

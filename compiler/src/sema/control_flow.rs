@@ -1,8 +1,7 @@
-//! Structured control flow. `if` becomes an `If` op whose regions yield every
-//! outer variable either branch assigns; loops become `While` ops carrying
-//! every outer variable the loop assigns (found by a syntactic scan first).
+//! Structured branches: `if` becomes an `If` op whose regions yield every
+//! outer variable either branch assigns. Shared with loops: scalar and literal
+//! conditions, rebinding variables to op results.
 
-use super::assigned::assigned_outer_names;
 use super::scope::VarRef;
 use super::shapes::fmt_shape;
 use super::stmt::Flow;
@@ -10,12 +9,12 @@ use super::value::{Operand, Val};
 use super::Lowerer;
 use crate::diagnostics::{Diagnostic, Result};
 use crate::front::ast::{Expr, Stmt};
-use crate::ir::{Const, DType, OpKind, Type, ValueId};
+use crate::ir::{OpKind, ValueId};
 use crate::span::Span;
 
 impl Lowerer {
     /// A scalar `i1` condition of `if`/`while`; tiles are rejected.
-    fn scalar_condition(&mut self, cond: &Expr, what: &str) -> Result<ValueId> {
+    pub(crate) fn scalar_condition(&mut self, cond: &Expr, what: &str) -> Result<ValueId> {
         let c = self.lower_expr(cond)?;
         let shape = self.shape_of(&c);
         if !shape.is_empty() {
@@ -48,20 +47,37 @@ impl Lowerer {
             };
         }
         let c = self.scalar_condition(cond, "if")?;
+        self.lower_branches(
+            c,
+            span,
+            |cx| cx.lower_scoped(then_s),
+            |cx| match else_s {
+                Some(e) => cx.lower_scoped(e),
+                None => Ok(Flow::Next),
+            },
+        )
+    }
+
+    /// An `If` on `c` whose branches are lowered by `then_f` and `else_f`; it
+    /// yields every outer variable either branch assigns.
+    pub(crate) fn lower_branches(
+        &mut self,
+        c: ValueId,
+        span: Span,
+        then_f: impl FnOnce(&mut Self) -> Result<Flow>,
+        else_f: impl FnOnce(&mut Self) -> Result<Flow>,
+    ) -> Result<Flow> {
         let before = self.scopes.snapshot();
 
-        self.b.open_region(vec![]);
-        let then_flow = self.lower_scoped(then_s)?;
-        let mut then_region = self.b.close_region(vec![]);
+        self.open_region(vec![]);
+        let then_flow = then_f(self)?;
+        let mut then_region = self.close_region(vec![]);
         let after_then = self.scopes.snapshot();
         self.scopes.restore(&before);
 
-        self.b.open_region(vec![]);
-        let else_flow = match else_s {
-            Some(e) => self.lower_scoped(e)?,
-            None => Flow::Next,
-        };
-        let mut else_region = self.b.close_region(vec![]);
+        self.open_region(vec![]);
+        let else_flow = else_f(self)?;
+        let mut else_region = self.close_region(vec![]);
         let after_else = self.scopes.snapshot();
         self.scopes.restore(&before);
 
@@ -88,6 +104,10 @@ impl Lowerer {
             else_region.yields.push(e);
             types.push(var.ty.clone());
         }
+        if then_region.ops.is_empty() && else_region.ops.is_empty() && changed.is_empty() {
+            // `if (c) ;` and branches that only declared unused names.
+            return Ok(Flow::join(then_flow, else_flow));
+        }
         let results = self.b.push(
             OpKind::If {
                 cond: c,
@@ -98,145 +118,27 @@ impl Lowerer {
             span,
         );
         self.bind(&changed, &results);
-        if then_flow == Flow::Returned && else_flow == Flow::Returned {
-            return Ok(Flow::Returned);
-        }
-        Ok(Flow::Next)
+        Ok(Flow::join(then_flow, else_flow))
     }
 
-    pub(crate) fn lower_for(
-        &mut self,
-        init: Option<&Stmt>,
-        cond: Option<&Expr>,
-        step: Option<&Expr>,
-        body: &Stmt,
-        span: Span,
-    ) -> Result<Flow> {
-        if let Some(i) = init {
-            if self.lower_stmt(i)? == Flow::Returned {
-                return Ok(Flow::Returned);
-            }
-        }
-        self.lower_while(cond, body, step, span)
-    }
-
-    /// `while (cond) { body; step; }` (no `cond` means forever).
-    pub(crate) fn lower_while(
-        &mut self,
-        cond: Option<&Expr>,
-        body: &Stmt,
-        step: Option<&Expr>,
-        span: Span,
-    ) -> Result<Flow> {
-        if let Some(e) = cond {
-            if let CondKind::Literal(false) = literal_condition(self, e)? {
-                return Ok(Flow::Next);
-            }
-        }
-        let exprs: Vec<&Expr> = cond.iter().chain(step.iter()).copied().collect();
-        let names = assigned_outer_names(&[body], &exprs);
-        let carried: Vec<VarRef> = names.iter().filter_map(|n| self.scopes.lookup(n)).collect();
-        let mut inits = Vec::new();
-        let mut types: Vec<Type> = Vec::new();
-        for &r in &carried {
-            let var = self.scopes.get(r);
-            let Some(v) = var.value else {
-                return Err(Diagnostic::error(
-                    span,
-                    format!(
-                        "`{}` is assigned in this loop, so it needs a value before it",
-                        var.name
-                    ),
-                )
-                .with_label(var.decl_span, "declared here without an initializer"));
-            };
-            inits.push(v);
-            types.push(var.ty.clone());
-        }
-        let before = self.scopes.snapshot();
-
-        let args = self.b.open_region(types.clone());
-        self.bind(&carried, &args);
-        let at_cond = self.scopes.snapshot();
-        let c = match cond {
-            Some(e) => match literal_condition(self, e)? {
-                CondKind::Literal(b) => self.constant(Const::Bool(b), Type::num(DType::I1), e.span),
-                CondKind::Value => self.scalar_condition(e, "while")?,
-            },
-            None => self.constant(Const::Bool(true), Type::num(DType::I1), span),
-        };
-        if let Some(&r) = self.scopes.changed_since(&at_cond).first() {
-            return Err(Diagnostic::error(
-                cond.map(|e| e.span).unwrap_or(span),
-                format!(
-                    "assigning `{}` in a loop condition is not supported; assign it in the body",
-                    self.scopes.get(r).name
-                ),
-            ));
-        }
-        let cond_region = self.b.close_region(vec![c]);
-
-        let args = self.b.open_region(types.clone());
-        self.bind(&carried, &args);
-        let at_body = self.scopes.snapshot();
-        if self.lower_scoped(body)? == Flow::Next {
-            if let Some(s) = step {
-                self.lower_expr(s)?;
-            }
-        }
-        let after = self.scopes.snapshot();
-        if let Some(r) = self
-            .scopes
-            .changed_since(&at_body)
-            .into_iter()
-            .find(|r| !carried.contains(r))
-        {
-            return Err(Diagnostic::error(
-                span,
-                format!(
-                    "internal error: `{}` changed in a loop without being carried",
-                    self.scopes.get(r).name
-                ),
-            ));
-        }
-        let yields: Vec<ValueId> = carried
-            .iter()
-            .map(|&r| after.value(r).expect("carried values stay set"))
-            .collect();
-        let body_region = self.b.close_region(yields);
-        self.scopes.restore(&before);
-
-        let results = self.b.push(
-            OpKind::While {
-                inits,
-                cond_region,
-                body_region,
-            },
-            types,
-            span,
-        );
-        self.bind(&carried, &results);
-        Ok(Flow::Next)
-    }
-
-    fn bind(&mut self, vars: &[VarRef], values: &[ValueId]) {
+    pub(crate) fn bind(&mut self, vars: &[VarRef], values: &[ValueId]) {
         for (&r, &v) in vars.iter().zip(values) {
             self.scopes.set(r, v);
             let name = self.scopes.get(r).name.clone();
-            self.b.set_name(v, &name);
+            self.name_value(v, &name);
         }
     }
 }
 
 /// A condition that is a literal (after folding) is decided at compile time.
-enum CondKind {
+pub(crate) enum CondKind {
     Literal(bool),
     Value,
 }
 
 /// Decides literal conditions without emitting ops for them; other conditions
 /// are lowered again by the caller (lowering a literal emits nothing).
-fn literal_condition(cx: &mut Lowerer, cond: &Expr) -> Result<CondKind> {
+pub(crate) fn literal_condition(cx: &mut Lowerer, cond: &Expr) -> Result<CondKind> {
     if !is_pure_literal(cond) {
         return Ok(CondKind::Value);
     }

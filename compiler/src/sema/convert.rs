@@ -17,6 +17,16 @@ pub fn describe_shape(shape: &[usize]) -> String {
     }
 }
 
+/// An integer converted to type `d` the way C does (two's complement wrap).
+fn wrap_to(v: i64, d: DType) -> i64 {
+    match d {
+        DType::I8 => v as i8 as i64,
+        DType::I16 => v as i16 as i64,
+        DType::I32 => v as i32 as i64,
+        _ => v,
+    }
+}
+
 impl Lowerer {
     /// A constant of type `ty` (a tile constant is splatted by the op itself).
     pub(crate) fn constant(&mut self, value: Const, ty: Type, span: Span) -> ValueId {
@@ -44,9 +54,11 @@ impl Lowerer {
                 ))
             }
             (Operand::Int(i), ScalarType::Num(DType::I1)) => Const::Bool(i != 0),
-            (Operand::Int(i), _) => Const::Int(i),
+            (Operand::Int(i), ScalarType::Num(d)) => Const::Int(wrap_to(i, d)),
             (Operand::Float(f), ScalarType::Num(DType::I1)) => Const::Bool(f != 0.0),
-            (Operand::Float(f), ScalarType::Num(d)) if d.is_int() => Const::Int(f as i64),
+            (Operand::Float(f), ScalarType::Num(d)) if d.is_int() => {
+                Const::Int(wrap_to(f as i64, d))
+            }
             (Operand::Float(f), _) => Const::Float(f),
         };
         Ok(self.constant(value, ty, v.span))

@@ -4,7 +4,7 @@
 use super::consteval::const_int;
 use super::types;
 use super::value::{Operand, Val};
-use super::Lowerer;
+use super::{quiet_error, Lowerer};
 use crate::diagnostics::{Diagnostic, Result};
 use crate::front::ast::{Expr, ExprKind, TypeSpec};
 use crate::ir::{Const, DType, OpKind, ScalarType, Type};
@@ -57,6 +57,9 @@ impl Lowerer {
             ));
         };
         let var = self.scopes.get(r);
+        if var.poisoned {
+            return Err(quiet_error(span));
+        }
         match var.value {
             Some(v) => Ok(Val::value(v, span)),
             None => Err(Diagnostic::error(

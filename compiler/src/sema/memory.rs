@@ -35,11 +35,12 @@ impl Lowerer {
             Some(m) => {
                 let mv = self.lower_expr(m)?;
                 let mb = self.truth_value(mv)?;
-                vals.push(Val::value(mb, m.span));
                 Some(Val::value(mb, m.span))
             }
             None => None,
         };
+        let mask = self.guard_mask(mask, span)?;
+        vals.extend(mask);
         let shape = self.common_shape("*?()", &vals, span)?;
         self.emit_load(p, mask, None, &shape, span)
     }
@@ -108,6 +109,34 @@ impl Lowerer {
             span,
         );
         Ok(Val::value(v, value.span))
+    }
+
+    /// `mask` combined with the active guard (see [`Lowerer::guards`]).
+    pub(crate) fn guard_mask(&mut self, mask: Option<Val>, span: Span) -> Result<Option<Val>> {
+        let Some(g) = self.guards.last().copied() else {
+            return Ok(mask);
+        };
+        let Some(m) = mask else {
+            return Ok(Some(g));
+        };
+        let shape = self.common_shape("*?()", &[m, g], span)?;
+        let x = self.materialize(m, ScalarType::Num(DType::I1), &shape)?;
+        let y = self.materialize(g, ScalarType::Num(DType::I1), &shape)?;
+        Ok(Some(Val::value(self.and_masks(x, y, span), m.span)))
+    }
+
+    /// Lowers with `guard` (an `i1` value) active: loads, stores and atomics
+    /// inside touch only lanes where it (and every enclosing guard) holds.
+    pub(crate) fn with_guard<T>(
+        &mut self,
+        guard: Val,
+        f: impl FnOnce(&mut Self) -> Result<T>,
+    ) -> Result<T> {
+        let combined = self.guard_mask(Some(guard), guard.span)?.expect("a guard");
+        self.guards.push(combined);
+        let r = f(self);
+        self.guards.pop();
+        r
     }
 
     /// `a && b` on two `i1` values of the same shape.

@@ -13,6 +13,8 @@ pub struct Var {
     /// `None` while a pointer declared without initializer is still unset.
     pub value: Option<ValueId>,
     pub decl_span: Span,
+    /// Its declaration failed (already reported): uses fail silently.
+    pub poisoned: bool,
 }
 
 /// Where a variable lives: its frame and position there. Stable while the
@@ -57,6 +59,16 @@ impl Scopes {
 
     pub fn pop(&mut self) {
         self.frames.pop();
+    }
+
+    /// How many frames are open.
+    pub fn depth(&self) -> usize {
+        self.frames.len()
+    }
+
+    /// Closes frames down to `depth` (error recovery).
+    pub fn truncate(&mut self, depth: usize) {
+        self.frames.truncate(depth);
     }
 
     /// Adds `var` to the innermost frame; on a name clash there, returns the
@@ -133,6 +145,7 @@ mod tests {
             ty: Type::num(DType::I32),
             value: Some(ValueId(0)),
             decl_span: Span::default(),
+            poisoned: false,
         }
     }
 

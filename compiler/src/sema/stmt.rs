@@ -1,5 +1,6 @@
 //! Statements and declarations.
 
+use super::assigned::loop_jumps;
 use super::consteval::const_int;
 use super::convert::Target;
 use super::scope::Var;
@@ -17,15 +18,45 @@ const MAX_TILE_ELEMENTS: usize = 1 << 24;
 pub(crate) enum Flow {
     Next,
     Returned,
+    /// Left by `break` or `continue`.
+    Jumped,
+}
+
+impl Flow {
+    /// The flow after a branch between `a` and `b`.
+    pub(crate) fn join(a: Flow, b: Flow) -> Flow {
+        match (a, b) {
+            (Flow::Returned, Flow::Returned) => Flow::Returned,
+            (Flow::Next, _) | (_, Flow::Next) => Flow::Next,
+            _ => Flow::Jumped,
+        }
+    }
 }
 
 impl Lowerer {
-    /// Lowers statements in the current scope; those after a `return` are dead
-    /// and skipped.
+    /// Lowers statements in the current scope; those after a `return`,
+    /// `break` or `continue` are dead and skipped, and those after a statement
+    /// that may `break`/`continue` run only if it did not.
     pub(crate) fn lower_stmts(&mut self, stmts: &[Stmt]) -> Result<Flow> {
-        for s in stmts {
-            if self.lower_stmt(s)? == Flow::Returned {
-                return Ok(Flow::Returned);
+        for (i, s) in stmts.iter().enumerate() {
+            let flow = self.lower_stmt(s)?;
+            if flow != Flow::Next {
+                return Ok(flow);
+            }
+            let rest = &stmts[i + 1..];
+            if !rest.is_empty() && !self.loops.is_empty() && !loop_jumps(s).is_empty() {
+                let go_on = self.still_iterating(s.span);
+                return self.lower_branches(
+                    go_on,
+                    s.span,
+                    |cx| {
+                        cx.scopes.push();
+                        let flow = cx.lower_stmts(rest);
+                        cx.scopes.pop();
+                        flow
+                    },
+                    |_| Ok(Flow::Next),
+                );
             }
         }
         Ok(Flow::Next)
@@ -75,6 +106,13 @@ impl Lowerer {
                 self.lower_while(Some(cond), body, None, s.span)?;
             }
             StmtKind::DoWhile { body, cond } => {
+                if let Some(&(span, is_break)) = loop_jumps(body).first() {
+                    let word = if is_break { "break" } else { "continue" };
+                    return Err(Diagnostic::error(
+                        span,
+                        format!("`{word}` inside `do ... while` is not supported yet; use `while`"),
+                    ));
+                }
                 // `do B while (c)` is `B; while (c) B`.
                 if self.lower_scoped(body)? == Flow::Returned {
                     return Ok(Flow::Returned);
@@ -92,15 +130,8 @@ impl Lowerer {
                 return Ok(Flow::Returned);
             }
             StmtKind::Break | StmtKind::Continue => {
-                let word = if s.kind == StmtKind::Break {
-                    "break"
-                } else {
-                    "continue"
-                };
-                return Err(Diagnostic::error(
-                    s.span,
-                    format!("`{word}` is not supported yet: loops are structured; use the loop condition"),
-                ));
+                self.lower_jump(s.kind == StmtKind::Break, s.span)?;
+                return Ok(Flow::Jumped);
             }
             StmtKind::Empty => {}
         }
@@ -155,13 +186,14 @@ impl Lowerer {
             },
         };
         if let Some(v) = value {
-            self.b.set_name(v, &d.name.name);
+            self.name_value(v, &d.name.name);
         }
         self.declare(Var {
             name: d.name.name.clone(),
             ty,
             value,
             decl_span: d.name.span,
+            poisoned: false,
         })
     }
 }

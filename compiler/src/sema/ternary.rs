@@ -2,6 +2,7 @@
 //! (so `check ? *p : 0` never reads memory it should not); other ternaries are
 //! element-wise `Select`s; a literal condition picks its arm at compile time.
 
+use super::binary::weak_lit;
 use super::types::{common_dtype, weak_with};
 use super::value::{Operand, Val};
 use super::Lowerer;
@@ -39,8 +40,10 @@ impl Lowerer {
         let c = Val::value(self.truth_value(c)?, cond.span);
         match (as_deref(then_e), as_deref(else_e)) {
             (None, None) => {
-                let a = self.lower_expr(then_e)?;
-                let b = self.lower_expr(else_e)?;
+                // Memory accesses inside an arm only touch the lanes it is chosen in.
+                let a = self.with_guard(c, |cx| cx.lower_expr(then_e))?;
+                let not_c = self.not(c, cond.span);
+                let b = self.with_guard(not_c, |cx| cx.lower_expr(else_e))?;
                 self.select_vals(c, a, b, span)
             }
             (Some((p, m)), else_deref) => {
@@ -49,12 +52,15 @@ impl Lowerer {
                         let not_c = self.not(c, cond.span);
                         self.guarded_load(q, m2, not_c, None, else_e.span)?
                     }
-                    None => self.lower_expr(else_e)?,
+                    None => {
+                        let not_c = self.not(c, cond.span);
+                        self.with_guard(not_c, |cx| cx.lower_expr(else_e))?
+                    }
                 };
                 self.guarded_load(p, m, c, Some(other), span)
             }
             (None, Some((q, m2))) => {
-                let other = self.lower_expr(then_e)?;
+                let other = self.with_guard(c, |cx| cx.lower_expr(then_e))?;
                 let not_c = self.not(c, cond.span);
                 self.guarded_load(q, m2, not_c, Some(other), span)
             }
@@ -88,6 +94,7 @@ impl Lowerer {
         span: Span,
     ) -> Result<Val> {
         let (p, pointee) = self.lower_pointer(ptr, "`*` (dereference)")?;
+        let guard = self.guard_mask(Some(guard), span)?.expect("a guard");
         let extra = match extra {
             Some(m) => {
                 let mv = self.lower_expr(m)?;
@@ -122,8 +129,7 @@ impl Lowerer {
         }
         let result = match other.op {
             Operand::Value(_) => common_dtype(pointee, self.scalar_of(&other).dtype()),
-            Operand::Int(_) => pointee,
-            Operand::Float(_) => weak_with(true, pointee),
+            lit => weak_with(weak_lit(lit), pointee),
         };
         if result == pointee {
             return self.emit_load(p, Some(mask), Some(other), &shape, span);
@@ -135,9 +141,6 @@ impl Lowerer {
 
     /// Element-wise `c ? a : b` with broadcasting and the usual conversions.
     pub(crate) fn select_vals(&mut self, c: Val, a: Val, b: Val, span: Span) -> Result<Val> {
-        if a.is_weak() && b.is_weak() && c.is_weak() {
-            unreachable!("literal conditions are folded before");
-        }
         let shape = self.common_shape("?:", &[c, a, b], span)?;
         let (sa, sb) = (self.scalar_of(&a), self.scalar_of(&b));
         let scalar = match (sa, sb) {

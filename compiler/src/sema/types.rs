@@ -68,15 +68,44 @@ pub fn common_dtype(a: DType, b: DType) -> DType {
     }
 }
 
+/// A literal not typed yet.
+#[derive(Clone, Copy, Debug)]
+pub enum WeakLit {
+    Int(i64),
+    Float,
+}
+
 /// The type a "weak" literal takes next to an operand of type `other`: an int
-/// literal adopts any number type (but arithmetic on `bool` is done in `i32`),
-/// a float literal adopts float types and turns ints into `f32`.
-pub fn weak_with(literal_is_float: bool, other: DType) -> DType {
-    match (literal_is_float, other.is_float()) {
-        (false, _) if other == DType::I1 => DType::I32,
-        (false, _) => other,
-        (true, true) => other,
-        (true, false) => DType::F32,
+/// literal adopts any number type it fits in (arithmetic on `bool` is done in
+/// `i32`; a literal too large for `other` widens like C), a float literal
+/// adopts float types and turns ints into `f32`.
+pub fn weak_with(literal: WeakLit, other: DType) -> DType {
+    match literal {
+        WeakLit::Int(v) if other.is_int() => {
+            let other = if other == DType::I1 {
+                DType::I32
+            } else {
+                other
+            };
+            if fits(v, other) {
+                other
+            } else {
+                common_dtype(other, int_literal_dtype(v))
+            }
+        }
+        WeakLit::Int(_) => other,
+        WeakLit::Float if other.is_float() => other,
+        WeakLit::Float => DType::F32,
+    }
+}
+
+/// Whether `v` is in the range of the integer type `d`.
+fn fits(v: i64, d: DType) -> bool {
+    match d {
+        DType::I8 => i8::try_from(v).is_ok(),
+        DType::I16 => i16::try_from(v).is_ok(),
+        DType::I32 => i32::try_from(v).is_ok(),
+        _ => true,
     }
 }
 
@@ -114,10 +143,16 @@ mod tests {
 
     #[test]
     fn weak_literals() {
-        assert_eq!(weak_with(false, DType::F16), DType::F16);
-        assert_eq!(weak_with(true, DType::F16), DType::F16);
-        assert_eq!(weak_with(true, DType::I32), DType::F32);
-        assert_eq!(weak_with(false, DType::I1), DType::I32);
+        assert_eq!(weak_with(WeakLit::Int(2), DType::F16), DType::F16);
+        assert_eq!(weak_with(WeakLit::Float, DType::F16), DType::F16);
+        assert_eq!(weak_with(WeakLit::Float, DType::I32), DType::F32);
+        assert_eq!(weak_with(WeakLit::Int(1), DType::I1), DType::I32);
+        assert_eq!(weak_with(WeakLit::Int(100), DType::I8), DType::I8);
+        assert_eq!(weak_with(WeakLit::Int(300), DType::I8), DType::I32);
+        assert_eq!(
+            weak_with(WeakLit::Int(5_000_000_000), DType::I32),
+            DType::I64
+        );
         assert_eq!(int_literal_dtype(1 << 40), DType::I64);
     }
 }
