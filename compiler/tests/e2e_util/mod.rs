@@ -202,7 +202,9 @@ pub fn assert_close<T: Num>(got: &[T], want: &[f64], tol: impl Fn(usize, f64) ->
     let bad: Vec<usize> = (0..got.len())
         .filter(|&i| {
             let g = got[i].to_f64();
-            !((g - want[i]).abs() <= tol(i, want[i]))
+            // NaN counts as off.
+            let err = (g - want[i]).abs();
+            err.is_nan() || err > tol(i, want[i])
         })
         .collect();
     if let Some(&i) = bad.first() {
