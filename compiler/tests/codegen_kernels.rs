@@ -108,3 +108,97 @@ fn dot_32x32x32() {
     assert!(ks[0].shared_bytes > 0);
     build(&dot(DType::F16, 32, 32, 32), "dot_f16", 4);
 }
+
+/// With `TRITONC_PTX_DUMP=<dir>`, writes every test kernel's sm_90 PTX and a
+/// `manifest.json` there, for `common/gpu_codegen_check.py` on the GPU machine.
+#[test]
+fn dump_ptx_for_gpu_check() {
+    let Ok(dir) = std::env::var("TRITONC_PTX_DUMP") else {
+        return;
+    };
+    let kernels: Vec<(&str, Function)> = vec![
+        ("add_f32", vector_add(DType::F32, 1024, false, None)),
+        ("add_masked", vector_add(DType::F32, 1024, true, None)),
+        ("add_masked16", vector_add(DType::F32, 1024, true, Some(16))),
+        ("add_f16_masked", vector_add(DType::F16, 128, true, None)),
+        ("add_small", vector_add(DType::F32, 64, false, None)),
+        ("transpose_f32", transpose(DType::F32, 32)),
+        ("transpose_f16", transpose(DType::F16, 32)),
+        ("softmax", softmax(4, 256)),
+        ("row_sum", tile_sum(1, 32, 32)),
+        ("col_sum", tile_sum(0, 32, 32)),
+        ("while_acc", while_accumulate(256)),
+        ("dot_f32", dot(DType::F32, 32, 32, 32)),
+        ("dot_f16", dot(DType::F16, 32, 32, 32)),
+    ];
+    std::fs::create_dir_all(&dir).expect("dump dir");
+    let mut entries = Vec::new();
+    for (name, func) in &kernels {
+        let k = compile(
+            func,
+            &CodegenOptions {
+                arch: Arch::Sm90,
+                num_warps: 4,
+            },
+        )
+        .expect("compile");
+        let file = format!("{name}.ptx");
+        std::fs::write(std::path::Path::new(&dir).join(&file), &k.ptx).expect("write");
+        let params: Vec<_> = func
+            .params
+            .iter()
+            .map(|p| serde_json::json!({"name": p.name, "type": func.ty(p.value).to_string()}))
+            .collect();
+        entries.push(serde_json::json!({
+            "name": name, "file": file, "kernel": k.name, "params": params,
+            "shared_bytes": k.shared_bytes, "num_warps": k.num_warps,
+        }));
+    }
+    std::fs::write(
+        std::path::Path::new(&dir).join("manifest.json"),
+        serde_json::to_string_pretty(&entries).expect("json"),
+    )
+    .expect("write manifest");
+}
+
+#[test]
+fn bytes_bools_math_ifs_atomics_and_scalars() {
+    let ks = build(&misc(), "misc", 4);
+    let ptx = &ks[0].ptx;
+    assert!(ptx.contains("atom.global"), "{ptx}");
+    assert!(ptx.contains("lg2.approx"), "{ptx}");
+    assert!(ptx.contains("sin.approx"), "{ptx}");
+}
+
+#[test]
+fn unsupported_inputs_are_errors_not_panics() {
+    use tritonc::codegen::CodegenError;
+    let f = vector_add(DType::F32, 100, false, None);
+    let opts = CodegenOptions {
+        arch: Arch::Sm80,
+        num_warps: 4,
+    };
+    assert!(matches!(
+        compile(&f, &opts),
+        Err(CodegenError::Unsupported { .. })
+    ));
+    let f = vector_add(DType::F32, 128, false, None);
+    let bad = CodegenOptions {
+        arch: Arch::Sm80,
+        num_warps: 3,
+    };
+    assert!(matches!(
+        compile(&f, &bad),
+        Err(CodegenError::Unsupported { .. })
+    ));
+    // f64 transcendentals are not lowered yet.
+    let mut k = K::new("exp64");
+    let x = k.ptr("x", DType::F64);
+    let v = k.load(x, None, None);
+    let e = k.unary(tritonc::ir::UnOp::Exp, v);
+    k.store(x, e, None);
+    assert!(matches!(
+        compile(&k.finish(), &opts),
+        Err(CodegenError::Unsupported { .. })
+    ));
+}

@@ -335,3 +335,128 @@ pub fn dot(dtype: DType, m: usize, n: usize, kk: usize) -> Function {
     k.store(pc, r, None);
     k.finish()
 }
+
+/// A mix of everything else: byte and bool memory, casts, math, selects, an
+/// `if` yielding a tile, a 1-D reduction to a scalar stored by one thread,
+/// integer arithmetic and atomics.
+pub fn misc() -> Function {
+    let t = 128;
+    let mut k = K::new("misc");
+    let bytes = k.ptr("bytes", DType::I8);
+    let flags = k.ptr("flags", DType::I1);
+    let halves = k.ptr("halves", DType::F16);
+    let total = k.ptr("total", DType::F32);
+    let counts = k.ptr("counts", DType::I32);
+    let n = k.int("n");
+    let offs = block_range(&mut k, 0, t);
+    let ns = k.splat(n, &[t]);
+    let mask = k.cmp(CmpPred::Lt, offs, ns);
+    let bb = k.splat(bytes, &[t]);
+    let pb = k.addptr(bb, offs);
+    let v8 = k.load(pb, Some(mask), None);
+    let vf = k.cast(v8, DType::F32);
+    let e = k.unary(UnOp::Exp, vf);
+    let a = k.unary(UnOp::Abs, vf);
+    let l = k.unary(UnOp::Log, a);
+    let s = k.unary(UnOp::Sqrt, a);
+    let si = k.unary(UnOp::Sin, vf);
+    let co = k.unary(UnOp::Cos, vf);
+    let ng = k.unary(UnOp::Neg, vf);
+    let m1 = k.bin(BinOp::Max, e, l);
+    let m2 = k.bin(BinOp::Min, s, si);
+    let m3 = k.bin(BinOp::Add, m1, m2);
+    let m4 = k.bin(BinOp::Mul, co, ng);
+    let zero = k.constant(Const::Float(0.0), k.ty(vf));
+    let pos = k.cmp(CmpPred::Gt, vf, zero);
+    let sel = k.b.push1(
+        OpKind::Select {
+            cond: pos,
+            on_true: m3,
+            on_false: m4,
+        },
+        k.ty(vf),
+        Span::default(),
+    );
+    // if (n > 100) { sel * 2 } else { sel }
+    let hundred = k.cint(100);
+    let big = k.cmp(CmpPred::Gt, n, hundred);
+    k.b.open_region(Vec::new());
+    let two = k.constant(Const::Float(2.0), k.ty(vf));
+    let doubled = k.bin(BinOp::Mul, sel, two);
+    let then_region = k.b.close_region(vec![doubled]);
+    k.b.open_region(Vec::new());
+    let else_region = k.b.close_region(vec![sel]);
+    let chosen = k.b.push1(
+        OpKind::If {
+            cond: big,
+            then_region,
+            else_region,
+        },
+        k.ty(vf),
+        Span::default(),
+    );
+    let h = k.cast(chosen, DType::F16);
+    let hb = k.splat(halves, &[t]);
+    let ph = k.addptr(hb, offs);
+    k.store(ph, h, Some(mask));
+    let fb = k.splat(flags, &[t]);
+    let pf = k.addptr(fb, offs);
+    k.store(pf, pos, Some(mask));
+    // integer ops on the bytes
+    let vi = k.cast(v8, DType::I32);
+    let three = k.constant(Const::Int(3), k.ty(vi));
+    let q = k.bin(BinOp::Div, vi, three);
+    let r = k.bin(BinOp::Rem, vi, three);
+    let sh = k.bin(BinOp::Shl, q, three);
+    let sr = k.bin(BinOp::Shr, sh, r);
+    let x = k.bin(BinOp::Xor, sr, vi);
+    let cb = k.splat(counts, &[t]);
+    let pc = k.addptr(cb, offs);
+    k.b.push(
+        OpKind::AtomicRmw {
+            op: AtomicOp::Max,
+            ptr: pc,
+            value: x,
+            mask: Some(mask),
+        },
+        vec![k.ty(x)],
+        Span::default(),
+    );
+    // scalar sum, stored by one thread and added atomically
+    let sum = k.reduce(chosen, 0, ReduceKind::Sum);
+    k.store(total, sum, None);
+    let tb = k.splat(total, &[t]);
+    let pt = k.addptr(tb, offs);
+    k.b.push(
+        OpKind::AtomicRmw {
+            op: AtomicOp::Add,
+            ptr: pt,
+            value: chosen,
+            mask: Some(mask),
+        },
+        vec![k.ty(chosen)],
+        Span::default(),
+    );
+    // early exit
+    let zero_i = k.cint(0);
+    let none = k.cmp(CmpPred::Eq, n, zero_i);
+    k.b.open_region(Vec::new());
+    k.b.push(OpKind::Return, Vec::new(), Span::default());
+    let then_region = k.b.close_region(Vec::new());
+    k.b.open_region(Vec::new());
+    let else_region = k.b.close_region(Vec::new());
+    k.b.push(
+        OpKind::If {
+            cond: none,
+            then_region,
+            else_region,
+        },
+        Vec::new(),
+        Span::default(),
+    );
+    let lv = k.load(total, None, None);
+    let one = k.constant(Const::Float(1.0), Type::num(DType::F32));
+    let lv1 = k.bin(BinOp::Add, lv, one);
+    k.store(total, lv1, None);
+    k.finish()
+}

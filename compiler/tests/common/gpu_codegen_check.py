@@ -1,0 +1,89 @@
+"""Runs the codegen test kernels (dumped by `TRITONC_PTX_DUMP=out/codegen cargo
+test --test codegen_kernels dump_ptx`) on the GPU and checks their values
+against torch. Usage: python3 compiler/tests/common/gpu_codegen_check.py out/codegen
+"""
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../../scripts/gpu"))
+import torch  # noqa: E402
+from cuda_driver import Kernel  # noqa: E402
+
+d = sys.argv[1]
+entries = {e["name"]: e for e in json.load(open(os.path.join(d, "manifest.json")))}
+dev = "cuda"
+failures = []
+
+
+def kernel(name):
+    return Kernel(os.path.join(d, entries[name]["file"]), entries[name])
+
+
+def check(name, got, want, atol=1e-5, rtol=1e-5):
+    torch.cuda.synchronize()
+    ok = torch.allclose(got.float(), want.float(), atol=atol, rtol=rtol, equal_nan=True)
+    err = (got.float() - want.float()).abs().max().item() if got.numel() else 0
+    print(f"{'ok  ' if ok else 'FAIL'} {name}: max abs err {err:.3g}")
+    if not ok:
+        failures.append(name)
+
+
+def cdiv(a, b):
+    return (a + b - 1) // b
+
+
+# vector adds
+for name, dtype, size, n in [("add_f32", torch.float32, 1024, 8192), ("add_masked", torch.float32, 1024, 5000),
+                             ("add_masked16", torch.float32, 1024, 4096 + 48),
+                             ("add_f16_masked", torch.float16, 128, 1000), ("add_small", torch.float32, 64, 640)]:
+    x = torch.randn(n + 64, device=dev, dtype=dtype)
+    y = torch.randn(n + 64, device=dev, dtype=dtype)
+    z = torch.full((n + 64,), 7.0, device=dev, dtype=dtype)
+    kernel(name)((cdiv(n, size),), x=x, y=y, z=z, n=n)
+    want = torch.full_like(z, 7.0)
+    want[:n] = x[:n] + y[:n]
+    check(name, z, want, atol=1e-2 if dtype == torch.float16 else 1e-5)
+
+# transposes
+for name, dtype in [("transpose_f32", torch.float32), ("transpose_f16", torch.float16)]:
+    m, n = 100, 70
+    x = torch.randn(m, 80, device=dev, dtype=dtype)
+    y = torch.zeros(n, 104, device=dev, dtype=dtype)
+    kernel(name)((cdiv(m, 32), cdiv(n, 32)), x=x, y=y, m=m, n=n, stride_x=80, stride_y=104)
+    want = torch.zeros_like(y)
+    want[:, :m] = x[:m, :n].t()
+    check(name, y, want)
+
+# softmax
+m, n = 37, 200
+x = torch.randn(m, 256, device=dev)
+y = torch.zeros(m, 256, device=dev)
+kernel("softmax")((cdiv(m, 4),), x=x, y=y, m=m, n=n, stride=256)
+want = torch.zeros_like(y)
+want[:, :n] = torch.softmax(x[:, :n], dim=1)
+check("softmax", y, want, atol=1e-5, rtol=1e-3)
+
+# sums
+x = torch.randn(32, 32, device=dev)
+for name, axis in [("row_sum", 1), ("col_sum", 0)]:
+    y = torch.zeros(32, device=dev)
+    kernel(name)((1,), x=x, y=y, stride=32)
+    check(name, y, x.sum(dim=axis), atol=1e-4)
+
+# while loop
+x = torch.randn(5 * 256, device=dev)
+y = torch.zeros(256, device=dev)
+kernel("while_acc")((1,), x=x, y=y, n=5)
+check("while_acc", y, x.view(5, 256).sum(0), atol=1e-4)
+
+# dots
+for name, dtype in [("dot_f32", torch.float32), ("dot_f16", torch.float16)]:
+    a = torch.randn(32, 32, device=dev, dtype=dtype)
+    b = torch.randn(32, 32, device=dev, dtype=dtype)
+    c = torch.zeros(32, 32, device=dev)
+    kernel(name)((1,), a=a, b=b, c=c, stride_a=32, stride_b=32, stride_c=32)
+    check(name, c, a.float() @ b.float(), atol=1e-3, rtol=1e-3)
+
+print("FAILURES:", failures if failures else "none")
+sys.exit(1 if failures else 0)
