@@ -5,6 +5,7 @@ pub mod function;
 pub mod printer;
 pub mod types;
 pub mod verifier;
+pub mod walk;
 
 pub use builder::FunctionBuilder;
 pub use function::*;

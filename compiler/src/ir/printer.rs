@@ -1,7 +1,446 @@
-//! Textual form of Triton-IR.
-use super::function::Function;
+//! Textual form of Triton-IR, for debugging, `--emit ir` and snapshot tests.
+//!
+//! ```text
+//! func @add(%X: f32* __multipleof(4), %N: i32) {
+//!   %pid = program_id 0 : i32
+//!   %2 = make_range 0..128 : i32[128]
+//!   %3 = splat %pid : i32 -> i32[128]
+//!   %k.1, %acc.1 = while (%k, %acc) : (i32, f32[128])
+//!   cond(%6: i32, %7: f32[128]) {
+//!     ...
+//!     yield %c
+//!   } body(%8: i32, %9: f32[128]) {
+//!     ...
+//!     yield %10, %11
+//!   }
+//! }
+//! ```
+//! Values print as `%name` when they carry a source name (made unique with a
+//! `.N` suffix) and as `%N` (their [`ValueId`]) otherwise.
 
-/// One op a line, values as `%N` (or `%name.N`), regions indented.
+use super::function::*;
+use std::collections::HashMap;
+use std::fmt::Write;
+
+/// One op a line, values as `%N` (or `%name`), regions indented.
 pub fn print_function(func: &Function) -> String {
-    format!("func @{}\n", func.name)
+    let names = ValueNames::new(func);
+    let mut p = Printer {
+        func,
+        names,
+        out: String::new(),
+    };
+    p.function();
+    p.out
+}
+
+/// Every function of the module, separated by a blank line.
+pub fn print_module(module: &Module) -> String {
+    module
+        .functions
+        .iter()
+        .map(print_function)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The op's mnemonic as printed (`add`, `cmp lt`, `reduce sum`, `load`).
+pub fn op_name(kind: &OpKind) -> String {
+    use OpKind::*;
+    match kind {
+        Constant { .. } => "constant".into(),
+        ProgramId { .. } => "program_id".into(),
+        NumPrograms { .. } => "num_programs".into(),
+        MakeRange { .. } => "make_range".into(),
+        Splat { .. } => "splat".into(),
+        Broadcast { .. } => "broadcast".into(),
+        Reshape { .. } => "reshape".into(),
+        Binary { op, .. } => bin_op_name(*op).into(),
+        Cmp { pred, .. } => format!("cmp {}", cmp_pred_name(*pred)),
+        Unary { op, .. } => un_op_name(*op).into(),
+        Cast { .. } => "cast".into(),
+        AddPtr { .. } => "addptr".into(),
+        Select { .. } => "select".into(),
+        Load { .. } => "load".into(),
+        Store { .. } => "store".into(),
+        Trans { .. } => "trans".into(),
+        Reduce { kind, .. } => format!("reduce {}", reduce_name(*kind)),
+        Dot { .. } => "dot".into(),
+        AtomicRmw { op, .. } => format!("atomic_rmw {}", atomic_name(*op)),
+        AtomicCas { .. } => "atomic_cas".into(),
+        If { .. } => "if".into(),
+        While { .. } => "while".into(),
+        Return => "return".into(),
+    }
+}
+
+pub fn bin_op_name(op: BinOp) -> &'static str {
+    match op {
+        BinOp::Add => "add",
+        BinOp::Sub => "sub",
+        BinOp::Mul => "mul",
+        BinOp::Div => "div",
+        BinOp::Rem => "rem",
+        BinOp::And => "and",
+        BinOp::Or => "or",
+        BinOp::Xor => "xor",
+        BinOp::Shl => "shl",
+        BinOp::Shr => "shr",
+        BinOp::Min => "min",
+        BinOp::Max => "max",
+    }
+}
+
+pub fn cmp_pred_name(pred: CmpPred) -> &'static str {
+    match pred {
+        CmpPred::Lt => "lt",
+        CmpPred::Le => "le",
+        CmpPred::Gt => "gt",
+        CmpPred::Ge => "ge",
+        CmpPred::Eq => "eq",
+        CmpPred::Ne => "ne",
+    }
+}
+
+pub fn un_op_name(op: UnOp) -> &'static str {
+    match op {
+        UnOp::Neg => "neg",
+        UnOp::Not => "not",
+        UnOp::Abs => "abs",
+        UnOp::Exp => "exp",
+        UnOp::Log => "log",
+        UnOp::Sqrt => "sqrt",
+        UnOp::Sin => "sin",
+        UnOp::Cos => "cos",
+    }
+}
+
+fn reduce_name(kind: ReduceKind) -> &'static str {
+    match kind {
+        ReduceKind::Sum => "sum",
+        ReduceKind::Max => "max",
+        ReduceKind::Min => "min",
+    }
+}
+
+fn atomic_name(op: AtomicOp) -> &'static str {
+    match op {
+        AtomicOp::Add => "add",
+        AtomicOp::Max => "max",
+        AtomicOp::Min => "min",
+        AtomicOp::Exchange => "xchg",
+    }
+}
+
+/// Unique printed names, assigned in definition order.
+pub struct ValueNames {
+    names: HashMap<ValueId, String>,
+}
+
+impl ValueNames {
+    pub fn new(func: &Function) -> Self {
+        let mut namer = ValueNames {
+            names: HashMap::new(),
+        };
+        let mut taken: HashMap<String, usize> = HashMap::new();
+        let mut define = |v: ValueId, names: &mut HashMap<ValueId, String>| {
+            if names.contains_key(&v) {
+                return;
+            }
+            let source = func
+                .values
+                .get(v.0 as usize)
+                .and_then(|info| info.name.as_deref());
+            let name = match source {
+                Some(base) => {
+                    let count = taken.entry(base.to_string()).or_insert(0);
+                    let name = if *count == 0 {
+                        base.to_string()
+                    } else {
+                        format!("{base}.{count}")
+                    };
+                    *count += 1;
+                    name
+                }
+                None => v.0.to_string(),
+            };
+            names.insert(v, name);
+        };
+        for p in &func.params {
+            define(p.value, &mut namer.names);
+        }
+        fn region_defs(region: &Region, out: &mut Vec<ValueId>) {
+            out.extend(&region.args);
+            for op in &region.ops {
+                // Region args come before the op's results, as they are printed.
+                for r in super::walk::regions(&op.kind) {
+                    region_defs(r, out);
+                }
+                out.extend(&op.results);
+            }
+        }
+        let mut defs = Vec::new();
+        region_defs(&func.body, &mut defs);
+        for v in defs {
+            define(v, &mut namer.names);
+        }
+        namer
+    }
+
+    /// `%name`; values defined nowhere (bad IR) print by id.
+    pub fn get(&self, v: ValueId) -> String {
+        match self.names.get(&v) {
+            Some(n) => format!("%{n}"),
+            None => format!("%{}", v.0),
+        }
+    }
+}
+
+struct Printer<'a> {
+    func: &'a Function,
+    names: ValueNames,
+    out: String,
+}
+
+impl Printer<'_> {
+    fn v(&self, v: ValueId) -> String {
+        self.names.get(v)
+    }
+
+    fn ty(&self, v: ValueId) -> String {
+        match self.func.values.get(v.0 as usize) {
+            Some(info) => info.ty.to_string(),
+            None => "<undefined>".into(),
+        }
+    }
+
+    fn list(&self, vs: &[ValueId]) -> String {
+        vs.iter().map(|v| self.v(*v)).collect::<Vec<_>>().join(", ")
+    }
+
+    fn typed_list(&self, vs: &[ValueId]) -> String {
+        vs.iter()
+            .map(|v| format!("{}: {}", self.v(*v), self.ty(*v)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    fn types(&self, vs: &[ValueId]) -> String {
+        vs.iter()
+            .map(|v| self.ty(*v))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    fn line(&mut self, depth: usize, text: &str) {
+        for _ in 0..depth {
+            self.out.push_str("  ");
+        }
+        self.out.push_str(text);
+        self.out.push('\n');
+    }
+
+    fn function(&mut self) {
+        let params: Vec<String> = self
+            .func
+            .params
+            .iter()
+            .map(|p| {
+                let mut s = format!("{}: {}", self.v(p.value), self.ty(p.value));
+                s.push_str(&param_attrs(&p.attrs));
+                s
+            })
+            .collect();
+        let header = format!("func @{}({}) {{", self.func.name, params.join(", "));
+        self.line(0, &header);
+        let body = &self.func.body;
+        self.region_contents(body, 1);
+        self.line(0, "}");
+    }
+
+    /// Ops and the final `yield` (omitted when nothing is yielded).
+    fn region_contents(&mut self, region: &Region, depth: usize) {
+        for op in &region.ops {
+            self.op(op, depth);
+        }
+        if !region.yields.is_empty() {
+            let text = format!("yield {}", self.list(&region.yields));
+            self.line(depth, &text);
+        }
+    }
+
+    fn results_prefix(&self, op: &Op) -> String {
+        if op.results.is_empty() {
+            String::new()
+        } else {
+            format!("{} = ", self.list(&op.results))
+        }
+    }
+
+    fn op(&mut self, op: &Op, depth: usize) {
+        use OpKind::*;
+        let lhs = self.results_prefix(op);
+        let name = op_name(&op.kind);
+        let res_ty = self.types(&op.results);
+        let text = match &op.kind {
+            Constant { value } => format!("{lhs}{name} {} : {res_ty}", const_text(value)),
+            ProgramId { axis } | NumPrograms { axis } => format!("{lhs}{name} {axis} : {res_ty}"),
+            MakeRange { start, end } => format!("{lhs}{name} {start}..{end} : {res_ty}"),
+            Splat { src } | Broadcast { src } | Reshape { src } | Cast { src } | Trans { src } => {
+                format!(
+                    "{lhs}{name} {} : {} -> {res_ty}",
+                    self.v(*src),
+                    self.ty(*src)
+                )
+            }
+            Unary { src, .. } => format!("{lhs}{name} {} : {res_ty}", self.v(*src)),
+            Binary { lhs: a, rhs: b, .. } => {
+                format!("{lhs}{name} {}, {} : {res_ty}", self.v(*a), self.v(*b))
+            }
+            Cmp { lhs: a, rhs: b, .. } => format!(
+                "{lhs}{name} {}, {} : {} -> {res_ty}",
+                self.v(*a),
+                self.v(*b),
+                self.ty(*a)
+            ),
+            AddPtr { ptr, offset } => format!(
+                "{lhs}{name} {}, {} : {}, {}",
+                self.v(*ptr),
+                self.v(*offset),
+                self.ty(*ptr),
+                self.ty(*offset)
+            ),
+            Select {
+                cond,
+                on_true,
+                on_false,
+            } => format!(
+                "{lhs}{name} {}, {}, {} : {res_ty}",
+                self.v(*cond),
+                self.v(*on_true),
+                self.v(*on_false)
+            ),
+            Load { ptr, mask, other } => {
+                let mut s = format!("{lhs}{name} {}", self.v(*ptr));
+                if let Some(m) = mask {
+                    let _ = write!(s, ", mask {}", self.v(*m));
+                }
+                if let Some(o) = other {
+                    let _ = write!(s, ", other {}", self.v(*o));
+                }
+                let _ = write!(s, " : {} -> {res_ty}", self.ty(*ptr));
+                s
+            }
+            Store { ptr, value, mask } => {
+                let mut s = format!("{lhs}{name} {}, {}", self.v(*ptr), self.v(*value));
+                if let Some(m) = mask {
+                    let _ = write!(s, ", mask {}", self.v(*m));
+                }
+                let _ = write!(s, " : {}, {}", self.ty(*ptr), self.ty(*value));
+                s
+            }
+            Reduce { src, axis, .. } => format!(
+                "{lhs}{name} {}, axis {axis} : {} -> {res_ty}",
+                self.v(*src),
+                self.ty(*src)
+            ),
+            Dot { a, b, acc } => format!(
+                "{lhs}{name} {}, {}, {} : {}, {} -> {res_ty}",
+                self.v(*a),
+                self.v(*b),
+                self.v(*acc),
+                self.ty(*a),
+                self.ty(*b)
+            ),
+            AtomicRmw {
+                ptr, value, mask, ..
+            } => {
+                let mut s = format!("{lhs}{name} {}, {}", self.v(*ptr), self.v(*value));
+                if let Some(m) = mask {
+                    let _ = write!(s, ", mask {}", self.v(*m));
+                }
+                let _ = write!(s, " : {} -> {res_ty}", self.ty(*ptr));
+                s
+            }
+            AtomicCas { ptr, cmp, value } => format!(
+                "{lhs}{name} {}, {}, {} : {} -> {res_ty}",
+                self.v(*ptr),
+                self.v(*cmp),
+                self.v(*value),
+                self.ty(*ptr)
+            ),
+            Return => name,
+            If {
+                cond,
+                then_region,
+                else_region,
+            } => {
+                let head = if op.results.is_empty() {
+                    format!("if {} {{", self.v(*cond))
+                } else {
+                    format!("{lhs}if {} : ({res_ty}) {{", self.v(*cond))
+                };
+                self.line(depth, &head);
+                self.region_contents(then_region, depth + 1);
+                if else_region.ops.is_empty() && else_region.yields.is_empty() {
+                    self.line(depth, "}");
+                } else {
+                    self.line(depth, "} else {");
+                    self.region_contents(else_region, depth + 1);
+                    self.line(depth, "}");
+                }
+                return;
+            }
+            While {
+                inits,
+                cond_region,
+                body_region,
+            } => {
+                let head = format!(
+                    "{lhs}while ({}) : ({})",
+                    self.list(inits),
+                    self.types(inits)
+                );
+                self.line(depth, &head);
+                let cond_head = format!("cond({}) {{", self.typed_list(&cond_region.args));
+                self.line(depth, &cond_head);
+                self.region_contents(cond_region, depth + 1);
+                let body_head = format!("}} body({}) {{", self.typed_list(&body_region.args));
+                self.line(depth, &body_head);
+                self.region_contents(body_region, depth + 1);
+                self.line(depth, "}");
+                return;
+            }
+        };
+        self.line(depth, &text);
+    }
+}
+
+fn const_text(c: &Const) -> String {
+    match c {
+        Const::Int(i) => i.to_string(),
+        Const::Float(f) => format!("{f:?}"),
+        Const::Bool(b) => b.to_string(),
+    }
+}
+
+/// ` __multipleof(8) __readonly`, in the Triton-C spelling.
+fn param_attrs(attrs: &ParamAttrs) -> String {
+    let mut s = String::new();
+    if let Some(n) = attrs.multiple_of {
+        let _ = write!(s, " __multipleof({n})");
+    }
+    if let Some(n) = attrs.aligned {
+        let _ = write!(s, " __aligned({n})");
+    }
+    if attrs.readonly {
+        s.push_str(" __readonly");
+    }
+    if attrs.writeonly {
+        s.push_str(" __writeonly");
+    }
+    if attrs.noalias {
+        s.push_str(" __noalias");
+    }
+    s
 }

@@ -1,6 +1,13 @@
-//! Structural and type checks of Triton-IR.
-use super::function::Function;
+//! Structural and type checks of Triton-IR: the rules written in
+//! `ir::function` (single definition, scoping, operand and result types of
+//! every op, region arity). Sema's output must pass; later passes may call it
+//! again after rewriting.
+use super::function::*;
+use super::printer::{op_name, ValueNames};
+use super::types::{DType, ScalarType, Type};
+use super::walk;
 use crate::span::Span;
+use std::fmt;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct VerifyError {
@@ -9,8 +16,642 @@ pub struct VerifyError {
     pub span: Span,
 }
 
+impl fmt::Display for VerifyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for VerifyError {}
+
 /// Checks the rules listed in `ir::function`'s module docs.
 pub fn verify_function(func: &Function) -> Result<(), VerifyError> {
-    let _ = func;
+    Verifier::new(func).function()
+}
+
+/// Checks every function; the first error wins. Function names must be unique.
+pub fn verify_module(module: &Module) -> Result<(), VerifyError> {
+    let mut seen = std::collections::HashSet::new();
+    for func in &module.functions {
+        if !seen.insert(func.name.as_str()) {
+            return Err(VerifyError {
+                message: format!("function @{} is defined twice", func.name),
+                span: func.span,
+            });
+        }
+        verify_function(func)?;
+    }
     Ok(())
+}
+
+/// Where a region sits: `Return` is not allowed inside a loop condition.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum RegionContext {
+    Normal,
+    LoopCondition,
+}
+
+struct Verifier<'a> {
+    func: &'a Function,
+    names: ValueNames,
+    /// Defined somewhere already (for the single-definition rule).
+    defined: Vec<bool>,
+    /// Defined in an enclosing region, before the current point.
+    visible: Vec<bool>,
+}
+
+type Problem = String;
+
+impl<'a> Verifier<'a> {
+    fn new(func: &'a Function) -> Self {
+        let n = func.values.len();
+        Verifier {
+            func,
+            names: ValueNames::new(func),
+            defined: vec![false; n],
+            visible: vec![false; n],
+        }
+    }
+
+    fn func_error(&self, problem: impl fmt::Display) -> VerifyError {
+        VerifyError {
+            message: format!("function @{}: {problem}", self.func.name),
+            span: self.func.span,
+        }
+    }
+
+    fn name(&self, v: ValueId) -> String {
+        self.names.get(v)
+    }
+
+    fn ty(&self, v: ValueId) -> &'a Type {
+        // Only called on ids already checked by `in_range`.
+        &self.func.values[v.0 as usize].ty
+    }
+
+    fn in_range(&self, v: ValueId) -> bool {
+        (v.0 as usize) < self.func.values.len()
+    }
+
+    /// Defines `v` in the current scope; `scope` collects it for un-scoping.
+    fn define(&mut self, v: ValueId, scope: &mut Vec<ValueId>) -> Result<(), Problem> {
+        if !self.in_range(v) {
+            return Err(format!(
+                "defines %{} which has no entry in the value table",
+                v.0
+            ));
+        }
+        let i = v.0 as usize;
+        if self.defined[i] {
+            return Err(format!("{} is defined more than once", self.name(v)));
+        }
+        well_formed(self.ty(v))
+            .map_err(|p| format!("{} has type {}: {p}", self.name(v), self.ty(v)))?;
+        self.defined[i] = true;
+        self.visible[i] = true;
+        scope.push(v);
+        Ok(())
+    }
+
+    fn check_use(&self, v: ValueId) -> Result<(), Problem> {
+        if !self.in_range(v) {
+            return Err(format!(
+                "uses %{} which has no entry in the value table",
+                v.0
+            ));
+        }
+        let i = v.0 as usize;
+        if self.visible[i] {
+            Ok(())
+        } else if self.defined[i] {
+            Err(format!(
+                "uses {} outside the region that defines it",
+                self.name(v)
+            ))
+        } else {
+            Err(format!("uses {} before its definition", self.name(v)))
+        }
+    }
+
+    fn function(&mut self) -> Result<(), VerifyError> {
+        let mut scope = Vec::new();
+        for p in &self.func.params {
+            self.define(p.value, &mut scope)
+                .map_err(|e| self.func_error(format!("parameter {}: {e}", p.name)))?;
+            if !self.ty(p.value).is_scalar() {
+                return Err(self.func_error(format!(
+                    "parameter {} must be a scalar, not {}",
+                    p.name,
+                    self.ty(p.value)
+                )));
+            }
+        }
+        let body = &self.func.body;
+        if !body.args.is_empty() {
+            return Err(self.func_error("the body region takes no arguments"));
+        }
+        if !body.yields.is_empty() {
+            return Err(self.func_error("the body region yields nothing (kernels return no value)"));
+        }
+        self.region(body, RegionContext::Normal, self.func.span)
+    }
+
+    /// Checks a region; `owner` is the span of the op owning it (for errors
+    /// about its args and yields).
+    fn region(
+        &mut self,
+        region: &Region,
+        ctx: RegionContext,
+        owner: Span,
+    ) -> Result<(), VerifyError> {
+        let mut scope = Vec::new();
+        let at = |message: String| VerifyError {
+            message,
+            span: owner,
+        };
+        for &a in &region.args {
+            self.define(a, &mut scope)
+                .map_err(|p| at(format!("region argument: {p}")))?;
+        }
+        for (i, op) in region.ops.iter().enumerate() {
+            let last = i + 1 == region.ops.len();
+            self.op(op, ctx, last)?;
+            for &r in &op.results {
+                self.define(r, &mut scope).map_err(|p| op_error(op, p))?;
+            }
+        }
+        for &y in &region.yields {
+            self.check_use(y).map_err(|p| at(format!("yield {p}")))?;
+        }
+        for v in scope {
+            self.visible[v.0 as usize] = false;
+        }
+        Ok(())
+    }
+
+    fn op(&mut self, op: &Op, ctx: RegionContext, last_in_region: bool) -> Result<(), VerifyError> {
+        for v in walk::operands(&op.kind) {
+            self.check_use(v).map_err(|p| op_error(op, p))?;
+        }
+        for &r in &op.results {
+            if !self.in_range(r) {
+                return Err(op_error(
+                    op,
+                    format!("result %{} has no entry in the value table", r.0),
+                ));
+            }
+        }
+        let expected = match &op.kind {
+            OpKind::Store { .. } | OpKind::Return => Some(0),
+            OpKind::If { .. } => None,
+            OpKind::While { inits, .. } => Some(inits.len()),
+            _ => Some(1),
+        };
+        if let Some(n) = expected {
+            if op.results.len() != n {
+                return Err(op_error(
+                    op,
+                    format!("has {} results, expected {n}", op.results.len()),
+                ));
+            }
+        }
+        if let OpKind::Return = op.kind {
+            if ctx == RegionContext::LoopCondition {
+                return Err(op_error(op, "not allowed in a loop condition region"));
+            }
+            if !last_in_region {
+                return Err(op_error(op, "must be the last op of its region"));
+            }
+        }
+        self.types(op).map_err(|p| op_error(op, p))?;
+        match &op.kind {
+            OpKind::If {
+                then_region,
+                else_region,
+                ..
+            } => {
+                self.region(then_region, ctx, op.span)?;
+                self.region(else_region, ctx, op.span)?;
+            }
+            OpKind::While {
+                cond_region,
+                body_region,
+                ..
+            } => {
+                self.region(cond_region, RegionContext::LoopCondition, op.span)?;
+                self.region(body_region, RegionContext::Normal, op.span)?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Operand and result types. Operands are in range (checked before).
+    fn types(&self, op: &Op) -> Result<(), Problem> {
+        use OpKind::*;
+        let result = op.results.first().map(|&r| self.ty(r));
+        // Ops with exactly one result (checked before) read it through `res`.
+        let res = || result.expect("one result");
+        match &op.kind {
+            Constant { value } => {
+                let t = res();
+                let ok = match (value, t.scalar) {
+                    (Const::Int(_), ScalarType::Num(_)) => true,
+                    (Const::Float(_), ScalarType::Num(d)) => d.is_float(),
+                    (Const::Bool(_), ScalarType::Num(d)) => d == DType::I1,
+                    _ => false,
+                };
+                if !ok {
+                    return Err(format!("cannot make a constant of type {t} from {value:?}"));
+                }
+            }
+            ProgramId { axis } | NumPrograms { axis } => {
+                if *axis > 2 {
+                    return Err(format!("axis {axis} out of range 0..3"));
+                }
+                expect_type(res(), &Type::num(DType::I32), "result")?;
+            }
+            MakeRange { start, end } => {
+                if end <= start {
+                    return Err(format!("empty range {start}..{end}"));
+                }
+                let len = (*end as i128 - *start as i128) as usize;
+                expect_type(
+                    res(),
+                    &Type::tile(ScalarType::Num(DType::I32), vec![len]),
+                    "result",
+                )?;
+            }
+            Splat { src } => {
+                let (s, t) = (self.ty(*src), res());
+                if !s.is_scalar() {
+                    return Err(format!("source must be a scalar, not {s}"));
+                }
+                if t.is_scalar() {
+                    return Err(format!("result must be a tile, not {t}"));
+                }
+                same_scalar(s, t)?;
+            }
+            Broadcast { src } => {
+                let (s, t) = (self.ty(*src), res());
+                same_scalar(s, t)?;
+                if s.rank() != t.rank() {
+                    return Err(format!("cannot broadcast {s} to {t}: ranks differ"));
+                }
+                for (axis, (a, b)) in s.shape.iter().zip(&t.shape).enumerate() {
+                    if a != b && *a != 1 {
+                        return Err(format!(
+                            "cannot broadcast {s} to {t}: axis {axis} has size {a}, not 1 or {b}"
+                        ));
+                    }
+                }
+            }
+            Reshape { src } => {
+                let (s, t) = (self.ty(*src), res());
+                same_scalar(s, t)?;
+                if s.num_elements() != t.num_elements() {
+                    return Err(format!(
+                        "cannot reshape {s} to {t}: {} elements vs {}",
+                        s.num_elements(),
+                        t.num_elements()
+                    ));
+                }
+            }
+            Binary { op: bop, lhs, rhs } => {
+                let (l, r) = (self.ty(*lhs), self.ty(*rhs));
+                same_operands(l, r)?;
+                expect_type(res(), l, "result")?;
+                let d = match l.scalar {
+                    ScalarType::Ptr(_) => {
+                        return Err(format!(
+                            "operands are pointers ({l}); pointer arithmetic uses addptr"
+                        ))
+                    }
+                    ScalarType::Num(d) => d,
+                };
+                let int_only = matches!(
+                    bop,
+                    BinOp::And | BinOp::Or | BinOp::Xor | BinOp::Shl | BinOp::Shr
+                );
+                if int_only && d.is_float() {
+                    return Err(format!("needs integer operands, not {l}"));
+                }
+            }
+            Cmp { lhs, rhs, .. } => {
+                let (l, r) = (self.ty(*lhs), self.ty(*rhs));
+                same_operands(l, r)?;
+                expect_type(res(), &l.with_scalar(ScalarType::Num(DType::I1)), "result")?;
+            }
+            Unary { op: uop, src } => {
+                let s = self.ty(*src);
+                expect_type(res(), s, "result")?;
+                let d = match s.scalar {
+                    ScalarType::Ptr(_) => return Err(format!("operand is a pointer ({s})")),
+                    ScalarType::Num(d) => d,
+                };
+                match uop {
+                    UnOp::Exp | UnOp::Log | UnOp::Sqrt | UnOp::Sin | UnOp::Cos if !d.is_float() => {
+                        return Err(format!("needs a float operand, not {s}"))
+                    }
+                    UnOp::Not if d.is_float() => {
+                        return Err(format!("needs an integer or i1 operand, not {s}"))
+                    }
+                    _ => {}
+                }
+            }
+            Cast { src } => {
+                let (s, t) = (self.ty(*src), res());
+                if s.shape != t.shape {
+                    return Err(format!("cannot cast {s} to {t}: shapes differ"));
+                }
+                if s.scalar.is_ptr() != t.scalar.is_ptr() {
+                    return Err(format!(
+                        "cannot cast between pointer and number ({s} to {t})"
+                    ));
+                }
+            }
+            AddPtr { ptr, offset } => {
+                let (p, o) = (self.ty(*ptr), self.ty(*offset));
+                if !p.scalar.is_ptr() {
+                    return Err(format!("first operand must be a pointer, not {p}"));
+                }
+                match o.scalar {
+                    ScalarType::Num(d) if d.is_int() && d != DType::I1 => {}
+                    _ => return Err(format!("offset must be an integer, not {o}")),
+                }
+                if p.shape != o.shape {
+                    return Err(format!("pointer {p} and offset {o} differ in shape"));
+                }
+                expect_type(res(), p, "result")?;
+            }
+            Select {
+                cond,
+                on_true,
+                on_false,
+            } => {
+                let (c, a, b) = (self.ty(*cond), self.ty(*on_true), self.ty(*on_false));
+                if a != b {
+                    return Err(format!("branches differ in type: {a} and {b}"));
+                }
+                expect_type(c, &a.with_scalar(ScalarType::Num(DType::I1)), "condition")?;
+                expect_type(res(), a, "result")?;
+            }
+            Load { ptr, mask, other } => {
+                let p = self.ty(*ptr);
+                let elem = pointee(p)?;
+                let value_ty = p.with_scalar(elem);
+                expect_type(res(), &value_ty, "result")?;
+                if let Some(m) = mask {
+                    expect_type(
+                        self.ty(*m),
+                        &p.with_scalar(ScalarType::Num(DType::I1)),
+                        "mask",
+                    )?;
+                }
+                if let Some(o) = other {
+                    if mask.is_none() {
+                        return Err("has `other` values but no mask".into());
+                    }
+                    expect_type(self.ty(*o), &value_ty, "other")?;
+                }
+            }
+            Store { ptr, value, mask } => {
+                let p = self.ty(*ptr);
+                let elem = pointee(p)?;
+                expect_type(self.ty(*value), &p.with_scalar(elem), "stored value")?;
+                if let Some(m) = mask {
+                    expect_type(
+                        self.ty(*m),
+                        &p.with_scalar(ScalarType::Num(DType::I1)),
+                        "mask",
+                    )?;
+                }
+            }
+            Trans { src } => {
+                let s = self.ty(*src);
+                if s.rank() != 2 {
+                    return Err(format!("needs a 2-D tile, not {s}"));
+                }
+                let expect = Type::tile(s.scalar, vec![s.shape[1], s.shape[0]]);
+                expect_type(res(), &expect, "result")?;
+            }
+            Reduce { src, axis, .. } => {
+                let s = self.ty(*src);
+                if s.scalar.is_ptr() {
+                    return Err(format!("cannot reduce pointers ({s})"));
+                }
+                if *axis >= s.rank() {
+                    return Err(format!("axis {axis} out of range for {s}"));
+                }
+                let mut shape = s.shape.clone();
+                shape.remove(*axis);
+                expect_type(res(), &Type::tile(s.scalar, shape), "result")?;
+            }
+            Dot { a, b, acc } => {
+                let (ta, tb, tc) = (self.ty(*a), self.ty(*b), self.ty(*acc));
+                if ta.rank() != 2 || tb.rank() != 2 {
+                    return Err(format!("operands must be 2-D, not {ta} and {tb}"));
+                }
+                if ta.scalar != tb.scalar {
+                    return Err(format!("operands differ in element type: {ta} and {tb}"));
+                }
+                if ta.shape[1] != tb.shape[0] {
+                    return Err(format!("inner dimensions differ: {ta} @ {tb}"));
+                }
+                let acc_elem = match ta.scalar {
+                    ScalarType::Num(DType::F16 | DType::BF16 | DType::F32) => DType::F32,
+                    ScalarType::Num(DType::F64) => DType::F64,
+                    ScalarType::Num(DType::I8) => DType::I32,
+                    _ => return Err(format!("unsupported operand type {ta}")),
+                };
+                let expect = Type::tile(ScalarType::Num(acc_elem), vec![ta.shape[0], tb.shape[1]]);
+                expect_type(tc, &expect, "accumulator")?;
+                expect_type(res(), &expect, "result")?;
+            }
+            AtomicRmw {
+                op: aop,
+                ptr,
+                value,
+                mask,
+            } => {
+                let p = self.ty(*ptr);
+                let elem = pointee(p)?;
+                let value_ty = p.with_scalar(elem);
+                expect_type(self.ty(*value), &value_ty, "value")?;
+                if let Some(m) = mask {
+                    expect_type(
+                        self.ty(*m),
+                        &p.with_scalar(ScalarType::Num(DType::I1)),
+                        "mask",
+                    )?;
+                }
+                if *aop != AtomicOp::Exchange && elem.dtype() == DType::I1 {
+                    return Err("arithmetic atomics need numbers, not i1".into());
+                }
+                expect_type(res(), &value_ty, "result")?;
+            }
+            AtomicCas { ptr, cmp, value } => {
+                let p = self.ty(*ptr);
+                let elem = pointee(p)?;
+                let value_ty = p.with_scalar(elem);
+                expect_type(self.ty(*cmp), &value_ty, "compared value")?;
+                expect_type(self.ty(*value), &value_ty, "new value")?;
+                expect_type(res(), &value_ty, "result")?;
+            }
+            If {
+                cond,
+                then_region,
+                else_region,
+            } => {
+                expect_type(self.ty(*cond), &Type::num(DType::I1), "condition")?;
+                for (which, r) in [("then", then_region), ("else", else_region)] {
+                    if !r.args.is_empty() {
+                        return Err(format!("{which} region must take no arguments"));
+                    }
+                    self.yields_match(which, &r.yields, &op.results)?;
+                }
+            }
+            While {
+                inits,
+                cond_region,
+                body_region,
+            } => {
+                for (which, r) in [("condition", cond_region), ("body", body_region)] {
+                    self.args_match(which, &r.args, inits)?;
+                }
+                match cond_region.yields.as_slice() {
+                    [c] if self.in_range(*c) && *self.ty(*c) == Type::num(DType::I1) => {}
+                    [c] if self.in_range(*c) => {
+                        return Err(format!(
+                            "condition region must yield a scalar i1, not {}",
+                            self.ty(*c)
+                        ))
+                    }
+                    ys => {
+                        return Err(format!(
+                            "condition region must yield one scalar i1, yields {} values",
+                            ys.len()
+                        ))
+                    }
+                }
+                self.yields_match("body", &body_region.yields, inits)?;
+                for (i, (&r, &init)) in op.results.iter().zip(inits).enumerate() {
+                    if self.ty(r) != self.ty(init) {
+                        return Err(format!(
+                            "result {i} has type {}, but the carried value is {}",
+                            self.ty(r),
+                            self.ty(init)
+                        ));
+                    }
+                }
+            }
+            Return => {}
+        }
+        Ok(())
+    }
+
+    /// `yields` have the types of `expected`, one for one.
+    fn yields_match(
+        &self,
+        which: &str,
+        yields: &[ValueId],
+        expected: &[ValueId],
+    ) -> Result<(), Problem> {
+        if yields.len() != expected.len() {
+            return Err(format!(
+                "{which} region yields {} values, expected {}",
+                yields.len(),
+                expected.len()
+            ));
+        }
+        for (i, (&y, &e)) in yields.iter().zip(expected).enumerate() {
+            if !self.in_range(y) {
+                return Err(format!(
+                    "{which} region yields %{} which has no entry in the value table",
+                    y.0
+                ));
+            }
+            if self.ty(y) != self.ty(e) {
+                return Err(format!(
+                    "{which} region yield {i} has type {}, expected {}",
+                    self.ty(y),
+                    self.ty(e)
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn args_match(&self, which: &str, args: &[ValueId], inits: &[ValueId]) -> Result<(), Problem> {
+        if args.len() != inits.len() {
+            return Err(format!(
+                "{which} region takes {} arguments, but {} values are carried",
+                args.len(),
+                inits.len()
+            ));
+        }
+        for (i, (&a, &init)) in args.iter().zip(inits).enumerate() {
+            if !self.in_range(a) {
+                return Err(format!(
+                    "{which} region argument %{} has no entry in the value table",
+                    a.0
+                ));
+            }
+            if self.ty(a) != self.ty(init) {
+                return Err(format!(
+                    "{which} region argument {i} has type {}, but the carried value is {}",
+                    self.ty(a),
+                    self.ty(init)
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn op_error(op: &Op, problem: impl fmt::Display) -> VerifyError {
+    VerifyError {
+        message: format!("{}: {problem}", op_name(&op.kind)),
+        span: op.span,
+    }
+}
+
+/// Tiles have no empty axis.
+fn well_formed(t: &Type) -> Result<(), Problem> {
+    if t.shape.contains(&0) {
+        return Err("a tile axis has size 0".into());
+    }
+    Ok(())
+}
+
+fn expect_type(got: &Type, want: &Type, what: &str) -> Result<(), Problem> {
+    if got == want {
+        Ok(())
+    } else {
+        Err(format!("{what} has type {got}, expected {want}"))
+    }
+}
+
+fn same_operands(l: &Type, r: &Type) -> Result<(), Problem> {
+    if l == r {
+        Ok(())
+    } else {
+        Err(format!("operand types differ: {l} and {r}"))
+    }
+}
+
+fn same_scalar(src: &Type, dst: &Type) -> Result<(), Problem> {
+    if src.scalar == dst.scalar {
+        Ok(())
+    } else {
+        Err(format!("element types differ: {src} to {dst}"))
+    }
+}
+
+/// The loaded/stored element type of a pointer tile.
+fn pointee(p: &Type) -> Result<ScalarType, Problem> {
+    match p.scalar {
+        ScalarType::Ptr(d) => Ok(ScalarType::Num(d)),
+        ScalarType::Num(_) => Err(format!("address must be a pointer, not {p}")),
+    }
 }

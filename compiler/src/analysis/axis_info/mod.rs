@@ -1,0 +1,211 @@
+//! Alignment / contiguity / constancy of every tile value, per axis (the
+//! legacy Triton "axis info" analysis): what lets codegen vectorize memory ops.
+//!
+//! Facts start at parameters (their attributes), constants and ranges, flow
+//! through the ops by the rules in `transfer`, meet at `If` joins, and reach a
+//! fixed point over `While` loops (start from the initial values, meet with
+//! what the body yields, repeat until nothing changes). See `facts` for what
+//! each number means exactly.
+mod facts;
+mod transfer;
+
+pub use facts::MAX_DIVISIBILITY;
+
+use crate::ir::{Function, OpKind, Region, ScalarType, Type, ValueId};
+use std::collections::HashMap;
+use transfer::Facts;
+
+/// Facts about one value, one entry per axis (one entry for scalars).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AxisInfo {
+    /// Length of runs of consecutive integers (or consecutive addresses, in
+    /// elements, for pointers) along this axis; 1 when nothing is known.
+    pub contiguity: Vec<u64>,
+    /// Largest power of two dividing the first element of each run (for
+    /// pointers: the address in bytes).
+    pub divisibility: Vec<u64>,
+    /// Length of runs of equal values along this axis.
+    pub constancy: Vec<u64>,
+    /// The value of every element, when it is one known integer (or `i1`).
+    pub value: Option<i64>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct AxisInfoMap {
+    pub info: HashMap<ValueId, AxisInfo>,
+}
+
+/// Widest vector access, in bytes.
+const MAX_VECTOR_BYTES: u64 = 16;
+
+/// Default alignment of pointer parameters without attributes (what
+/// framework allocators give; launchers check it).
+const DEFAULT_PTR_ALIGN: u64 = 16;
+
+/// Loops whose facts still change after this many rounds fall back to nothing known.
+const MAX_LOOP_ROUNDS: usize = 64;
+
+impl AxisInfoMap {
+    pub fn get(&self, v: ValueId) -> Option<&AxisInfo> {
+        self.info.get(&v)
+    }
+
+    /// Elements along the last axis one thread may load or store with one
+    /// vector access through the pointer tile `ptr`: the largest power of two
+    /// that fits in a run of consecutive addresses, keeps the access aligned,
+    /// is at most 16 bytes, and (with a mask) stays inside a run of equal
+    /// mask lanes. At least 1.
+    pub fn vector_width(&self, ptr: ValueId, mask: Option<ValueId>, func: &Function) -> u32 {
+        let Some(ty) = func.values.get(ptr.0 as usize).map(|v| &v.ty) else {
+            return 1;
+        };
+        let (ScalarType::Ptr(elem), Some(&last_dim)) = (ty.scalar, ty.shape.last()) else {
+            return 1;
+        };
+        let Some(p) = self.get(ptr) else { return 1 };
+        let last = p.axes() - 1;
+        let elem = elem.size_bytes() as u64;
+        // Runs must split into whole vectors: a power of two dividing them.
+        let mut runs = facts::gcd(p.contiguity[last], last_dim as u64);
+        if let Some(m) = mask {
+            match self.get(m) {
+                Some(mi) if mi.axes() == p.axes() => {
+                    runs = facts::gcd(runs, mi.constancy[last]);
+                }
+                _ => return 1,
+            }
+        }
+        let limit = runs
+            .min(p.divisibility[last] / elem)
+            .min(MAX_VECTOR_BYTES / elem)
+            .max(1);
+        let mut width = 1u64;
+        while width * 2 <= limit && runs % (width * 2) == 0 {
+            width *= 2;
+        }
+        width as u32
+    }
+}
+
+pub fn analyze(func: &Function) -> AxisInfoMap {
+    let mut solver = Solver {
+        func,
+        map: AxisInfoMap::default(),
+    };
+    for p in &func.params {
+        let info = param_info(func, p);
+        solver.map.info.insert(p.value, info);
+    }
+    solver.region(&func.body);
+    solver.map
+}
+
+fn param_info(func: &Function, p: &crate::ir::Param) -> AxisInfo {
+    let pow2 = |n: u64| facts::pow2_divisor(n.min(i64::MAX as u64) as i64);
+    let div = match func.values.get(p.value.0 as usize).map(|v| v.ty.scalar) {
+        Some(ScalarType::Ptr(elem)) => {
+            let elem = elem.size_bytes() as u64;
+            let from_multiple = p.attrs.multiple_of.map(|n| facts::mul_div(pow2(n), elem));
+            let from_aligned = p.attrs.aligned.map(pow2);
+            match (from_multiple, from_aligned) {
+                (None, None) => DEFAULT_PTR_ALIGN,
+                (a, b) => a.unwrap_or(1).max(b.unwrap_or(1)),
+            }
+        }
+        _ => p.attrs.multiple_of.map(pow2).unwrap_or(1),
+    };
+    AxisInfo::uniform(&[], div, None)
+}
+
+struct Solver<'a> {
+    func: &'a Function,
+    map: AxisInfoMap,
+}
+
+impl Facts for Solver<'_> {
+    fn info(&self, v: ValueId) -> AxisInfo {
+        match self.map.get(v) {
+            Some(i) => i.clone(),
+            None => AxisInfo::unknown(self.ty(v).map_or(1, |t| t.rank())),
+        }
+    }
+
+    fn ty(&self, v: ValueId) -> Option<&Type> {
+        self.func.values.get(v.0 as usize).map(|i| &i.ty)
+    }
+}
+
+impl Solver<'_> {
+    fn set(&mut self, v: ValueId, info: AxisInfo) {
+        self.map.info.insert(v, info);
+    }
+
+    fn region(&mut self, region: &Region) {
+        for op in &region.ops {
+            match &op.kind {
+                OpKind::If {
+                    then_region,
+                    else_region,
+                    ..
+                } => {
+                    self.region(then_region);
+                    self.region(else_region);
+                    for (i, &r) in op.results.iter().enumerate() {
+                        let joined = match (then_region.yields.get(i), else_region.yields.get(i)) {
+                            (Some(&a), Some(&b)) => self.info(a).meet(&self.info(b)),
+                            _ => self.unknown_of(r),
+                        };
+                        self.set(r, joined);
+                    }
+                }
+                OpKind::While {
+                    inits,
+                    cond_region,
+                    body_region,
+                } => self.while_loop(&op.results, inits, cond_region, body_region),
+                kind => {
+                    if let [r] = op.results[..] {
+                        let info = match self.ty(r) {
+                            Some(t) => transfer::transfer(kind, t, self),
+                            None => AxisInfo::unknown(1),
+                        };
+                        self.set(r, info);
+                    }
+                }
+            }
+        }
+    }
+
+    fn unknown_of(&self, v: ValueId) -> AxisInfo {
+        AxisInfo::unknown(self.ty(v).map_or(1, |t| t.rank()))
+    }
+
+    /// Carried facts: the meet of the initial values and every value the body
+    /// may yield, found by iterating until stable.
+    fn while_loop(&mut self, results: &[ValueId], inits: &[ValueId], cond: &Region, body: &Region) {
+        let mut carried: Vec<AxisInfo> = inits.iter().map(|&v| self.info(v)).collect();
+        for round in 0..=MAX_LOOP_ROUNDS {
+            if round == MAX_LOOP_ROUNDS {
+                carried = inits.iter().map(|&v| self.unknown_of(v)).collect();
+            }
+            for region in [cond, body] {
+                for (&arg, info) in region.args.iter().zip(&carried) {
+                    self.set(arg, info.clone());
+                }
+                self.region(region);
+            }
+            let next: Vec<AxisInfo> = carried
+                .iter()
+                .zip(&body.yields)
+                .map(|(c, &y)| c.meet(&self.info(y)))
+                .collect();
+            if next == carried || round == MAX_LOOP_ROUNDS {
+                break;
+            }
+            carried = next;
+        }
+        for (&r, info) in results.iter().zip(carried) {
+            self.set(r, info);
+        }
+    }
+}
