@@ -229,7 +229,8 @@ pub fn transpose(dtype: DType, t: usize) -> Function {
 pub fn softmax(bm: usize, bn: usize) -> Function {
     let mut k = K::new("softmax");
     let (x, y) = (k.ptr("x", DType::F32), k.ptr("y", DType::F32));
-    let (m, n, stride) = (k.int("m"), k.int("n"), k.int("stride"));
+    let (m, n) = (k.int("m"), k.int("n"));
+    let stride = k.int_multiple_of("stride", 16);
     let rows = block_range(&mut k, 0, bm);
     let cols = k.range(bn);
     let px = tile_ptrs(&mut k, x, rows, cols, stride, bm, bn);
@@ -255,7 +256,7 @@ pub fn softmax(bm: usize, bn: usize) -> Function {
 pub fn tile_sum(axis: usize, bm: usize, bn: usize) -> Function {
     let mut k = K::new(if axis == 0 { "col_sum" } else { "row_sum" });
     let (x, y) = (k.ptr("x", DType::F32), k.ptr("y", DType::F32));
-    let stride = k.int("stride");
+    let stride = k.int_multiple_of("stride", 16);
     let rows = k.range(bm);
     let cols = k.range(bn);
     let px = tile_ptrs(&mut k, x, rows, cols, stride, bm, bn);
