@@ -8,6 +8,9 @@ use tritonc::codegen::{compile, Arch, CodegenOptions, CompiledKernel};
 use tritonc::ir::{DType, Function};
 
 fn build(func: &Function, name: &str, num_warps: u32) -> Vec<CompiledKernel> {
+    // The hand-built kernels must be valid IR first.
+    tritonc::ir::verifier::verify_function(func)
+        .unwrap_or_else(|e| panic!("{name} is not valid IR: {e:?}"));
     [(Arch::Sm80, "sm_80"), (Arch::Sm90, "sm_90")]
         .into_iter()
         .map(|(arch, arch_name)| {
