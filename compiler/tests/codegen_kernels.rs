@@ -205,3 +205,21 @@ fn unsupported_inputs_are_errors_not_panics() {
         Err(CodegenError::Unsupported { .. })
     ));
 }
+
+#[test]
+fn matmul_loop_with_carried_pointer_tiles() {
+    let ks = build(&matmul(DType::F16, 64, 64, 32), "matmul_f16", 4);
+    assert!(ks[0].ptx.contains("fma.rn.f32"), "{}", ks[0].ptx);
+    build(&matmul(DType::F32, 32, 32, 8), "matmul_f32", 4);
+    build(&matmul(DType::F16, 128, 128, 16), "matmul_f16_big", 8);
+}
+
+#[test]
+fn other_warp_counts() {
+    for warps in [1, 2, 8] {
+        build(&vector_add(DType::F32, 256, true, Some(4)), "add_w", warps);
+        build(&softmax(2, 128), "softmax_w", warps);
+        build(&tile_sum(0, 64, 16), "col_sum_w", warps);
+        build(&transpose(DType::F32, 16), "transpose_w", warps);
+    }
+}

@@ -461,3 +461,68 @@ pub fn misc() -> Function {
     k.store(total, lv1, None);
     k.finish()
 }
+
+/// `C = A @ B` (row-major, f16 or f32 inputs, f32 output) in `tm x tn` tiles,
+/// `tk` at a time, pointer tiles carried through the loop, bounds masked
+/// (the matmul of the Triton-C tour).
+pub fn matmul(dtype: DType, tm: usize, tn: usize, tk: usize) -> Function {
+    let mut k = K::new("matmul");
+    let (a, b, c) = (k.ptr("A", dtype), k.ptr("B", dtype), k.ptr("C", DType::F32));
+    let (m, n, kdim) = (k.int("M"), k.int("N"), k.int("K"));
+    let lda = k.int_multiple_of("lda", 8);
+    let ldb = k.int_multiple_of("ldb", 8);
+    let ldc = k.int_multiple_of("ldc", 8);
+    let rm = block_range(&mut k, 0, tm);
+    let rn = block_range(&mut k, 1, tn);
+    let rk = k.range(tk);
+    let pa0 = tile_ptrs(&mut k, a, rm, rk, lda, tm, tk);
+    let pb0 = tile_ptrs(&mut k, b, rk, rn, ldb, tk, tn);
+    let f32_tile = Type::tile(ScalarType::Num(DType::F32), vec![tm, tn]);
+    let acc0 = k.constant(Const::Float(0.0), f32_tile.clone());
+    let types = vec![f32_tile.clone(), k.ty(pa0), k.ty(pb0), k.ty(kdim)];
+    // while (kleft > 0)
+    let cargs = k.b.open_region(types.clone());
+    let zero = k.cint(0);
+    let more = k.cmp(CmpPred::Gt, cargs[3], zero);
+    let cond_region = k.b.close_region(vec![more]);
+    let args = k.b.open_region(types.clone());
+    let kl = k.splat(args[3], &[tk]);
+    let in_k = k.cmp(CmpPred::Lt, rk, kl);
+    let mka = k.expand(in_k, 0, &[tm, tk]);
+    let mkb = k.expand(in_k, 1, &[tk, tn]);
+    let va = k.load(args[1], Some(mka), None);
+    let vb = k.load(args[2], Some(mkb), None);
+    let acc = k.b.push1(
+        OpKind::Dot {
+            a: va,
+            b: vb,
+            acc: args[0],
+        },
+        f32_tile.clone(),
+        Span::default(),
+    );
+    let step = k.constant(
+        Const::Int(tk as i64),
+        Type::tile(ScalarType::Num(DType::I32), vec![tm, tk]),
+    );
+    let pa = k.addptr(args[1], step);
+    let tkc = k.cint(tk as i64);
+    let stride_b = k.bin(BinOp::Mul, tkc, ldb);
+    let sb = k.splat(stride_b, &[tk, tn]);
+    let pb = k.addptr(args[2], sb);
+    let kleft = k.bin(BinOp::Sub, args[3], tkc);
+    let body_region = k.b.close_region(vec![acc, pa, pb, kleft]);
+    let res = k.b.push(
+        OpKind::While {
+            inits: vec![acc0, pa0, pb0, kdim],
+            cond_region,
+            body_region,
+        },
+        types,
+        Span::default(),
+    );
+    let pc = tile_ptrs(&mut k, c, rm, rn, ldc, tm, tn);
+    let mc = tile_mask(&mut k, rm, rn, m, n, tm, tn);
+    k.store(pc, res[0], Some(mc));
+    k.finish()
+}
