@@ -133,6 +133,8 @@ fn dump_ptx_for_gpu_check() {
         ("while_acc", while_accumulate(256)),
         ("dot_f32", dot(DType::F32, 32, 32, 32)),
         ("dot_f16", dot(DType::F16, 32, 32, 32)),
+        ("matmul_f16", matmul(DType::F16, 32, 32, 16)),
+        ("misc", misc()),
     ];
     std::fs::create_dir_all(&dir).expect("dump dir");
     let mut entries = Vec::new();

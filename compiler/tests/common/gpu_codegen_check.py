@@ -85,5 +85,38 @@ for name, dtype in [("dot_f32", torch.float32), ("dot_f16", torch.float16)]:
     kernel(name)((1,), a=a, b=b, c=c, stride_a=32, stride_b=32, stride_c=32)
     check(name, c, a.float() @ b.float(), atol=1e-3, rtol=1e-3)
 
+# matmul: loop over K with masked loads (A has rows to spare, B columns to spare)
+M, N, KD = 100, 90, 70
+a = torch.randn(128, 72, device=dev, dtype=torch.float16)
+b = torch.randn(KD, 128, device=dev, dtype=torch.float16)
+c = torch.zeros(M, 96, device=dev)
+kernel("matmul_f16")((cdiv(M, 32), cdiv(N, 32)), A=a, B=b, C=c, M=M, N=N, K=KD, lda=72, ldb=128, ldc=96)
+want = torch.zeros_like(c)
+want[:, :N] = a[:M, :KD].float() @ b[:, :N].float()
+check("matmul_f16", c, want, atol=1e-2, rtol=1e-3)
+
+# misc: bytes in, halves/bools/atomic max/atomic add out (one program, n < 128)
+n = 120
+by = torch.randint(0, 6, (128,), device=dev, dtype=torch.int8)
+flags = torch.zeros(128, device=dev, dtype=torch.bool)
+halves = torch.zeros(128, device=dev, dtype=torch.float16)
+total = torch.randn(128, device=dev)
+counts = torch.randint(-50, 50, (128,), device=dev, dtype=torch.int32)
+total0, counts0 = total.clone(), counts.clone()
+kernel("misc")((1,), bytes=by, flags=flags, halves=halves, total=total, counts=counts, n=n)
+vf = by[:n].float()
+m3 = torch.maximum(torch.exp(vf), torch.log(vf.abs())) + torch.minimum(vf.abs().sqrt(), torch.sin(vf))
+sel = torch.where(vf > 0, m3, torch.cos(vf) * -vf) * 2  # n > 100 doubles
+check("misc halves", halves[:n], sel.half(), atol=1e-2, rtol=1e-2)
+check("misc flags", flags[:n], vf > 0)
+vi = by[:n].int()
+q = torch.div(vi, 3, rounding_mode="trunc")
+x = ((q << 3) >> (vi - q * 3)) ^ vi
+check("misc counts", counts[:n], torch.maximum(counts0[:n], x))
+want = total0.clone()
+want[:n] += sel
+want[0] = sel.sum() + sel[0] + 1
+check("misc total", total, want, atol=1e-2, rtol=1e-3)
+
 print("FAILURES:", failures if failures else "none")
 sys.exit(1 if failures else 0)
