@@ -135,6 +135,7 @@ fn dump_ptx_for_gpu_check() {
         ("dot_f16", dot(DType::F16, 32, 32, 32)),
         ("matmul_f16", matmul(DType::F16, 32, 32, 16)),
         ("misc", misc()),
+        ("scalar_atomic", scalar_atomic()),
     ];
     std::fs::create_dir_all(&dir).expect("dump dir");
     let mut entries = Vec::new();
@@ -224,4 +225,13 @@ fn other_warp_counts() {
         build(&tile_sum(0, 64, 16), "col_sum_w", warps);
         build(&transpose(DType::F32, 16), "transpose_w", warps);
     }
+}
+
+#[test]
+fn scalar_atomic_result_reaches_every_thread() {
+    let ks = build(&scalar_atomic(), "scalar_atomic", 4);
+    let ptx = &ks[0].ptx;
+    assert!(ptx.contains("atom.global.add"), "{ptx}");
+    assert!(ptx.contains("atom.global.exch"), "{ptx}");
+    assert!(ptx.contains("bar.sync"), "{ptx}");
 }

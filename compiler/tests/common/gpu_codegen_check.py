@@ -118,5 +118,15 @@ want[:n] += sel
 want[0] = sel.sum() + sel[0] + 1
 check("misc total", total, want, atol=1e-2, rtol=1e-3)
 
+# scalar atomic: every thread sees the old counter; exchanged tile returns the old x
+counter = torch.tensor([5], device=dev, dtype=torch.int32)
+tickets = torch.zeros(4, device=dev, dtype=torch.int32)
+xs = torch.randint(-9, 9, (64,), device=dev, dtype=torch.int32)
+x0 = xs.clone()
+kernel("scalar_atomic")((1,), counter=counter, tickets=tickets, x=xs)
+check("scalar_atomic ticket", tickets[:1], (5 + x0.sum()).view(1))
+check("scalar_atomic counter", counter, torch.tensor([6], device=dev))
+check("scalar_atomic exchange", xs, torch.arange(64, device=dev))
+
 print("FAILURES:", failures if failures else "none")
 sys.exit(1 if failures else 0)

@@ -526,3 +526,43 @@ pub fn matmul(dtype: DType, tm: usize, tn: usize, tk: usize) -> Function {
     k.store(pc, res[0], Some(mc));
     k.finish()
 }
+
+/// `tickets[pid] = atomic_add(counter, 1) + sum(x[0..64] atomically exchanged)`:
+/// a scalar atomic whose old value every thread needs, and a small tile
+/// atomic with replicated threads.
+pub fn scalar_atomic() -> Function {
+    let mut k = K::new("scalar_atomic");
+    let counter = k.ptr("counter", DType::I32);
+    let tickets = k.ptr("tickets", DType::I32);
+    let x = k.ptr("x", DType::I32);
+    let one = k.cint(1);
+    let old = k.b.push1(
+        OpKind::AtomicRmw {
+            op: AtomicOp::Add,
+            ptr: counter,
+            value: one,
+            mask: None,
+        },
+        Type::num(DType::I32),
+        Span::default(),
+    );
+    let r = k.range(64);
+    let xb = k.splat(x, &[64]);
+    let px = k.addptr(xb, r);
+    let olds = k.b.push1(
+        OpKind::AtomicRmw {
+            op: AtomicOp::Exchange,
+            ptr: px,
+            value: r,
+            mask: None,
+        },
+        k.ty(r),
+        Span::default(),
+    );
+    let s = k.reduce(olds, 0, ReduceKind::Sum);
+    let t = k.bin(BinOp::Add, old, s);
+    let pid = k.pid(0);
+    let pt = k.addptr(tickets, pid);
+    k.store(pt, t, None);
+    k.finish()
+}
