@@ -116,6 +116,7 @@ fn dot_32x32x32() {
 /// `manifest.json` there, for `common/gpu_codegen_check.py` on the GPU machine.
 #[test]
 fn dump_ptx_for_gpu_check() {
+    use tritonc::ir::ReduceKind;
     let Ok(dir) = std::env::var("TRITONC_PTX_DUMP") else {
         return;
     };
@@ -136,6 +137,11 @@ fn dump_ptx_for_gpu_check() {
         ("matmul_f16", matmul(DType::F16, 32, 32, 16)),
         ("misc", misc()),
         ("scalar_atomic", scalar_atomic()),
+        ("rbt_64x1_0", reduce_broadcast_trans(DType::F32, 64, 1, 0, ReduceKind::Sum)),
+        ("rbt_2x2_1", reduce_broadcast_trans(DType::F32, 2, 2, 1, ReduceKind::Max)),
+        ("rbt_8x128_0", reduce_broadcast_trans(DType::F32, 8, 128, 0, ReduceKind::Sum)),
+        ("rbt_64x128_1", reduce_broadcast_trans(DType::F32, 64, 128, 1, ReduceKind::Min)),
+        ("reduce3d", reduce_3d(4, 8, 16)),
     ];
     std::fs::create_dir_all(&dir).expect("dump dir");
     let mut entries = Vec::new();
@@ -234,4 +240,25 @@ fn scalar_atomic_result_reaches_every_thread() {
     assert!(ptx.contains("atom.global.add"), "{ptx}");
     assert!(ptx.contains("atom.global.exch"), "{ptx}");
     assert!(ptx.contains("bar.sync"), "{ptx}");
+}
+
+#[test]
+fn reductions_transposes_and_broadcasts_over_many_shapes() {
+    use tritonc::ir::ReduceKind;
+    let shapes = [(8, 128), (128, 8), (1, 64), (64, 1), (16, 16), (2, 2), (64, 128)];
+    let kinds = [
+        (DType::F32, ReduceKind::Sum),
+        (DType::F16, ReduceKind::Max),
+        (DType::I32, ReduceKind::Min),
+    ];
+    for (i, (m, n)) in shapes.into_iter().enumerate() {
+        for axis in 0..2 {
+            let (dtype, kind) = kinds[(i + axis) % kinds.len()];
+            let f = reduce_broadcast_trans(dtype, m, n, axis, kind);
+            let name = format!("rbt_{m}x{n}_{axis}_{}", dtype.name());
+            build(&f, &name, 4);
+        }
+    }
+    build(&reduce_3d(4, 8, 16), "reduce3d", 4);
+    build(&reduce_3d(2, 32, 4), "reduce3d_b", 2);
 }

@@ -566,3 +566,52 @@ pub fn scalar_atomic() -> Function {
     k.store(pt, t, None);
     k.finish()
 }
+
+/// Loads an `[m, n]` tile of `dtype`, reduces it along `axis` with `kind`,
+/// broadcasts the result back, subtracts, transposes and stores `[n, m]`.
+pub fn reduce_broadcast_trans(dtype: DType, m: usize, n: usize, axis: usize, kind: ReduceKind) -> Function {
+    let mut k = K::new("rbt");
+    let (x, y) = (k.ptr("x", dtype), k.ptr("y", dtype));
+    let stride = k.int_multiple_of("stride", 16);
+    let (rm, rn) = (k.range(m), k.range(n));
+    let px = tile_ptrs(&mut k, x, rm, rn, stride, m, n);
+    let v = k.load(px, None, None);
+    let r = k.reduce(v, axis, kind);
+    let b = k.expand(r, axis, &[m, n]);
+    let d = k.bin(BinOp::Sub, v, b);
+    let t = k.trans(d);
+    let py = tile_ptrs(&mut k, y, rn, rm, stride, n, m);
+    k.store(py, t, None);
+    k.finish()
+}
+
+/// A 3-D tile `[a, b, c]`: reduce the middle axis and store `[a, c]`.
+pub fn reduce_3d(a: usize, b: usize, c: usize) -> Function {
+    let mut k = K::new("reduce3d");
+    let (x, y) = (k.ptr("x", DType::F32), k.ptr("y", DType::F32));
+    let ra = k.range(a);
+    let rb = k.range(b);
+    let rc = k.range(c);
+    let ra1 = k.reshape(ra, &[a, 1, 1]);
+    let rb1 = k.reshape(rb, &[1, b, 1]);
+    let rc1 = k.reshape(rc, &[1, 1, c]);
+    let sa = k.constant(Const::Int((b * c) as i64), Type::tile(ScalarType::Num(DType::I32), vec![a, 1, 1]));
+    let sb = k.constant(Const::Int(c as i64), Type::tile(ScalarType::Num(DType::I32), vec![1, b, 1]));
+    let oa = k.bin(BinOp::Mul, ra1, sa);
+    let ob = k.bin(BinOp::Mul, rb1, sb);
+    let oa = k.broadcast(oa, &[a, b, c]);
+    let ob = k.broadcast(ob, &[a, b, c]);
+    let oc = k.broadcast(rc1, &[a, b, c]);
+    let o = k.bin(BinOp::Add, oa, ob);
+    let o = k.bin(BinOp::Add, o, oc);
+    let xb = k.splat(x, &[a, b, c]);
+    let px = k.addptr(xb, o);
+    let v = k.load(px, None, None);
+    let s = k.reduce(v, 1, ReduceKind::Sum);
+    let cst = k.constant(Const::Int(c as i64), Type::num(DType::I32));
+    let rows = k.range(a);
+    let cols = k.range(c);
+    let py = tile_ptrs(&mut k, y, rows, cols, cst, a, c);
+    k.store(py, s, None);
+    k.finish()
+}
