@@ -137,11 +137,24 @@ fn dump_ptx_for_gpu_check() {
         ("matmul_f16", matmul(DType::F16, 32, 32, 16)),
         ("misc", misc()),
         ("scalar_atomic", scalar_atomic()),
-        ("rbt_64x1_0", reduce_broadcast_trans(DType::F32, 64, 1, 0, ReduceKind::Sum)),
-        ("rbt_2x2_1", reduce_broadcast_trans(DType::F32, 2, 2, 1, ReduceKind::Max)),
-        ("rbt_8x128_0", reduce_broadcast_trans(DType::F32, 8, 128, 0, ReduceKind::Sum)),
-        ("rbt_64x128_1", reduce_broadcast_trans(DType::F32, 64, 128, 1, ReduceKind::Min)),
+        (
+            "rbt_64x1_0",
+            reduce_broadcast_trans(DType::F32, 64, 1, 0, ReduceKind::Sum),
+        ),
+        (
+            "rbt_2x2_1",
+            reduce_broadcast_trans(DType::F32, 2, 2, 1, ReduceKind::Max),
+        ),
+        (
+            "rbt_8x128_0",
+            reduce_broadcast_trans(DType::F32, 8, 128, 0, ReduceKind::Sum),
+        ),
+        (
+            "rbt_64x128_1",
+            reduce_broadcast_trans(DType::F32, 64, 128, 1, ReduceKind::Min),
+        ),
         ("reduce3d", reduce_3d(4, 8, 16)),
+        ("types_mix", types_mix()),
     ];
     std::fs::create_dir_all(&dir).expect("dump dir");
     let mut entries = Vec::new();
@@ -245,7 +258,15 @@ fn scalar_atomic_result_reaches_every_thread() {
 #[test]
 fn reductions_transposes_and_broadcasts_over_many_shapes() {
     use tritonc::ir::ReduceKind;
-    let shapes = [(8, 128), (128, 8), (1, 64), (64, 1), (16, 16), (2, 2), (64, 128)];
+    let shapes = [
+        (8, 128),
+        (128, 8),
+        (1, 64),
+        (64, 1),
+        (16, 16),
+        (2, 2),
+        (64, 128),
+    ];
     let kinds = [
         (DType::F32, ReduceKind::Sum),
         (DType::F16, ReduceKind::Max),
@@ -261,4 +282,15 @@ fn reductions_transposes_and_broadcasts_over_many_shapes() {
     }
     build(&reduce_3d(4, 8, 16), "reduce3d", 4);
     build(&reduce_3d(2, 32, 4), "reduce3d_b", 2);
+}
+
+#[test]
+fn bf16_f64_i64_and_i8_dot() {
+    let ks = build(&types_mix(), "types_mix", 4);
+    let ptx = &ks[0].ptx;
+    assert!(ptx.contains(".f64"), "{ptx}");
+    assert!(
+        ptx.contains("mad.lo.s32") || ptx.contains("mul.lo.s32"),
+        "{ptx}"
+    );
 }

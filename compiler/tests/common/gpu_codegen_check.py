@@ -173,7 +173,19 @@ def check_reduce_3d():
     check("reduce3d", y, x.view(4, 8, 16).sum(1).reshape(-1), atol=1e-4)
 
 
-for check_fn in [check_vector_adds, check_transposes, check_softmax, check_sums, check_while_loop, check_dots, check_matmul, check_misc, check_scalar_atomic, check_reduce_broadcast_transpose, check_reduce_3d]:
+def check_types_mix():
+    b16 = torch.randn(64, device=dev, dtype=torch.bfloat16)
+    f64s = torch.randn(64, device=dev, dtype=torch.float64)
+    a8 = torch.randint(-8, 8, (16, 16), device=dev, dtype=torch.int8)
+    c32 = torch.zeros(16, 16, device=dev, dtype=torch.int32)
+    b0, d0 = b16.clone(), f64s.clone()
+    kernel("types_mix")((1,), b16=b16, f64s=f64s, a8=a8, c32=c32, scale=1.5)
+    check("types_mix bf16", b16, (b0.float() * 1.5).bfloat16(), atol=0, rtol=0)
+    check("types_mix f64", f64s, d0 * d0 + 1, atol=1e-12, rtol=0)
+    check("types_mix i8 dot", c32, (a8.cpu().long() @ a8.cpu().long().t()).to(dev), atol=0, rtol=0)
+
+
+for check_fn in [check_vector_adds, check_transposes, check_softmax, check_sums, check_while_loop, check_dots, check_matmul, check_misc, check_scalar_atomic, check_reduce_broadcast_transpose, check_reduce_3d, check_types_mix]:
     try:
         check_fn()
     except Skip as e:

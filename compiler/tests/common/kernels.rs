@@ -569,7 +569,13 @@ pub fn scalar_atomic() -> Function {
 
 /// Loads an `[m, n]` tile of `dtype`, reduces it along `axis` with `kind`,
 /// broadcasts the result back, subtracts, transposes and stores `[n, m]`.
-pub fn reduce_broadcast_trans(dtype: DType, m: usize, n: usize, axis: usize, kind: ReduceKind) -> Function {
+pub fn reduce_broadcast_trans(
+    dtype: DType,
+    m: usize,
+    n: usize,
+    axis: usize,
+    kind: ReduceKind,
+) -> Function {
     let mut k = K::new("rbt");
     let (x, y) = (k.ptr("x", dtype), k.ptr("y", dtype));
     let stride = k.int_multiple_of("stride", 16);
@@ -595,8 +601,14 @@ pub fn reduce_3d(a: usize, b: usize, c: usize) -> Function {
     let ra1 = k.reshape(ra, &[a, 1, 1]);
     let rb1 = k.reshape(rb, &[1, b, 1]);
     let rc1 = k.reshape(rc, &[1, 1, c]);
-    let sa = k.constant(Const::Int((b * c) as i64), Type::tile(ScalarType::Num(DType::I32), vec![a, 1, 1]));
-    let sb = k.constant(Const::Int(c as i64), Type::tile(ScalarType::Num(DType::I32), vec![1, b, 1]));
+    let sa = k.constant(
+        Const::Int((b * c) as i64),
+        Type::tile(ScalarType::Num(DType::I32), vec![a, 1, 1]),
+    );
+    let sb = k.constant(
+        Const::Int(c as i64),
+        Type::tile(ScalarType::Num(DType::I32), vec![1, b, 1]),
+    );
     let oa = k.bin(BinOp::Mul, ra1, sa);
     let ob = k.bin(BinOp::Mul, rb1, sb);
     let oa = k.broadcast(oa, &[a, b, c]);
@@ -613,5 +625,54 @@ pub fn reduce_3d(a: usize, b: usize, c: usize) -> Function {
     let cols = k.range(c);
     let py = tile_ptrs(&mut k, y, rows, cols, cst, a, c);
     k.store(py, s, None);
+    k.finish()
+}
+
+/// Element types beyond f32/f16: bf16 and f64 arithmetic, i64 offsets, an
+/// i8 dot accumulating in i32, a scalar float parameter, `x[newaxis, :]`.
+pub fn types_mix() -> Function {
+    let mut k = K::new("types_mix");
+    let pb = k.ptr("b16", DType::BF16);
+    let pd = k.ptr("f64s", DType::F64);
+    let pa = k.ptr("a8", DType::I8);
+    let pc = k.ptr("c32", DType::I32);
+    let scale =
+        k.b.add_param("scale", Type::num(DType::F32), ParamAttrs::default());
+    let r = k.range(64);
+    let r64 = k.cast(r, DType::I64);
+    // bf16: y = bf16(f32(x) * scale)
+    let bb = k.splat(pb, &[64]);
+    let p = k.addptr(bb, r64);
+    let x = k.load(p, None, None);
+    let xf = k.cast(x, DType::F32);
+    let sc = k.splat(scale, &[64]);
+    let y = k.bin(BinOp::Mul, xf, sc);
+    let yb = k.cast(y, DType::BF16);
+    k.store(p, yb, None);
+    // f64: z = z * z + 1 (i64 offsets)
+    let db = k.splat(pd, &[64]);
+    let q = k.addptr(db, r64);
+    let z = k.load(q, None, None);
+    let zz = k.bin(BinOp::Mul, z, z);
+    let one = k.constant(Const::Float(1.0), k.ty(z));
+    let z1 = k.bin(BinOp::Add, zz, one);
+    k.store(q, z1, None);
+    // i8 dot: c[16,16] = a[16,16] @ a^T (via x[newaxis, :] offsets)
+    let r16 = k.range(16);
+    let sixteen = k.cint(16);
+    let pa2 = tile_ptrs(&mut k, pa, r16, r16, sixteen, 16, 16);
+    let a = k.load(pa2, None, None);
+    let at = k.trans(a);
+    let acc = k.constant(
+        Const::Int(0),
+        Type::tile(ScalarType::Num(DType::I32), vec![16, 16]),
+    );
+    let c = k.b.push1(
+        OpKind::Dot { a, b: at, acc },
+        Type::tile(ScalarType::Num(DType::I32), vec![16, 16]),
+        Span::default(),
+    );
+    let pc2 = tile_ptrs(&mut k, pc, r16, r16, sixteen, 16, 16);
+    k.store(pc2, c, None);
     k.finish()
 }
