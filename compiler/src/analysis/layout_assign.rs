@@ -10,8 +10,8 @@
 //! is wanted in. Values nobody constrains get the canonical layout. Codegen
 //! converts (through shared memory) wherever an op's actual result layout
 //! differs from the one its consumer asked for.
+use super::axis_info::AxisInfoMap;
 use super::layout::{reshape_src_layout, BlockedLayout, Layout};
-use super::vector_width::VectorWidths;
 use crate::ir::{Function, OpKind, Region, ValueId};
 use std::collections::HashMap;
 
@@ -51,7 +51,7 @@ impl LayoutMap {
     }
 }
 
-pub fn assign(func: &Function, num_warps: usize, widths: &VectorWidths) -> LayoutMap {
+pub fn assign(func: &Function, num_warps: usize, widths: &AxisInfoMap) -> LayoutMap {
     let mut map = LayoutMap {
         num_warps,
         layouts: HashMap::new(),
@@ -65,7 +65,7 @@ pub fn assign(func: &Function, num_warps: usize, widths: &VectorWidths) -> Layou
 fn collect_vector_widths(
     func: &Function,
     region: &Region,
-    widths: &VectorWidths,
+    widths: &AxisInfoMap,
     map: &mut LayoutMap,
 ) {
     for op in &region.ops {
@@ -95,7 +95,7 @@ fn collect_vector_widths(
         if let Some((ptr, mask)) = access {
             let shape = func.ty(ptr).shape.clone();
             if !shape.is_empty() {
-                let w = widths.vector_width(func, ptr, mask);
+                let w = widths.vector_width(ptr, mask, func) as usize;
                 let e = map.vec_by_shape.entry(shape).or_insert(1);
                 *e = (*e).max(w);
             }

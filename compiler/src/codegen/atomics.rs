@@ -1,7 +1,8 @@
 //! Atomic read-modify-write and compare-and-swap on global memory, one
 //! `atomicrmw`/`cmpxchg` per element, done only by the element's owner thread
-//! and where the mask is true (a branch around each). Threads that do not
-//! perform an element's atomic get zero as its old value.
+//! and where the mask is true (a branch around each). Masked-off elements get
+//! zero as their old value; threads holding replicas (and, for a scalar,
+//! every thread but thread 0) get the owner's old value through shared memory.
 use super::lower::{Lowering, Result};
 use crate::ir::{AtomicOp, DType, Op, OpKind};
 use inkwell::types::BasicType;
@@ -76,6 +77,9 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
         }
         _ => unreachable!("checked above"),
     }
+    if let Some(owner) = owner {
+        regs = share_from_owners(lw, owner, &layout, &shape, result, &regs)?;
+    }
     lw.define_tile(result, layout, regs);
     Ok(())
 }
@@ -137,4 +141,45 @@ fn float_atomic_add<'ctx>(
     call.try_as_basic_value()
         .basic()
         .ok_or_else(|| super::CodegenError::Llvm("atomic returned nothing".into()))
+}
+
+/// The owners' registers of a tile, in every thread: owners write them to
+/// shared memory, everybody reads them back.
+fn share_from_owners<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    owner: IntValue<'ctx>,
+    layout: &crate::analysis::layout::Layout,
+    shape: &[usize],
+    result: crate::ir::ValueId,
+    regs: &[BasicValueEnum<'ctx>],
+) -> Result<Vec<BasicValueEnum<'ctx>>> {
+    use super::convert_layout::{from_memory, linear, row_major_strides, to_memory};
+    let scalar = lw.scalar_type(result);
+    let elem_ty = lw.mem_type(result);
+    let numel: usize = shape.iter().product();
+    lw.smem.reserve(numel * lw.mem_bytes(result));
+    let strides = row_major_strides(shape);
+    let idx = lw.indices(layout, shape)?;
+    lw.barrier()?;
+    let (write_bb, read_bb) = (lw.new_block("share_write"), lw.new_block("share_read"));
+    lw.builder
+        .build_conditional_branch(owner, write_bb, read_bb)?;
+    lw.builder.position_at_end(write_bb);
+    for (r, i) in regs.iter().zip(&idx) {
+        let at = linear(lw, i, &strides)?;
+        let p = lw.smem_elem_ptr(0, elem_ty, at)?;
+        let v = to_memory(lw, *r, scalar)?;
+        lw.builder.build_store(p, v)?;
+    }
+    lw.builder.build_unconditional_branch(read_bb)?;
+    lw.builder.position_at_end(read_bb);
+    lw.barrier()?;
+    let mut out = Vec::with_capacity(regs.len());
+    for i in &idx {
+        let at = linear(lw, i, &strides)?;
+        let p = lw.smem_elem_ptr(0, elem_ty, at)?;
+        let v = lw.builder.build_load(elem_ty, p, "shared_old")?;
+        out.push(from_memory(lw, v, scalar)?);
+    }
+    Ok(out)
 }

@@ -75,13 +75,10 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
                 }
                 phis.push(row);
             }
-            let carried = |i: usize| -> Vec<BasicValueEnum> {
-                phis[i].iter().map(|p| p.as_basic_value()).collect()
-            };
-            for i in 0..op.results.len() {
+            for (i, (layout, row)) in layouts.iter().zip(&phis).enumerate() {
                 let tile = Tile {
-                    layout: layouts[i].clone(),
-                    regs: carried(i),
+                    layout: layout.clone(),
+                    regs: row.iter().map(|p| p.as_basic_value()).collect(),
                 };
                 for args in [&cond_region.args, &body_region.args] {
                     if let Some(&a) = args.get(i) {

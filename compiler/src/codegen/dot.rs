@@ -77,7 +77,7 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
             let at = lw.builder.build_int_add(at, lw.i32_const(kk as u64), "")?;
             let p = lw.smem_elem_ptr(0, elem_ty, at)?;
             let v = lw.builder.build_load(elem_ty, p, "a")?;
-            a_vals.push(widen(lw, v, in_ty.dtype(), acc_dtype)?);
+            a_vals.push(widen(lw, v, in_ty.dtype(), acc_dtype, op.span)?);
         }
         let mut b_vals = Vec::with_capacity(col_idx.len());
         for c in &col_idx {
@@ -86,7 +86,7 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
                 .build_int_add(*c, lw.i32_const((kk * row_b) as u64), "")?;
             let p = lw.smem_elem_ptr(b_offset, elem_ty, at)?;
             let v = lw.builder.build_load(elem_ty, p, "b")?;
-            b_vals.push(widen(lw, v, in_ty.dtype(), acc_dtype)?);
+            b_vals.push(widen(lw, v, in_ty.dtype(), acc_dtype, op.span)?);
         }
         for (r, c) in acc_regs.iter_mut().enumerate() {
             let l = cmap.reg_locals(r);
@@ -124,13 +124,9 @@ fn widen<'ctx>(
     v: BasicValueEnum<'ctx>,
     from: DType,
     to: DType,
+    span: crate::span::Span,
 ) -> Result<BasicValueEnum<'ctx>> {
-    let dummy = Op {
-        kind: OpKind::Return,
-        results: Vec::new(),
-        span: lw.func.span,
-    };
-    super::elementwise::cast(lw, v, ScalarType::Num(from), ScalarType::Num(to), &dummy)
+    super::elementwise::cast(lw, v, ScalarType::Num(from), ScalarType::Num(to), span)
 }
 
 fn multiply_add<'ctx>(

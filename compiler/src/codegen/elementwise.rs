@@ -8,6 +8,7 @@ use super::tile::{Slot, Tile};
 use super::types::{llvm_dtype, llvm_memory_type};
 use crate::analysis::layout::reshape_src_layout;
 use crate::ir::{BinOp, CmpPred, Const, DType, Op, OpKind, ScalarType, UnOp};
+use crate::span::Span;
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicValueEnum, FloatValue, IntValue};
 use inkwell::{FloatPredicate, IntPredicate};
@@ -18,7 +19,7 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
     let result_scalar = lw.scalar_type(result);
     match &op.kind {
         OpKind::Constant { value } => {
-            let c = constant(lw, *value, result_scalar, op)?;
+            let c = constant(lw, *value, result_scalar, op.span)?;
             if lw.func.ty(result).is_scalar() {
                 lw.define(result, Slot::Tile(Tile::scalar(c)));
             } else {
@@ -105,7 +106,7 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
             }
             let mut regs = Vec::with_capacity(a.len());
             for (x, y) in a.into_iter().zip(b) {
-                regs.push(binary(lw, *bop, dtype, x, y, op)?);
+                regs.push(binary(lw, *bop, dtype, x, y, op.span)?);
             }
             lw.define_tile(result, layout, regs);
         }
@@ -114,7 +115,7 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
             let scalar = lw.scalar_type(*lhs);
             let mut regs = Vec::with_capacity(a.len());
             for (x, y) in a.into_iter().zip(b) {
-                regs.push(compare(lw, *pred, scalar, x, y, op)?);
+                regs.push(compare(lw, *pred, scalar, x, y, op.span)?);
             }
             lw.define_tile(result, layout, regs);
         }
@@ -123,7 +124,7 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
             let dtype = lw.func.dtype(*src);
             let mut regs = Vec::with_capacity(a.len());
             for x in a {
-                regs.push(unary(lw, *uop, dtype, x, op)?);
+                regs.push(unary(lw, *uop, dtype, x, op.span)?);
             }
             lw.define_tile(result, layout, regs);
         }
@@ -132,7 +133,7 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
             let from = lw.scalar_type(*src);
             let mut regs = Vec::with_capacity(a.len());
             for x in a {
-                regs.push(cast(lw, x, from, result_scalar, op)?);
+                regs.push(cast(lw, x, from, result_scalar, op.span)?);
             }
             lw.define_tile(result, layout, regs);
         }
@@ -179,10 +180,10 @@ fn constant<'ctx>(
     lw: &Lowering<'_, 'ctx>,
     value: Const,
     scalar: ScalarType,
-    op: &Op,
+    span: Span,
 ) -> Result<BasicValueEnum<'ctx>> {
     let ScalarType::Num(d) = scalar else {
-        return lw.unsupported("pointer constants", op.span);
+        return lw.unsupported("pointer constants", span);
     };
     let ty = llvm_dtype(lw.ctx, d);
     Ok(match (value, ty) {
@@ -192,7 +193,7 @@ fn constant<'ctx>(
         (Const::Float(f), BasicTypeEnum::FloatType(t)) => t.const_float(f).into(),
         (Const::Bool(b), BasicTypeEnum::FloatType(t)) => t.const_float(b as u8 as f64).into(),
         (Const::Float(f), BasicTypeEnum::IntType(t)) => t.const_int(f as i64 as u64, true).into(),
-        _ => return lw.unsupported("this constant", op.span),
+        _ => return lw.unsupported("this constant", span),
     })
 }
 
@@ -212,7 +213,7 @@ pub fn binary<'ctx>(
     dtype: DType,
     x: BasicValueEnum<'ctx>,
     y: BasicValueEnum<'ctx>,
-    op: &Op,
+    span: Span,
 ) -> Result<BasicValueEnum<'ctx>> {
     let b = &lw.builder;
     if dtype.is_float() {
@@ -232,7 +233,7 @@ pub fn binary<'ctx>(
                 let name = format!("llvm.{name}.{}", float_suffix(dtype));
                 return lw.call_value(&name, x.get_type().into(), &[x.into(), y.into()]);
             }
-            _ => return lw.unsupported(format!("{bop:?} on floats"), op.span),
+            _ => return lw.unsupported(format!("{bop:?} on floats"), span),
         };
         return Ok(v.into());
     }
@@ -267,11 +268,11 @@ fn compare<'ctx>(
     scalar: ScalarType,
     x: BasicValueEnum<'ctx>,
     y: BasicValueEnum<'ctx>,
-    op: &Op,
+    span: Span,
 ) -> Result<BasicValueEnum<'ctx>> {
     let b = &lw.builder;
     match scalar {
-        ScalarType::Ptr(_) => lw.unsupported("comparing pointers", op.span),
+        ScalarType::Ptr(_) => lw.unsupported("comparing pointers", span),
         ScalarType::Num(d) if d.is_float() => {
             let p = match pred {
                 CmpPred::Lt => FloatPredicate::OLT,
@@ -314,7 +315,7 @@ fn unary<'ctx>(
     uop: UnOp,
     dtype: DType,
     x: BasicValueEnum<'ctx>,
-    op: &Op,
+    span: Span,
 ) -> Result<BasicValueEnum<'ctx>> {
     let b = &lw.builder;
     if dtype.is_int() {
@@ -328,13 +329,13 @@ fn unary<'ctx>(
                 let is_neg = b.build_int_compare(IntPredicate::SLT, x, t.const_zero(), "")?;
                 b.build_select(is_neg, neg, x, "")?
             }
-            _ => return lw.unsupported(format!("{uop:?} on integers"), op.span),
+            _ => return lw.unsupported(format!("{uop:?} on integers"), span),
         });
     }
     let x = x.into_float_value();
     match uop {
         UnOp::Neg => return Ok(b.build_float_neg(x, "")?.into()),
-        UnOp::Not => return lw.unsupported("`!` on floats", op.span),
+        UnOp::Not => return lw.unsupported("`!` on floats", span),
         UnOp::Abs | UnOp::Sqrt => {
             let name = if uop == UnOp::Abs { "fabs" } else { "sqrt" };
             let name = format!("llvm.{name}.{}", float_suffix(dtype));
@@ -343,7 +344,7 @@ fn unary<'ctx>(
         _ => {}
     }
     if dtype == DType::F64 {
-        return lw.unsupported(format!("{uop:?} on f64"), op.span);
+        return lw.unsupported(format!("{uop:?} on f64"), span);
     }
     // Transcendentals run in f32 with the fast hardware approximations.
     let f32t = lw.ctx.f32_type();
@@ -372,7 +373,7 @@ fn unary<'ctx>(
         }
         UnOp::Sin => approx("sin", xf)?,
         UnOp::Cos => approx("cos", xf)?,
-        _ => return lw.unsupported(format!("{uop:?}"), op.span),
+        _ => return lw.unsupported(format!("{uop:?}"), span),
     };
     Ok(if dtype == DType::F32 {
         r.into()
@@ -386,13 +387,13 @@ pub fn cast<'ctx>(
     x: BasicValueEnum<'ctx>,
     from: ScalarType,
     to: ScalarType,
-    op: &Op,
+    span: Span,
 ) -> Result<BasicValueEnum<'ctx>> {
     let b = &lw.builder;
     let (f, t) = match (from, to) {
         (ScalarType::Ptr(_), ScalarType::Ptr(_)) => return Ok(x),
         (ScalarType::Num(f), ScalarType::Num(t)) => (f, t),
-        _ => return lw.unsupported("casts between pointers and numbers", op.span),
+        _ => return lw.unsupported("casts between pointers and numbers", span),
     };
     if f == t {
         return Ok(x);

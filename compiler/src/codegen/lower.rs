@@ -6,9 +6,9 @@ use super::shared_alloc::SharedMemory;
 use super::tile::{Slot, Tile};
 use super::types::{llvm_memory_type, llvm_scalar_type, memory_bytes};
 use super::CodegenError;
+use crate::analysis::axis_info::AxisInfoMap;
 use crate::analysis::layout::{Layout, TileMap};
 use crate::analysis::layout_assign::LayoutMap;
-use crate::analysis::vector_width::VectorWidths;
 use crate::ir::{Function, Op, OpKind, Region, ScalarType, ValueId};
 use crate::span::Span;
 use inkwell::basic_block::BasicBlock;
@@ -34,7 +34,7 @@ pub struct Lowering<'a, 'ctx> {
     pub func: &'a Function,
     pub kernel: FunctionValue<'ctx>,
     pub layouts: LayoutMap,
-    pub widths: VectorWidths,
+    pub widths: AxisInfoMap,
     pub num_warps: usize,
     pub smem: SharedMemory<'ctx>,
     /// The block holding `ret void`; `Return` branches here.
@@ -53,7 +53,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         kernel: FunctionValue<'ctx>,
         func: &'a Function,
         layouts: LayoutMap,
-        widths: VectorWidths,
+        widths: AxisInfoMap,
     ) -> Result<Self> {
         let builder = ctx.create_builder();
         let entry = ctx.append_basic_block(kernel, "entry");

@@ -28,7 +28,9 @@ fn access_width(
     layout: &crate::analysis::layout::Layout,
 ) -> usize {
     let run = layout.tile_map(&lw.shape(ptr)).contiguous_run();
-    lw.widths.vector_width(lw.func, ptr, mask).min(run).max(1)
+    (lw.widths.vector_width(ptr, mask, lw.func) as usize)
+        .min(run)
+        .max(1)
 }
 
 fn load(

@@ -25,7 +25,7 @@
 //! [`elementwise`], [`memory`] (vectorized/predicated global accesses),
 //! [`control_flow`], [`convert_layout`], [`trans`], [`reduce`], [`dot`],
 //! [`atomics`], [`shared_alloc`].
-use crate::analysis::{layout_assign, vector_width::VectorWidths};
+use crate::analysis::{axis_info, layout_assign};
 use crate::ir::Function;
 use inkwell::context::Context;
 
@@ -90,7 +90,7 @@ pub fn compile(func: &Function, options: &CodegenOptions) -> Result<CompiledKern
     let ctx = Context::create();
     let module = target::new_module(&ctx, &func.name, &tm);
     let kernel = target::declare_kernel(&ctx, &module, func, options.num_warps * 32)?;
-    let widths = VectorWidths::analyze(func);
+    let widths = axis_info::analyze(func);
     let layouts = layout_assign::assign(func, num_warps, &widths);
     let shared_bytes = {
         let mut lw = lower::Lowering::new(&ctx, &module, kernel, func, layouts, widths)?;

@@ -51,7 +51,7 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
         let slot = &mut acc[rmap.reg_of_locals(&locals)];
         *slot = Some(match slot {
             None => *v,
-            Some(a) => combine(lw, kind, dtype, *a, *v)?,
+            Some(a) => combine(lw, kind, dtype, *a, *v, op.span)?,
         });
     }
     let mut acc: Vec<BasicValueEnum> = acc
@@ -66,7 +66,7 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
         let lane_mask = (am.lane_stride * offset) as u64;
         for a in acc.iter_mut() {
             let other = shuffle_xor(lw, *a, lane_mask)?;
-            *a = combine(lw, kind, dtype, *a, other)?;
+            *a = combine(lw, kind, dtype, *a, other, op.span)?;
         }
         offset *= 2;
     }
@@ -117,7 +117,7 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
                 let v = from_memory(lw, v, scalar)?;
                 total = Some(match total {
                     None => v,
-                    Some(t) => combine(lw, kind, dtype, t, v)?,
+                    Some(t) => combine(lw, kind, dtype, t, v, op.span)?,
                 });
             }
             *a = total.unwrap_or(*a);
@@ -133,17 +133,13 @@ pub fn combine<'ctx>(
     dtype: DType,
     a: BasicValueEnum<'ctx>,
     b: BasicValueEnum<'ctx>,
+    span: crate::span::Span,
 ) -> Result<BasicValueEnum<'ctx>> {
     use crate::ir::BinOp;
     let bop = match kind {
         ReduceKind::Sum => BinOp::Add,
         ReduceKind::Max => BinOp::Max,
         ReduceKind::Min => BinOp::Min,
-    };
-    let dummy = crate::ir::Op {
-        kind: OpKind::Return,
-        results: Vec::new(),
-        span: lw.func.span,
     };
     if dtype == DType::I1 {
         // On bools, sum/max is `or` and min is `and`.
@@ -152,9 +148,9 @@ pub fn combine<'ctx>(
         } else {
             BinOp::Or
         };
-        return super::elementwise::binary(lw, op, dtype, a, b, &dummy);
+        return super::elementwise::binary(lw, op, dtype, a, b, span);
     }
-    super::elementwise::binary(lw, bop, dtype, a, b, &dummy)
+    super::elementwise::binary(lw, bop, dtype, a, b, span)
 }
 
 /// The value held by lane `lane ^ lane_mask` (all 32 lanes take part).
