@@ -3,4 +3,3 @@ pub mod axis_info;
 pub mod layout;
 pub mod layout_assign;
 pub mod liveness;
-pub mod vector_width;
