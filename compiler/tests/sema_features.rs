@@ -328,3 +328,29 @@ fn empty_branches_leave_no_if() {
     let f = lower_ok("void k(int n) { if (n > 0) ; else { } }", &[]);
     assert_eq!(count(&f, "If"), 0);
 }
+
+/// Float constants folded to ints agree with the run-time cast: truncate and
+/// saturate (an i32 constant never holds an i64 value).
+#[test]
+fn float_constants_fold_to_ints_by_saturating() {
+    use tritonc::front::{self, FrontOptions};
+    use tritonc::ir::{Const, OpKind};
+    let mut sources = tritonc::SourceMap::new();
+    let text = "__global__ void k(int* Y) { int a = -3.0e38f; *(Y + 4) = a; char b = 1e9; *(Y + 5) = b; int c = 2.9; *(Y + 6) = c; }";
+    let file = sources.add("k.tc", text);
+    let tu = front::parse_file(&mut sources, file, &FrontOptions::default()).unwrap();
+    let module = tritonc::sema::lower(&tu).unwrap();
+    let ints: Vec<i64> = module.functions[0]
+        .body
+        .ops
+        .iter()
+        .filter_map(|op| match op.kind {
+            OpKind::Constant {
+                value: Const::Int(i),
+            } if i != 4 && i != 5 && i != 6 => Some(i),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ints, vec![i32::MIN as i64, 127, 2]);
+    tritonc::ir::verifier::verify_function(&module.functions[0]).unwrap();
+}

@@ -264,6 +264,12 @@ impl<'a> Verifier<'a> {
             Constant { value } => {
                 let t = res();
                 let ok = match (value, t.scalar) {
+                    // An int constant of an int type must fit it (a float type takes any).
+                    (Const::Int(i), ScalarType::Num(d)) if d.is_int() && d != DType::I1 => {
+                        let bits = d.bits();
+                        bits == 64 || (*i >= -(1i64 << (bits - 1)) && *i < (1i64 << (bits - 1)))
+                    }
+                    (Const::Int(i), ScalarType::Num(DType::I1)) => *i == 0 || *i == 1,
                     (Const::Int(_), ScalarType::Num(_)) => true,
                     (Const::Float(_), ScalarType::Num(d)) => d.is_float(),
                     (Const::Bool(_), ScalarType::Num(d)) => d == DType::I1,

@@ -27,6 +27,17 @@ fn wrap_to(v: i64, d: DType) -> i64 {
     }
 }
 
+/// Float constant to int the way the run-time cast does it (the interpreter and
+/// PTX's `cvt.rzi.sat`): truncate toward zero, saturate at the type's range, NaN to 0.
+fn saturate_to(f: f64, d: DType) -> i64 {
+    match d {
+        DType::I8 => f as i8 as i64,
+        DType::I16 => f as i16 as i64,
+        DType::I32 => f as i32 as i64,
+        _ => f as i64,
+    }
+}
+
 impl Lowerer {
     /// A constant of type `ty` (a tile constant is splatted by the op itself).
     pub(crate) fn constant(&mut self, value: Const, ty: Type, span: Span) -> ValueId {
@@ -56,9 +67,7 @@ impl Lowerer {
             (Operand::Int(i), ScalarType::Num(DType::I1)) => Const::Bool(i != 0),
             (Operand::Int(i), ScalarType::Num(d)) => Const::Int(wrap_to(i, d)),
             (Operand::Float(f), ScalarType::Num(DType::I1)) => Const::Bool(f != 0.0),
-            (Operand::Float(f), ScalarType::Num(d)) if d.is_int() => {
-                Const::Int(wrap_to(f as i64, d))
-            }
+            (Operand::Float(f), ScalarType::Num(d)) if d.is_int() => Const::Int(saturate_to(f, d)),
             (Operand::Float(f), _) => Const::Float(f),
         };
         Ok(self.constant(value, ty, v.span))
