@@ -76,7 +76,9 @@ fn probe_and_init() -> Result<DriverInfo, String> {
     // SAFETY: only opens shared libraries by name (their initialisers run,
     // as they would for any dlopen of libcuda).
     if !unsafe { sys::is_culib_present() } {
-        let names = cudarc::get_lib_name_candidates("cuda");
+        let mut names = cudarc::get_lib_name_candidates("cuda");
+        let mut seen = std::collections::HashSet::new();
+        names.retain(|n| seen.insert(n.clone()));
         return Err(format!(
             "no CUDA driver: libcuda.so.1 not found (searched {})",
             names.join(", ")

@@ -56,24 +56,28 @@ impl DeviceBuffer {
             .call("cuMemsetD8", || format!("{} bytes", self.bytes))
     }
 
+    /// Copies `data` to the start of the buffer (it may be shorter).
     pub fn copy_from_host<T: DeviceCopy>(&self, data: &[T]) -> Result<()> {
         self.check_len(std::mem::size_of_val(data), "copy_from_host")?;
         self.device.bind()?;
         // SAFETY: the sizes match our allocation; T is plain data.
-        unsafe { result::memcpy_htod_sync(self.ptr, data) }
-            .call("cuMemcpyHtoD", || format!("{} bytes", self.bytes))
+        unsafe { result::memcpy_htod_sync(self.ptr, data) }.call("cuMemcpyHtoD", || {
+            format!("{} bytes", std::mem::size_of_val(data))
+        })
     }
 
+    /// Fills `out` from the start of the buffer (it may be shorter).
     pub fn copy_to_host<T: DeviceCopy>(&self, out: &mut [T]) -> Result<()> {
         self.check_len(std::mem::size_of_val(out), "copy_to_host")?;
         self.device.bind()?;
         // SAFETY: the sizes match our allocation; T is plain data.
-        unsafe { result::memcpy_dtoh_sync(out, self.ptr) }
-            .call("cuMemcpyDtoH", || format!("{} bytes", self.bytes))
+        unsafe { result::memcpy_dtoh_sync(out, self.ptr) }.call("cuMemcpyDtoH", || {
+            format!("{} bytes", std::mem::size_of_val(out))
+        })
     }
 
     fn check_len(&self, bytes: usize, what: &str) -> Result<()> {
-        if bytes == self.bytes {
+        if bytes <= self.bytes {
             return Ok(());
         }
         Err(RuntimeError::InvalidLaunch {
