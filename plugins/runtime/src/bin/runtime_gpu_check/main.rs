@@ -9,9 +9,15 @@
 //! ```text
 //! runtime_gpu_check --ptx-dir DIR [--cache FILE] [--corrupt-cache]
 //!                   [--expect-cached] [--sizes 65536,1048576,67108864]
-//!                   [--device 0] [--warmup 3] [--runs 20]
+//!                   [--device 0] [--warmup 3] [--runs 20] [--cubin PROBE.cubin]
 //! ```
+//! It also checks runtime features on hand-written kernels (`probe.ptx`):
+//! dynamic shared memory above 48 KiB, a persistent grid from occupancy, a
+//! borrowed stream, errors as values, and (with `--cubin`, that PTX compiled
+//! by `ptxas -arch=sm_90`) loading a cubin.
 //! Exit status: 0 all good, 1 a check failed, 2 no GPU/driver, 3 bad usage.
+
+mod features;
 
 use opgen_runtime::{
     Autotuner, BenchSettings, CacheLoad, Device, DeviceBuffer, EventTimer, Kernel, KernelArg,
@@ -31,10 +37,11 @@ struct Options {
     device: usize,
     warmup: u32,
     runs: u32,
+    cubin: Option<PathBuf>,
 }
 
 const USAGE: &str = "usage: runtime_gpu_check --ptx-dir DIR [--cache FILE] [--corrupt-cache] \
-[--expect-cached] [--sizes N,N,..] [--device I] [--warmup K] [--runs K]";
+[--expect-cached] [--sizes N,N,..] [--device I] [--warmup K] [--runs K] [--cubin FILE]";
 
 fn parse_options() -> std::result::Result<Options, String> {
     let mut options = Options {
@@ -46,6 +53,7 @@ fn parse_options() -> std::result::Result<Options, String> {
         device: 0,
         warmup: 3,
         runs: 20,
+        cubin: None,
     };
     let mut args = std::env::args().skip(1);
     let mut have_dir = false;
@@ -57,6 +65,7 @@ fn parse_options() -> std::result::Result<Options, String> {
                 have_dir = true;
             }
             "--cache" => options.cache = Some(value("--cache")?.into()),
+            "--cubin" => options.cubin = Some(value("--cubin")?.into()),
             "--corrupt-cache" => options.corrupt_cache = true,
             "--expect-cached" => options.expect_cached = true,
             "--sizes" => {
@@ -102,6 +111,7 @@ struct Report {
     device: Value,
     kernels: Vec<Value>,
     correctness: Vec<Value>,
+    features: Vec<Value>,
     autotune: Vec<Value>,
     errors: Vec<String>,
     warnings: Vec<String>,
@@ -143,6 +153,7 @@ fn main() -> ExitCode {
         "device": report.device,
         "kernels": report.kernels,
         "correctness": report.correctness,
+        "features": report.features,
         "autotune": report.autotune,
         "cache": report.cache,
         "benchmark_calls": report.benchmark_calls,
@@ -223,6 +234,7 @@ fn run(options: &Options, report: &mut Report) -> Result<()> {
     }
     let stream = Stream::new(&device)?;
     check_argument_errors(&kernels[0].2, &stream, report);
+    features::check(&device, &stream, options.cubin.as_deref(), report);
 
     let max_n = options
         .sizes
@@ -347,13 +359,13 @@ fn check_add(
         buffers.c.fill_bytes(0xff)?; // NaN everywhere: unwritten elements show
         launch_add(kernel, stream, buffers, size, n)?;
         stream.synchronize()?;
-        let mut all = vec![0f32; n];
-        buffers.c.copy_to_host(&mut all)?;
+        let mut got = vec![0f32; n];
+        buffers.c.copy_to_host(&mut got)?;
         let mut mismatches = 0;
         let mut first = None;
-        for i in 0..n {
-            let want = buffers.a_host[i] + buffers.b_host[i];
-            if all[i].to_bits() != want.to_bits() {
+        let inputs = buffers.a_host.iter().zip(&buffers.b_host);
+        for (i, (value, (a, b))) in got.iter().zip(inputs).enumerate() {
+            if value.to_bits() != (a + b).to_bits() {
                 mismatches += 1;
                 first.get_or_insert(i);
             }
