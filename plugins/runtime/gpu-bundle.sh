@@ -4,7 +4,7 @@
 # probe kernels as an sm_90 cubin (when ptxas is found).
 #   plugins/runtime/gpu-bundle.sh OUT_DIR
 # Then on the GPU machine:
-#   OUT_DIR/runtime_gpu_check --ptx-dir OUT_DIR/add --cache /tmp/at/autotune.json --cubin OUT_DIR/probe_sm90.cubin
+#   OUT_DIR/runtime_gpu_check --ptx-dir OUT_DIR/add --cache /tmp/at/autotune.json --cubin OUT_DIR/probe_sm90.cubin --softmax-dir OUT_DIR/softmax
 #   OUT_DIR/runtime_gpu_check --ptx-dir OUT_DIR/add --cache /tmp/at/autotune.json --expect-cached
 #   OUT_DIR/runtime_gpu_check --ptx-dir OUT_DIR/add --cache /tmp/at/autotune.json --corrupt-cache
 set -euo pipefail
@@ -17,6 +17,8 @@ mkdir -p "$out"
 cp target/release/runtime_gpu_check "$out/"
 rm -rf "$out/add"
 target/release/tritonc tests/kernels/add.tc -DTYPE=float '-DSIZE=[128,256,512,1024]' --all-configs -o "$out/add"
+rm -rf "$out/softmax"
+target/release/tritonc tests/kernels/softmax.tc -DTYPE=float '-DTN=[1024,4096,16384]' --all-configs -o "$out/softmax"
 ptxas=$(command -v ptxas || python3 -c 'import nvidia, os; print(os.path.join(nvidia.__path__[0], "cu13/bin/ptxas"))' 2>/dev/null || true)
 if [ -n "$ptxas" ] && [ -x "$ptxas" ]; then
   "$ptxas" -arch=sm_90 plugins/runtime/src/bin/runtime_gpu_check/probe.ptx -o "$out/probe_sm90.cubin"

@@ -10,7 +10,11 @@
 //! runtime_gpu_check --ptx-dir DIR [--cache FILE] [--corrupt-cache]
 //!                   [--expect-cached] [--sizes 65536,1048576,67108864]
 //!                   [--device 0] [--warmup 3] [--runs 20] [--cubin PROBE.cubin]
+//!                   [--softmax-dir DIR]
 //! ```
+//! With `--softmax-dir` (tritonc --all-configs of tests/kernels/softmax.tc,
+//! `-DTYPE=float '-DTN=[1024,4096,16384]'`) it also runs the persistent
+//! softmax of seed 002 on 4096 x {781, 1024, 4096, 16384}.
 //! It also checks runtime features on hand-written kernels (`probe.ptx`):
 //! dynamic shared memory above 48 KiB, a persistent grid from occupancy, a
 //! borrowed stream, errors as values, and (with `--cubin`, that PTX compiled
@@ -18,6 +22,7 @@
 //! Exit status: 0 all good, 1 a check failed, 2 no GPU/driver, 3 bad usage.
 
 mod features;
+mod softmax;
 
 use opgen_runtime::{
     Autotuner, BenchSettings, CacheLoad, Device, DeviceBuffer, EventTimer, Kernel, KernelArg,
@@ -38,10 +43,11 @@ struct Options {
     warmup: u32,
     runs: u32,
     cubin: Option<PathBuf>,
+    softmax_dir: Option<PathBuf>,
 }
 
 const USAGE: &str = "usage: runtime_gpu_check --ptx-dir DIR [--cache FILE] [--corrupt-cache] \
-[--expect-cached] [--sizes N,N,..] [--device I] [--warmup K] [--runs K] [--cubin FILE]";
+[--expect-cached] [--sizes N,N,..] [--device I] [--warmup K] [--runs K] [--cubin FILE] [--softmax-dir DIR]";
 
 fn parse_options() -> std::result::Result<Options, String> {
     let mut options = Options {
@@ -54,6 +60,7 @@ fn parse_options() -> std::result::Result<Options, String> {
         warmup: 3,
         runs: 20,
         cubin: None,
+        softmax_dir: None,
     };
     let mut args = std::env::args().skip(1);
     let mut have_dir = false;
@@ -66,6 +73,7 @@ fn parse_options() -> std::result::Result<Options, String> {
             }
             "--cache" => options.cache = Some(value("--cache")?.into()),
             "--cubin" => options.cubin = Some(value("--cubin")?.into()),
+            "--softmax-dir" => options.softmax_dir = Some(value("--softmax-dir")?.into()),
             "--corrupt-cache" => options.corrupt_cache = true,
             "--expect-cached" => options.expect_cached = true,
             "--sizes" => {
@@ -112,6 +120,7 @@ struct Report {
     kernels: Vec<Value>,
     correctness: Vec<Value>,
     features: Vec<Value>,
+    softmax: Vec<Value>,
     autotune: Vec<Value>,
     errors: Vec<String>,
     warnings: Vec<String>,
@@ -154,6 +163,7 @@ fn main() -> ExitCode {
         "kernels": report.kernels,
         "correctness": report.correctness,
         "features": report.features,
+        "softmax": report.softmax,
         "autotune": report.autotune,
         "cache": report.cache,
         "benchmark_calls": report.benchmark_calls,
@@ -229,10 +239,15 @@ fn run(options: &Options, report: &mut Report) -> Result<()> {
         device.module_cache().loads(),
         device.module_cache().len()
     );
+    let stream = Stream::new(&device)?;
+    if let Some(dir) = &options.softmax_dir {
+        if let Err(e) = softmax::check(dir, &device, &stream, options.runs, report) {
+            report.error("softmax", e);
+        }
+    }
     if kernels.is_empty() {
         return Ok(());
     }
-    let stream = Stream::new(&device)?;
     check_argument_errors(&kernels[0].2, &stream, report);
     features::check(&device, &stream, options.cubin.as_deref(), report);
 
