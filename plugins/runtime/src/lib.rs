@@ -46,6 +46,21 @@
 //! `<user cache dir>/triton-opgen/autotune.json`). The file is written
 //! atomically; a corrupt or other-version file is ignored and rebuilt.
 //! [`Autotuner::benchmark_calls`] counts configs benchmarked.
+//! [`KernelSet`] bundles the variants of one kernel with tuning over them:
+//! ```no_run
+//! # use opgen_runtime::*;
+//! # fn main() -> Result<()> {
+//! # let (device, manifest, stream, n) = (Device::open(0)?, Manifest::load("out/add")?, (), 1u64 << 20);
+//! # let stream = Stream::new(&device)?;
+//! let set = KernelSet::load(&device, &manifest, "add")?;
+//! let mut tuner = Autotuner::new(TuneCache::open_default());
+//! let key = TuneKey::new("add", &[&[n]], &["f32"], device.name());
+//! let (kernel, choice) = set.tune(&mut tuner, &key, &stream, |k| {
+//!     let size: u64 = k.variant().macros["SIZE"].parse().unwrap();
+//!     k.launch(&stream, (n / size) as u32, &[/* args */])
+//! })?;
+//! # Ok(()) }
+//! ```
 
 pub mod args;
 pub mod autotune;
@@ -53,6 +68,7 @@ pub mod device;
 pub mod driver;
 pub mod error;
 pub mod kernel;
+pub mod kernel_set;
 pub mod manifest;
 pub mod memory;
 pub mod module;
@@ -69,6 +85,7 @@ pub use device::{Device, DeviceProperties};
 pub use driver::DriverInfo;
 pub use error::{Result, RuntimeError};
 pub use kernel::{Grid, Kernel, KernelAttributes};
+pub use kernel_set::KernelSet;
 pub use manifest::{ElemType, Manifest, Param, ParamType, Variant};
 pub use memory::{DeviceBuffer, DeviceCopy};
 pub use module::{Module, ModuleImage};

@@ -26,7 +26,7 @@ mod softmax;
 
 use opgen_runtime::{
     Autotuner, BenchSettings, CacheLoad, Device, DeviceBuffer, EventTimer, Kernel, KernelArg,
-    KernelTimer, Manifest, Result, RuntimeError, Stream, TuneCache, TuneKey,
+    KernelSet, KernelTimer, Manifest, Result, RuntimeError, Stream, TuneCache, TuneKey,
 };
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -262,7 +262,7 @@ fn run(options: &Options, report: &mut Report) -> Result<()> {
     for (id, size, kernel) in &kernels {
         check_add(&buffers, &stream, kernel, id, *size, 1 << 20, report);
     }
-    autotune(options, &device, &stream, &buffers, &kernels, report)
+    autotune(options, &device, &stream, &buffers, &manifest, report)
 }
 
 fn describe_kernel(kernel: &Kernel, id: &str, report: &mut Report) {
@@ -423,9 +423,31 @@ fn autotune(
     device: &Arc<Device>,
     stream: &Stream,
     buffers: &Buffers,
-    kernels: &[(String, usize, Kernel)],
+    manifest: &Manifest,
     report: &mut Report,
 ) -> Result<()> {
+    // The variants again, as a plugin holds them: served from the module cache.
+    let loads_before = device.module_cache().loads();
+    let set = KernelSet::load(device, manifest, "add")?;
+    let reloaded = device.module_cache().loads() - loads_before;
+    println!(
+        "kernel set: {} variants of add, {reloaded} modules loaded again (0: cache hits)",
+        set.kernels().len()
+    );
+    if reloaded != 0 {
+        report.error("module cache", format!("{reloaded} modules loaded twice"));
+    }
+    let size_of = |kernel: &Kernel| -> Result<usize> {
+        kernel
+            .variant()
+            .macros
+            .get("SIZE")
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| RuntimeError::Manifest {
+                path: manifest.dir.join("manifest.json"),
+                message: format!("variant {} has no numeric SIZE", kernel.variant().file),
+            })
+    };
     let cache_path = options
         .cache
         .clone()
@@ -454,22 +476,20 @@ fn autotune(
         runs: options.runs,
     };
     let mut tuner = Autotuner::new(cache).with_settings(settings);
-    let configs: Vec<String> = kernels.iter().map(|(id, _, _)| id.clone()).collect();
     let mut timer = EventTimer::new(stream)?;
     for &n in &options.sizes {
         let key = TuneKey::new("add", &[&[n as u64]], &["f32"], device.name());
-        let choice = tuner.tune(&key, &configs, &mut timer, &mut |i| {
-            let (_, size, kernel) = &kernels[i];
-            launch_add(kernel, stream, buffers, *size, n)
+        let tuned = set.tune(&mut tuner, &key, stream, |kernel| {
+            launch_add(kernel, stream, buffers, size_of(kernel)?, n)
         });
-        let choice = match choice {
-            Ok(c) => c,
+        let (kernel, choice) = match tuned {
+            Ok(t) => t,
             Err(e) => {
                 report.error(&format!("autotune n={n}"), e);
                 continue;
             }
         };
-        let (_, size, kernel) = &kernels[choice.index];
+        let size = &size_of(kernel)?;
         // Bandwidth of the pick, measured now whether it came from the cache or not.
         let mut times = Vec::new();
         let measured = (|| -> Result<f64> {
