@@ -14,7 +14,7 @@
 //! let manifest = Manifest::load("out/add")?;          // folder or manifest.json
 //! let device = Device::open(0)?;                      // Err(NoDevice) without GPU/driver
 //! let kernel = Kernel::load(&device, &manifest, &manifest.variants[0])?;
-//! let stream = Stream::new(&device)?;                 // or unsafe Stream::from_raw(&device, raw)
+//! let stream = Stream::new(&device)?;                 // or unsafe { Stream::from_raw(&device, ptr) }
 //! let (n, a, b, c) = (1 << 20, 0u64, 0u64, 0u64);     // device addresses from the framework
 //! kernel.launch(&stream, (n / 128, 1, 1), &[
 //!     KernelArg::I32(n as i32), KernelArg::Ptr(a), KernelArg::Ptr(b), KernelArg::Ptr(c),
@@ -92,3 +92,7 @@ pub use module::{Module, ModuleImage};
 pub use occupancy::estimate_blocks_per_sm;
 pub use stream::Stream;
 pub use timer::EventTimer;
+
+/// The raw driver API types (`CUstream`, `CUfunction`, ...) that some
+/// methods return, for callers that need to name them.
+pub use cudarc::driver::sys as cuda_sys;

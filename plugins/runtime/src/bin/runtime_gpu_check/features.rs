@@ -159,7 +159,7 @@ fn borrowed_stream(
 ) -> Result<String, RuntimeError> {
     let kernel = Kernel::from_image(device, image, "probe.ptx", variant("persistent_fill", 4, 0))?;
     // SAFETY: `owner` outlives `borrowed`, and is a stream of this device.
-    let borrowed = unsafe { Stream::from_raw(device, owner.raw()) };
+    let borrowed = unsafe { Stream::from_raw(device, owner.raw().cast()) };
     let out = DeviceBuffer::alloc(device, 1024 * 4)?;
     kernel.launch(&borrowed, 2, &[KernelArg::I32(1024), out.arg()])?;
     borrowed.synchronize()?;
