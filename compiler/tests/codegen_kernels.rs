@@ -294,3 +294,36 @@ fn bf16_f64_i64_and_i8_dot() {
         "{ptx}"
     );
 }
+
+/// With `TRITONC_PTX_DUMP_BENCH=<dir>`, writes the sm_90 PTX of the benchmark
+/// shapes (softmax of 16384-wide rows with 16 warps).
+#[test]
+fn dump_bench_ptx() {
+    let Ok(dir) = std::env::var("TRITONC_PTX_DUMP_BENCH") else {
+        return;
+    };
+    std::fs::create_dir_all(&dir).expect("dump dir");
+    let k = compile(
+        &softmax(1, 16384),
+        &CodegenOptions {
+            arch: Arch::Sm90,
+            num_warps: 16,
+        },
+    )
+    .expect("compile");
+    std::fs::write(std::path::Path::new(&dir).join("softmax_16384.ptx"), &k.ptx).expect("write");
+    let k16 = compile(
+        &softmax_with(1, 16384, Some(16)),
+        &CodegenOptions {
+            arch: Arch::Sm90,
+            num_warps: 16,
+        },
+    )
+    .expect("compile");
+    assert!(k16.ptx.contains("ld.global.v4.b32"), "{}", k16.ptx);
+    std::fs::write(
+        std::path::Path::new(&dir).join("softmax_16384_n16.ptx"),
+        &k16.ptx,
+    )
+    .expect("write");
+}

@@ -75,7 +75,7 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
                 regs.push(old);
             }
         }
-        _ => unreachable!("checked above"),
+        _ => return lw.unsupported("this op as an atomic", op.span),
     }
     if let Some(owner) = owner {
         regs = share_from_owners(lw, owner, &layout, &shape, result, &regs)?;

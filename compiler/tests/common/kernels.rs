@@ -227,9 +227,18 @@ pub fn transpose(dtype: DType, t: usize) -> Function {
 
 /// Row softmax of an `m x n` matrix, one `bm x bn` tile (whole rows) per program.
 pub fn softmax(bm: usize, bn: usize) -> Function {
+    softmax_with(bm, bn, None)
+}
+
+/// [`softmax`] with `n` declared `__multipleof(n_multiple_of)` (vectorizes the masked accesses).
+pub fn softmax_with(bm: usize, bn: usize, n_multiple_of: Option<u64>) -> Function {
     let mut k = K::new("softmax");
     let (x, y) = (k.ptr("x", DType::F32), k.ptr("y", DType::F32));
-    let (m, n) = (k.int("m"), k.int("n"));
+    let m = k.int("m");
+    let n = match n_multiple_of {
+        Some(d) => k.int_multiple_of("n", d),
+        None => k.int("n"),
+    };
     let stride = k.int_multiple_of("stride", 16);
     let rows = block_range(&mut k, 0, bm);
     let cols = k.range(bn);
