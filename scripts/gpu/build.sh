@@ -27,3 +27,7 @@ build matrix_ops 4 matrix_ops.tc
 build dot_f32 4 dot.tc -DTYPE=float -DTM=32 -DTN=32 -DTK=8
 build dot_f16 4 dot.tc -DTYPE=half -DTM=64 -DTN=64 -DTK=16
 du -sh "$O"
+# The runtime's own GPU check (autotuner, cache reuse, persistent softmax):
+# a release binary without LLVM, runs on the GPU machine as is.
+bash plugins/runtime/gpu-bundle.sh "$O/runtime" >/dev/null
+du -sh "$O"
