@@ -331,6 +331,19 @@ mod tests {
     }
 
     #[test]
+    fn swizzle_phase_repeats_every_16_rows() {
+        // Codegen relies on it: instructions' rows (and k steps) 16 apart
+        // share a lane's swizzle phase, so they differ by an immediate offset.
+        for cpr in [2, 4, 8, 16, 32] {
+            for row in 0..16 {
+                for j in 1..16 {
+                    assert_eq!(swizzle_phase(row, cpr), swizzle_phase(row + 16 * j, cpr));
+                }
+            }
+        }
+    }
+
+    #[test]
     fn swizzle_is_a_permutation_and_conflict_free() {
         for cpr in [2, 4, 8, 16] {
             let (shift, mask) = swizzle_shift_mask(cpr);

@@ -3,7 +3,11 @@
 //! [`crate::analysis::mma`] for the layouts, fragments and swizzle).
 //!
 //! `a` is written to shared memory as `[M][K]`, `b` as `[K][N]` (16-byte
-//! chunks XOR-swizzled per row, vector stores of up to 8 elements); then for
+//! chunks XOR-swizzled per row, vector stores of up to 8 elements) into one
+//! of two buffers of a static shared array of the dot's own, alternating
+//! between executions so that one barrier per execution suffices (one buffer
+//! in the scratch memory, with the usual two barriers, when the static array
+//! would pass 48 KiB); then for
 //! every `k` step of 16 each warp loads its A fragments with `ldmatrix.x4`,
 //! its B fragments with `ldmatrix.x4.trans` (`.x2` for a single column group)
 //! and issues one `mma.sync` per 16x8 accumulator tile.
@@ -14,8 +18,9 @@ use super::CodegenError;
 use crate::analysis::layout::Layout;
 use crate::analysis::mma::{accumulator_layout, swizzle_shift_mask, MmaConfig};
 use crate::ir::{DType, Op, OpKind, ValueId};
+use inkwell::module::Linkage;
 use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum};
-use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue};
+use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, PointerValue};
 
 /// Elements of 16 bits in one 16-byte chunk.
 const CHUNK: usize = 8;
@@ -36,10 +41,18 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op, cfg: &MmaConfig) -> Result<()> 
     let cmap = layout.tile_map(&[m, n]);
 
     let b_offset = next_offset(0, m * k * 2);
-    lw.smem.reserve(b_offset + k * n * 2);
-    lw.barrier()?;
-    write_swizzled(lw, *a, k, 0)?;
-    write_swizzled(lw, *b, n, b_offset)?;
+    let stage_bytes = next_offset(b_offset, k * n * 2);
+    let base = match double_buffer(lw, stage_bytes)? {
+        Some(base) => base,
+        None => {
+            // Single buffer in the scratch memory: wait for earlier readers.
+            lw.smem.reserve(stage_bytes);
+            lw.barrier()?;
+            lw.smem_elem_ptr(0, lw.ctx.i8_type().into(), lw.i32_const(0))?
+        }
+    };
+    write_swizzled(lw, *a, k, base, 0)?;
+    write_swizzled(lw, *b, n, base, b_offset)?;
     lw.barrier()?;
 
     let (wm, wn) = (cfg.warps[0] as u64, cfg.warps[1] as u64);
@@ -54,14 +67,17 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op, cfg: &MmaConfig) -> Result<()> 
     // A: lane addresses row `(2 tm + q_lo) * 8 wm + 8 warp_m + r`, chunk `k0 / 8 + q_hi`.
     let a_row0 = add(lw, mul(lw, warp_m, 8)?, r)?;
     let a_row0 = add(lw, a_row0, mul(lw, q_lo, 8 * wm)?)?;
+    // Rows of one lane differ by multiples of 16 between instructions (and
+    // `k` rows between steps), which keeps the swizzle phase: the per-lane
+    // address is a register per `k` step (A) or column group (B), the rest
+    // an immediate offset.
     let (a_shift, a_mask) = swizzle_shift_mask(k / CHUNK);
-    let mut a_rows = Vec::new();
-    for tm in 0..cfg.tiles_m() {
-        let row = add(lw, a_row0, lw.i32_const(2 * tm as u64 * 8 * wm))?;
-        let phase = phase(lw, row, a_shift, a_mask)?;
-        let x = lw.builder.build_xor(phase, q_hi, "")?;
-        a_rows.push((mul(lw, row, k as u64)?, x));
-    }
+    let a_x = {
+        let ph = phase(lw, a_row0, a_shift, a_mask)?;
+        lw.builder.build_xor(ph, q_hi, "")?
+    };
+    let a_row_elem = mul(lw, a_row0, k as u64)?;
+    let a_tile_bytes = 2 * 8 * wm as usize * k * 2;
     // B: lane addresses `k` row `k0 + r + 8 q_lo`, column chunk
     // `(2 p + q_hi) wn + warp_n` (x4) or `warp_n` (x2, one column group).
     let pairs = cfg.tiles_n() >= 2;
@@ -78,24 +94,31 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op, cfg: &MmaConfig) -> Result<()> 
         cfg.tiles_n()
     };
     let b_group_stride = if pairs { 2 * wn } else { wn };
+    let b_phase = phase(lw, b_row0, b_shift, b_mask)?;
+    let b_row_elem = mul(lw, b_row0, n as u64)?;
+    let mut b_addrs = Vec::with_capacity(b_groups);
+    for g in 0..b_groups {
+        let chunk = add(lw, b_chunk0, lw.i32_const(g as u64 * b_group_stride))?;
+        let chunk = lw.builder.build_xor(chunk, b_phase, "")?;
+        let elem = add(lw, b_row_elem, mul(lw, chunk, CHUNK as u64)?)?;
+        b_addrs.push(shared_address(lw, base, b_offset, elem)?);
+    }
 
     for step in 0..cfg.steps_k() {
-        let k0 = (step * 16) as u64;
+        let k0 = step * 16;
+        let chunk = lw
+            .builder
+            .build_xor(a_x, lw.i32_const((k0 / 8) as u64), "")?;
+        let elem = add(lw, a_row_elem, mul(lw, chunk, CHUNK as u64)?)?;
+        let a_addr = shared_address(lw, base, 0, elem)?;
         let mut a_frags = Vec::with_capacity(cfg.tiles_m());
-        for (row_elem, x) in &a_rows {
-            let chunk = lw.builder.build_xor(*x, lw.i32_const(k0 / 8), "")?;
-            let elem = add(lw, *row_elem, mul(lw, chunk, CHUNK as u64)?)?;
-            a_frags.push(ldmatrix(lw, 0, elem, 4, false)?);
+        for tm in 0..cfg.tiles_m() {
+            a_frags.push(ldmatrix(lw, a_addr, tm * a_tile_bytes, 4, false)?);
         }
-        let krow = add(lw, b_row0, lw.i32_const(k0))?;
-        let kphase = phase(lw, krow, b_shift, b_mask)?;
-        let krow_elem = mul(lw, krow, n as u64)?;
         let mut b_frags: Vec<[IntValue; 2]> = Vec::with_capacity(cfg.tiles_n());
-        for g in 0..b_groups {
-            let chunk = add(lw, b_chunk0, lw.i32_const(g as u64 * b_group_stride))?;
-            let chunk = lw.builder.build_xor(chunk, kphase, "")?;
-            let elem = add(lw, krow_elem, mul(lw, chunk, CHUNK as u64)?)?;
-            let regs = ldmatrix(lw, b_offset, elem, if pairs { 4 } else { 2 }, true)?;
+        for addr in &b_addrs {
+            let count = if pairs { 4 } else { 2 };
+            let regs = ldmatrix(lw, *addr, k0 * n * 2, count, true)?;
             for pair in regs.chunks(2) {
                 b_frags.push([pair[0], pair[1]]);
             }
@@ -146,10 +169,11 @@ fn phase<'ctx>(
 
 /// Writes the 2-D 16-bit tile `v` to shared memory at byte `offset` as rows of
 /// `row_len` elements with swizzled 16-byte chunks, in vectors of up to one chunk.
-fn write_swizzled(
-    lw: &mut Lowering<'_, '_>,
+fn write_swizzled<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
     v: ValueId,
     row_len: usize,
+    base: PointerValue<'ctx>,
     offset: usize,
 ) -> Result<()> {
     let shape = lw.shape(v);
@@ -182,7 +206,7 @@ fn write_swizzled(
             mul(lw, chunk, CHUNK as u64)?,
         )?;
         let at = add(lw, at, within)?;
-        let p = lw.smem_elem_ptr(offset, elem_ty, at)?;
+        let p = elem_ptr(lw, base, offset, elem_ty, at)?;
         let store = if width == 1 {
             lw.builder.build_store(p, tile.regs[reg])?
         } else {
@@ -213,22 +237,117 @@ fn vector_of(elem: BasicTypeEnum<'_>, width: usize) -> Result<inkwell::types::Ve
     }
 }
 
-/// `ldmatrix.sync.aligned.m8n8.x{count}[.trans].shared.b16` at element `elem`
-/// (16-bit) of the buffer at byte `offset`: `count` 32-bit registers.
-fn ldmatrix<'ctx>(
+/// Static shared memory a kernel may declare (the rest must be dynamic).
+const STATIC_SHARED_LIMIT: usize = 48 * 1024;
+
+/// Two operand buffers of `stage_bytes` in a static shared array of their
+/// own (other ops' scratch buffers cannot overlap them), used alternately by
+/// successive executions of the dot: the previous execution's readers use the
+/// other buffer, and the one before passed the barrier after its writes, so
+/// writing needs no barrier before it. Returns the buffer this execution
+/// uses, or `None` when the static array would not fit.
+fn double_buffer<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    stage_bytes: usize,
+) -> Result<Option<PointerValue<'ctx>>> {
+    let i8t = lw.ctx.i8_type();
+    let mut used = 0;
+    let mut count = 0;
+    let mut g = lw.module.get_first_global();
+    while let Some(global) = g {
+        if global
+            .get_name()
+            .to_string_lossy()
+            .starts_with("mma_stages")
+        {
+            used += global
+                .get_value_type()
+                .size_of()
+                .and_then(|s| s.get_zero_extended_constant())
+                .unwrap_or(0) as usize;
+            count += 1;
+        }
+        g = global.get_next_global();
+    }
+    if used + 2 * stage_bytes > STATIC_SHARED_LIMIT {
+        return Ok(None);
+    }
+    let ty = i8t.array_type((2 * stage_bytes) as u32);
+    let global = lw.module.add_global(
+        ty,
+        Some(super::target::shared_space()),
+        &format!("mma_stages{count}"),
+    );
+    global.set_linkage(Linkage::Internal);
+    global.set_initializer(&ty.get_undef());
+    global.set_alignment(128);
+    // Which buffer: a counter in a stack slot (promoted to registers), flipped
+    // on every execution.
+    let entry = lw
+        .kernel
+        .get_first_basic_block()
+        .ok_or_else(|| CodegenError::Llvm("kernel without an entry block".into()))?;
+    let at_entry = lw.ctx.create_builder();
+    match entry.get_first_instruction() {
+        Some(first) => at_entry.position_before(&first),
+        None => at_entry.position_at_end(entry),
+    }
+    let i32t = lw.ctx.i32_type();
+    let slot = at_entry.build_alloca(i32t, "mma_stage")?;
+    at_entry.build_store(slot, i32t.const_zero())?;
+    let stage = lw.builder.build_load(i32t, slot, "stage")?.into_int_value();
+    let next = lw.builder.build_xor(stage, lw.i32_const(1), "")?;
+    lw.builder.build_store(slot, next)?;
+    let offset = mul(lw, stage, stage_bytes as u64)?;
+    let base = unsafe {
+        lw.builder
+            .build_in_bounds_gep(i8t, global.as_pointer_value(), &[offset], "stage_base")?
+    };
+    Ok(Some(base))
+}
+
+/// The 32-bit shared-memory address of 16-bit element `elem` of the buffer at
+/// byte `offset` from `base`.
+fn shared_address<'ctx>(
     lw: &Lowering<'_, 'ctx>,
+    base: PointerValue<'ctx>,
     offset: usize,
     elem: IntValue<'ctx>,
+) -> Result<IntValue<'ctx>> {
+    let p = elem_ptr(lw, base, offset, lw.ctx.i16_type().into(), elem)?;
+    Ok(lw
+        .builder
+        .build_ptr_to_int(p, lw.ctx.i32_type(), "smem_addr")?)
+}
+
+/// Pointer to element `index` of type `elem` of the buffer at byte `offset` from `base`.
+fn elem_ptr<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    base: PointerValue<'ctx>,
+    offset: usize,
+    elem: BasicTypeEnum<'ctx>,
+    index: IntValue<'ctx>,
+) -> Result<PointerValue<'ctx>> {
+    let i8t = lw.ctx.i8_type();
+    let at = unsafe {
+        lw.builder
+            .build_in_bounds_gep(i8t, base, &[lw.i32_const(offset as u64)], "")?
+    };
+    Ok(unsafe { lw.builder.build_in_bounds_gep(elem, at, &[index], "")? })
+}
+
+/// `ldmatrix.sync.aligned.m8n8.x{count}[.trans].shared.b16` at shared address
+/// `addr + imm`: `count` 32-bit registers.
+fn ldmatrix<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    addr: IntValue<'ctx>,
+    imm: usize,
     count: usize,
     trans: bool,
 ) -> Result<Vec<IntValue<'ctx>>> {
-    let p = lw.smem_elem_ptr(offset, lw.ctx.i16_type().into(), elem)?;
-    let addr = lw
-        .builder
-        .build_ptr_to_int(p, lw.ctx.i32_type(), "smem_addr")?;
     let outs: Vec<String> = (0..count).map(|i| format!("${i}")).collect();
     let asm = format!(
-        "ldmatrix.sync.aligned.m8n8.x{count}{}.shared.b16 {{{}}}, [${count}];",
+        "ldmatrix.sync.aligned.m8n8.x{count}{}.shared.b16 {{{}}}, [${count}+{imm}];",
         if trans { ".trans" } else { "" },
         outs.join(", ")
     );
