@@ -3,11 +3,8 @@
 //! [`crate::analysis::mma`] for the layouts, fragments and swizzle).
 //!
 //! `a` is written to shared memory as `[M][K]`, `b` as `[K][N]` (16-byte
-//! chunks XOR-swizzled per row, vector stores of up to 8 elements) into one
-//! of two buffers of a static shared array of the dot's own, alternating
-//! between executions so that one barrier per execution suffices (one buffer
-//! in the scratch memory, with the usual two barriers, when the static array
-//! would pass 48 KiB); then for
+//! chunks XOR-swizzled per row, vector stores of up to 8 elements) in the
+//! scratch shared memory, between two barriers; then for
 //! every `k` step of 16 each warp loads its A fragments with `ldmatrix.x4`,
 //! its B fragments with `ldmatrix.x4.trans` (`.x2` for a single column group)
 //! and issues one `mma.sync` per 16x8 accumulator tile.
@@ -18,7 +15,6 @@ use super::CodegenError;
 use crate::analysis::layout::Layout;
 use crate::analysis::mma::{accumulator_layout, swizzle_shift_mask, MmaConfig};
 use crate::ir::{DType, Op, OpKind, ValueId};
-use inkwell::module::Linkage;
 use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum};
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, PointerValue};
 
@@ -42,15 +38,11 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op, cfg: &MmaConfig) -> Result<()> 
 
     let b_offset = next_offset(0, m * k * 2);
     let stage_bytes = next_offset(b_offset, k * n * 2);
-    let base = match double_buffer(lw, stage_bytes)? {
-        Some(base) => base,
-        None => {
-            // Single buffer in the scratch memory: wait for earlier readers.
-            lw.smem.reserve(stage_bytes);
-            lw.barrier()?;
-            lw.smem_elem_ptr(0, lw.ctx.i8_type().into(), lw.i32_const(0))?
-        }
-    };
+    // Wait for the previous readers of the scratch memory (the last execution
+    // of this dot included), write both operands, wait for the writers.
+    lw.smem.reserve(stage_bytes);
+    lw.barrier()?;
+    let base = lw.smem_elem_ptr(0, lw.ctx.i8_type().into(), lw.i32_const(0))?;
     write_swizzled(lw, *a, k, base, 0)?;
     write_swizzled(lw, *b, n, base, b_offset)?;
     lw.barrier()?;
@@ -235,75 +227,6 @@ fn vector_of(elem: BasicTypeEnum<'_>, width: usize) -> Result<inkwell::types::Ve
         BasicTypeEnum::IntType(i) => Ok(i.vec_type(width as u32)),
         _ => Err(CodegenError::Llvm("a vector of this type".into())),
     }
-}
-
-/// Static shared memory a kernel may declare (the rest must be dynamic).
-const STATIC_SHARED_LIMIT: usize = 48 * 1024;
-
-/// Two operand buffers of `stage_bytes` in a static shared array of their
-/// own (other ops' scratch buffers cannot overlap them), used alternately by
-/// successive executions of the dot: the previous execution's readers use the
-/// other buffer, and the one before passed the barrier after its writes, so
-/// writing needs no barrier before it. Returns the buffer this execution
-/// uses, or `None` when the static array would not fit.
-fn double_buffer<'ctx>(
-    lw: &mut Lowering<'_, 'ctx>,
-    stage_bytes: usize,
-) -> Result<Option<PointerValue<'ctx>>> {
-    let i8t = lw.ctx.i8_type();
-    let mut used = 0;
-    let mut count = 0;
-    let mut g = lw.module.get_first_global();
-    while let Some(global) = g {
-        if global
-            .get_name()
-            .to_string_lossy()
-            .starts_with("mma_stages")
-        {
-            used += global
-                .get_value_type()
-                .size_of()
-                .and_then(|s| s.get_zero_extended_constant())
-                .unwrap_or(0) as usize;
-            count += 1;
-        }
-        g = global.get_next_global();
-    }
-    if used + 2 * stage_bytes > STATIC_SHARED_LIMIT {
-        return Ok(None);
-    }
-    let ty = i8t.array_type((2 * stage_bytes) as u32);
-    let global = lw.module.add_global(
-        ty,
-        Some(super::target::shared_space()),
-        &format!("mma_stages{count}"),
-    );
-    global.set_linkage(Linkage::Internal);
-    global.set_initializer(&ty.get_undef());
-    global.set_alignment(128);
-    // Which buffer: a counter in a stack slot (promoted to registers), flipped
-    // on every execution.
-    let entry = lw
-        .kernel
-        .get_first_basic_block()
-        .ok_or_else(|| CodegenError::Llvm("kernel without an entry block".into()))?;
-    let at_entry = lw.ctx.create_builder();
-    match entry.get_first_instruction() {
-        Some(first) => at_entry.position_before(&first),
-        None => at_entry.position_at_end(entry),
-    }
-    let i32t = lw.ctx.i32_type();
-    let slot = at_entry.build_alloca(i32t, "mma_stage")?;
-    at_entry.build_store(slot, i32t.const_zero())?;
-    let stage = lw.builder.build_load(i32t, slot, "stage")?.into_int_value();
-    let next = lw.builder.build_xor(stage, lw.i32_const(1), "")?;
-    lw.builder.build_store(slot, next)?;
-    let offset = mul(lw, stage, stage_bytes as u64)?;
-    let base = unsafe {
-        lw.builder
-            .build_in_bounds_gep(i8t, global.as_pointer_value(), &[offset], "stage_base")?
-    };
-    Ok(Some(base))
 }
 
 /// The 32-bit shared-memory address of 16-bit element `elem` of the buffer at
