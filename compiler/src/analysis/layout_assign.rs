@@ -12,6 +12,7 @@
 //! differs from the one its consumer asked for.
 use super::axis_info::AxisInfoMap;
 use super::layout::{reshape_src_layout, BlockedLayout, Layout};
+use super::mma;
 use crate::ir::{Function, OpKind, Region, ValueId};
 use std::collections::HashMap;
 
@@ -58,6 +59,7 @@ pub fn assign(func: &Function, num_warps: usize, widths: &AxisInfoMap) -> Layout
         vec_by_shape: HashMap::new(),
     };
     collect_vector_widths(func, &func.body, widths, &mut map);
+    seed_mma(func, &func.body, &mut map);
     backward(func, &func.body, &mut map);
     map
 }
@@ -101,6 +103,72 @@ fn collect_vector_widths(
             }
         }
     }
+}
+
+/// Tensor-core dots produce their accumulator in the mma layout; it is fixed
+/// before the backward pass so that the accumulator keeps that layout across
+/// a loop (the carried value, its init, region args and yield all take it) and
+/// only the epilogue converts.
+fn seed_mma(func: &Function, region: &Region, map: &mut LayoutMap) {
+    for op in &region.ops {
+        match &op.kind {
+            OpKind::Dot { acc, .. } => {
+                if let Some(cfg) = mma::plan_for_op(func, op, map.num_warps) {
+                    let l = Layout::Blocked(mma::accumulator_layout(&cfg));
+                    map.suggest(func, op.results[0], l.clone());
+                    map.suggest(func, *acc, l);
+                }
+            }
+            OpKind::If {
+                then_region,
+                else_region,
+                ..
+            } => {
+                seed_mma(func, then_region, map);
+                seed_mma(func, else_region, map);
+            }
+            OpKind::While {
+                inits,
+                cond_region,
+                body_region,
+            } => {
+                seed_mma(func, cond_region, map);
+                seed_mma(func, body_region, map);
+                for (i, &r) in op.results.iter().enumerate() {
+                    let Some(&y) = body_region.yields.get(i) else {
+                        continue;
+                    };
+                    let Some(l) = map.layouts.get(&y).cloned() else {
+                        continue;
+                    };
+                    if !yields_mma(func, body_region, y, map.num_warps) {
+                        continue;
+                    }
+                    for v in [
+                        Some(&r),
+                        inits.get(i),
+                        cond_region.args.get(i),
+                        body_region.args.get(i),
+                    ]
+                    .into_iter()
+                    .flatten()
+                    {
+                        map.suggest(func, *v, l.clone());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Whether `v` is the result of a tensor-core dot of `region`.
+fn yields_mma(func: &Function, region: &Region, v: ValueId, num_warps: usize) -> bool {
+    region.ops.iter().any(|op| {
+        op.results.first() == Some(&v)
+            && matches!(op.kind, OpKind::Dot { .. })
+            && mma::plan_for_op(func, op, num_warps).is_some()
+    })
 }
 
 fn backward(func: &Function, region: &Region, map: &mut LayoutMap) {

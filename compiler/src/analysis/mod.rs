@@ -3,3 +3,4 @@ pub mod axis_info;
 pub mod layout;
 pub mod layout_assign;
 pub mod liveness;
+pub mod mma;

@@ -1,4 +1,5 @@
-//! `acc + a @ b` on FMA units (no tensor cores yet). `a` and `b` are staged in
+//! `acc + a @ b` on FMA units, for the dots [`super::mma`] does not take
+//! (fp32 or integer inputs, tiles not made of whole mma instructions). `a` and `b` are staged in
 //! shared memory (rows padded); then each thread, for every `k`, reads the
 //! rows of `a` and the columns of `b` its accumulator registers need and
 //! accumulates with `fmuladd` in the accumulator's layout.
@@ -12,6 +13,9 @@ use crate::ir::{DType, Op, OpKind, ScalarType, ValueId};
 use inkwell::values::{BasicValueEnum, IntValue};
 
 pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
+    if let Some(cfg) = crate::analysis::mma::plan_for_op(lw.func, op, lw.num_warps) {
+        return super::mma::lower(lw, op, &cfg);
+    }
     let OpKind::Dot { a, b, acc } = &op.kind else {
         return lw.unsupported("this op as a dot", op.span);
     };

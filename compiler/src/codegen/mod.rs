@@ -22,8 +22,9 @@
 //!   buffers start at offset 0 and are fenced by barriers ([`shared_alloc`]).
 //!
 //! # Known limits (each an `Unsupported` error or a documented slow path)
-//! - `Dot` runs on FMA units (operands staged in shared memory, `K` unrolled);
-//!   tensor cores are future work. Transpose and conversions stage element by
+//! - `Dot` with f16/bf16 inputs and an f32 accumulator runs on tensor cores
+//!   (`mma.sync` m16n8k16, [`mma`]); other dots on FMA units ([`dot`]). No
+//!   cp.async pipelining yet: operands go registers -> shared memory. Transpose and conversions stage element by
 //!   element through shared memory (rows padded for the transpose).
 //! - Transcendentals on f64; float atomic max/min; float compare-and-swap.
 //! - Tile dimensions must be powers of two.
@@ -36,7 +37,7 @@
 //!
 //! One file per concern: [`target`] (module, kernel declaration, PTX),
 //! [`elementwise`], [`memory`] (vectorized/predicated global accesses),
-//! [`control_flow`], [`convert_layout`], [`trans`], [`reduce`], [`dot`],
+//! [`control_flow`], [`convert_layout`], [`trans`], [`reduce`], [`dot`], [`mma`],
 //! [`atomics`], [`shared_alloc`].
 use crate::analysis::{axis_info, layout_assign};
 use crate::ir::Function;
@@ -49,6 +50,7 @@ pub mod dot;
 pub mod elementwise;
 pub mod lower;
 pub mod memory;
+pub mod mma;
 pub mod reduce;
 pub mod shared_alloc;
 pub mod target;

