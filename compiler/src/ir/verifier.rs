@@ -571,52 +571,55 @@ impl<'a> Verifier<'a> {
         yields: &[ValueId],
         expected: &[ValueId],
     ) -> Result<(), Problem> {
-        if yields.len() != expected.len() {
-            return Err(format!(
-                "{which} region yields {} values, expected {}",
-                yields.len(),
-                expected.len()
-            ));
-        }
-        for (i, (&y, &e)) in yields.iter().zip(expected).enumerate() {
-            if !self.in_range(y) {
-                return Err(format!(
+        self.types_one_for_one(
+            yields,
+            expected,
+            |n, want| format!("{which} region yields {n} values, expected {want}"),
+            |y| {
+                format!(
                     "{which} region yields %{} which has no entry in the value table",
                     y.0
-                ));
-            }
-            if self.ty(y) != self.ty(e) {
-                return Err(format!(
-                    "{which} region yield {i} has type {}, expected {}",
-                    self.ty(y),
-                    self.ty(e)
-                ));
-            }
-        }
-        Ok(())
+                )
+            },
+            |i, got, want| format!("{which} region yield {i} has type {got}, expected {want}"),
+        )
     }
 
+    /// Region arguments have the types of the carried values, one for one.
     fn args_match(&self, which: &str, args: &[ValueId], inits: &[ValueId]) -> Result<(), Problem> {
-        if args.len() != inits.len() {
-            return Err(format!(
-                "{which} region takes {} arguments, but {} values are carried",
-                args.len(),
-                inits.len()
-            ));
+        self.types_one_for_one(
+            args,
+            inits,
+            |n, carried| {
+                format!("{which} region takes {n} arguments, but {carried} values are carried")
+            },
+            |a| format!("{which} region argument %{} has no entry in the value table", a.0),
+            |i, got, carried| {
+                format!("{which} region argument {i} has type {got}, but the carried value is {carried}")
+            },
+        )
+    }
+
+    /// `values[i]` exists and has the type of `expected[i]`, for as many values
+    /// as `expected` has; the three closures word the count, missing-entry and
+    /// type errors.
+    fn types_one_for_one(
+        &self,
+        values: &[ValueId],
+        expected: &[ValueId],
+        count: impl Fn(usize, usize) -> Problem,
+        missing: impl Fn(ValueId) -> Problem,
+        mismatch: impl Fn(usize, &Type, &Type) -> Problem,
+    ) -> Result<(), Problem> {
+        if values.len() != expected.len() {
+            return Err(count(values.len(), expected.len()));
         }
-        for (i, (&a, &init)) in args.iter().zip(inits).enumerate() {
-            if !self.in_range(a) {
-                return Err(format!(
-                    "{which} region argument %{} has no entry in the value table",
-                    a.0
-                ));
+        for (i, (&v, &e)) in values.iter().zip(expected).enumerate() {
+            if !self.in_range(v) {
+                return Err(missing(v));
             }
-            if self.ty(a) != self.ty(init) {
-                return Err(format!(
-                    "{which} region argument {i} has type {}, but the carried value is {}",
-                    self.ty(a),
-                    self.ty(init)
-                ));
+            if self.ty(v) != self.ty(e) {
+                return Err(mismatch(i, self.ty(v), self.ty(e)));
             }
         }
         Ok(())
