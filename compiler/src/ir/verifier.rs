@@ -101,15 +101,21 @@ impl<'a> Verifier<'a> {
         (v.0 as usize) < self.func.values.len()
     }
 
+    /// `v`'s index in the value table; `doing` ("defines", "uses") words the
+    /// error when it has none.
+    fn table_index(&self, v: ValueId, doing: &str) -> Result<usize, Problem> {
+        match self.in_range(v) {
+            true => Ok(v.0 as usize),
+            false => Err(format!(
+                "{doing} %{} which has no entry in the value table",
+                v.0
+            )),
+        }
+    }
+
     /// Defines `v` in the current scope; `scope` collects it for un-scoping.
     fn define(&mut self, v: ValueId, scope: &mut Vec<ValueId>) -> Result<(), Problem> {
-        if !self.in_range(v) {
-            return Err(format!(
-                "defines %{} which has no entry in the value table",
-                v.0
-            ));
-        }
-        let i = v.0 as usize;
+        let i = self.table_index(v, "defines")?;
         if self.defined[i] {
             return Err(format!("{} is defined more than once", self.name(v)));
         }
@@ -122,13 +128,7 @@ impl<'a> Verifier<'a> {
     }
 
     fn check_use(&self, v: ValueId) -> Result<(), Problem> {
-        if !self.in_range(v) {
-            return Err(format!(
-                "uses %{} which has no entry in the value table",
-                v.0
-            ));
-        }
-        let i = v.0 as usize;
+        let i = self.table_index(v, "uses")?;
         if self.visible[i] {
             Ok(())
         } else if self.defined[i] {
