@@ -415,13 +415,7 @@ impl<'a> Verifier<'a> {
                 let elem = pointee(p)?;
                 let value_ty = p.with_scalar(elem);
                 expect_type(res(), &value_ty, "result")?;
-                if let Some(m) = mask {
-                    expect_type(
-                        self.ty(*m),
-                        &p.with_scalar(ScalarType::Num(DType::I1)),
-                        "mask",
-                    )?;
-                }
+                self.check_mask(*mask, p)?;
                 if let Some(o) = other {
                     if mask.is_none() {
                         return Err("has `other` values but no mask".into());
@@ -433,13 +427,7 @@ impl<'a> Verifier<'a> {
                 let p = self.ty(*ptr);
                 let elem = pointee(p)?;
                 expect_type(self.ty(*value), &p.with_scalar(elem), "stored value")?;
-                if let Some(m) = mask {
-                    expect_type(
-                        self.ty(*m),
-                        &p.with_scalar(ScalarType::Num(DType::I1)),
-                        "mask",
-                    )?;
-                }
+                self.check_mask(*mask, p)?;
             }
             Trans { src } => {
                 let s = self.ty(*src);
@@ -492,13 +480,7 @@ impl<'a> Verifier<'a> {
                 let elem = pointee(p)?;
                 let value_ty = p.with_scalar(elem);
                 expect_type(self.ty(*value), &value_ty, "value")?;
-                if let Some(m) = mask {
-                    expect_type(
-                        self.ty(*m),
-                        &p.with_scalar(ScalarType::Num(DType::I1)),
-                        "mask",
-                    )?;
-                }
+                self.check_mask(*mask, p)?;
                 if *aop != AtomicOp::Exchange && elem.dtype() == DType::I1 {
                     return Err("arithmetic atomics need numbers, not i1".into());
                 }
@@ -562,6 +544,18 @@ impl<'a> Verifier<'a> {
             Return => {}
         }
         Ok(())
+    }
+
+    /// A load/store/atomic mask, when there is one, is i1 of the pointers' shape.
+    fn check_mask(&self, mask: Option<ValueId>, ptr: &Type) -> Result<(), Problem> {
+        match mask {
+            Some(m) => expect_type(
+                self.ty(m),
+                &ptr.with_scalar(ScalarType::Num(DType::I1)),
+                "mask",
+            ),
+            None => Ok(()),
+        }
     }
 
     /// `yields` have the types of `expected`, one for one.
