@@ -34,49 +34,6 @@ enum Data {
     Exact,
 }
 
-/// The `-D` set of one `dot_trans.tc` variant (see the file's header).
-fn trans_defines(a_t: bool, b_t: bool) -> Vec<(&'static str, &'static str)> {
-    let mut d = if a_t {
-        vec![
-            ("USE_A", "^a"),
-            ("STRIDE_AK", "lda"),
-            ("STRIDE_AM", "1"),
-            ("BROADCAST_AK", ":,newaxis"),
-            ("BROADCAST_AM", "newaxis,:"),
-            ("SHAPE_A", "TK,TM"),
-        ]
-    } else {
-        vec![
-            ("USE_A", "a"),
-            ("STRIDE_AK", "1"),
-            ("STRIDE_AM", "lda"),
-            ("BROADCAST_AK", "newaxis,:"),
-            ("BROADCAST_AM", ":,newaxis"),
-            ("SHAPE_A", "TM,TK"),
-        ]
-    };
-    d.extend(if b_t {
-        [
-            ("USE_B", "^b"),
-            ("STRIDE_BK", "1"),
-            ("STRIDE_BN", "ldb"),
-            ("BROADCAST_BK", "newaxis,:"),
-            ("BROADCAST_BN", ":,newaxis"),
-            ("SHAPE_B", "TN,TK"),
-        ]
-    } else {
-        [
-            ("USE_B", "b"),
-            ("STRIDE_BK", "ldb"),
-            ("STRIDE_BN", "1"),
-            ("BROADCAST_BK", ":,newaxis"),
-            ("BROADCAST_BN", "newaxis,:"),
-            ("SHAPE_B", "TK,TN"),
-        ]
-    });
-    d
-}
-
 /// Runs `file` with tiles (tm, tn, tk) on `p` and checks every element of C,
 /// including the sentinels in its stride padding. `overread` pads A and B
 /// with one more tile of K: `dot_trans.tc` as the seed writes it loads the
@@ -96,7 +53,7 @@ fn check<T: Num>(
         ("TK", &tk_text),
     ];
     if file == "dot_trans.tc" {
-        defines.extend(trans_defines(p.a_t, p.b_t));
+        defines.extend(dot_trans_defines(p.a_t, p.b_t));
     }
     let kernel = Kernel::load(file, &defines);
     let (m, n, k) = (p.m, p.n, p.k);
@@ -268,7 +225,7 @@ fn dot_trans_as_written_reads_one_tile_past_k() {
     // kernel prefetches the next tile unguarded (`a = *pa;`). With buffers of
     // exactly K columns the interpreter reports that access.
     let mut defines = vec![("TYPE", "float"), ("TM", "32"), ("TN", "32"), ("TK", "8")];
-    defines.extend(trans_defines(false, false));
+    defines.extend(dot_trans_defines(false, false));
     let kernel = Kernel::load("dot_trans.tc", &defines);
     let (m, n, k) = (32, 32, 16);
     let mut mem = Memory::new();

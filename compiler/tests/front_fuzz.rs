@@ -1,15 +1,12 @@
 //! Random input never panics the front end: `parse_file` returns Ok or a
 //! diagnostic whose span lies inside its file and renders with a caret.
 mod front_support;
-use front_support::{kernel_path, options};
+use front_support::{kernel_path, options, parse_text};
 use proptest::prelude::*;
-use tritonc::front::parse_file;
-use tritonc::span::SourceMap;
 
 fn check(text: &str, defines: &[(&str, &str)]) {
-    let mut sources = SourceMap::new();
-    let file = sources.add("fuzz.tc", text);
-    if let Err(d) = parse_file(&mut sources, file, &options(defines)) {
+    let (sources, _, parsed) = parse_text("fuzz.tc", text, &options(defines));
+    if let Err(d) = parsed {
         let len = sources.text(d.span.file).len() as u32;
         assert!(
             d.span.start <= d.span.end && d.span.end <= len,

@@ -197,44 +197,7 @@ fn matmul_with_prefetch() {
 /// The four -D sets of seed 003 (with BROADCAST_AM, the name the kernel reads).
 fn trans_defs(a_trans: bool, b_trans: bool) -> Vec<(&'static str, &'static str)> {
     let mut defs = MATMUL_DEFS.to_vec();
-    defs.extend(if a_trans {
-        [
-            ("USE_A", "^a"),
-            ("STRIDE_AK", "lda"),
-            ("STRIDE_AM", "1"),
-            ("BROADCAST_AK", ":,newaxis"),
-            ("BROADCAST_AM", "newaxis,:"),
-            ("SHAPE_A", "TK,TM"),
-        ]
-    } else {
-        [
-            ("USE_A", "a"),
-            ("STRIDE_AK", "1"),
-            ("STRIDE_AM", "lda"),
-            ("BROADCAST_AK", "newaxis,:"),
-            ("BROADCAST_AM", ":,newaxis"),
-            ("SHAPE_A", "TM,TK"),
-        ]
-    });
-    defs.extend(if b_trans {
-        [
-            ("USE_B", "^b"),
-            ("STRIDE_BK", "1"),
-            ("STRIDE_BN", "ldb"),
-            ("BROADCAST_BK", "newaxis,:"),
-            ("BROADCAST_BN", ":,newaxis"),
-            ("SHAPE_B", "TN,TK"),
-        ]
-    } else {
-        [
-            ("USE_B", "b"),
-            ("STRIDE_BK", "ldb"),
-            ("STRIDE_BN", "1"),
-            ("BROADCAST_BK", ":,newaxis"),
-            ("BROADCAST_BN", "newaxis,:"),
-            ("SHAPE_B", "TK,TN"),
-        ]
-    });
+    defs.extend(dot_trans_defines(a_trans, b_trans));
     defs
 }
 

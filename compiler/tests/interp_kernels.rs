@@ -115,22 +115,14 @@ fn transpose(t: usize, d: DType) -> Function {
     // x + rm[:, newaxis] * cols + rn[newaxis, :]
     let rm_col = k.column(rm, t);
     let rn_row = k.row(rn, t);
-    let cols_t = k.splat(cols, &[t, t]);
-    let row_off = k.bin(BinOp::Mul, rm_col, cols_t);
-    let off = k.bin(BinOp::Add, row_off, rn_row);
-    let px = k.add_ptr(x, off);
-    let in_rows = k.cmp(CmpPred::Lt, rm_col, rows);
-    let in_cols = k.cmp(CmpPred::Lt, rn_row, cols);
-    let mask = k.bin(BinOp::And, in_rows, in_cols);
+    let px = k.tile_ptrs(x, rm_col, cols, rn_row);
+    let mask = k.in_bounds(rm_col, rows, rn_row, cols);
     let tile_x = k.load(px, Some(mask), None);
     let tile_y = k.trans(tile_x);
     // y + rn[:, newaxis] * rows + rm[newaxis, :]
     let rn_col = k.column(rn, t);
     let rm_row = k.row(rm, t);
-    let rows_t = k.splat(rows, &[t, t]);
-    let row_off = k.bin(BinOp::Mul, rn_col, rows_t);
-    let off = k.bin(BinOp::Add, row_off, rm_row);
-    let py = k.add_ptr(y, off);
+    let py = k.tile_ptrs(y, rn_col, rows, rm_row);
     let mask_t = k.trans(mask);
     k.store(py, tile_y, Some(mask_t));
     k.finish()
@@ -183,13 +175,8 @@ fn reduce_kernel(tr: usize, tc: usize, axis: usize, kind: ReduceKind) -> Functio
     let rn = k.range(0, tc as i64);
     let rm_col = k.column(rm, tc);
     let rn_row = k.row(rn, tr);
-    let cols_t = k.splat(cols, &[tr, tc]);
-    let row_off = k.bin(BinOp::Mul, rm_col, cols_t);
-    let off = k.bin(BinOp::Add, row_off, rn_row);
-    let px = k.add_ptr(x, off);
-    let in_rows = k.cmp(CmpPred::Lt, rm_col, rows);
-    let in_cols = k.cmp(CmpPred::Lt, rn_row, cols);
-    let mask = k.bin(BinOp::And, in_rows, in_cols);
+    let px = k.tile_ptrs(x, rm_col, cols, rn_row);
+    let mask = k.in_bounds(rm_col, rows, rn_row, cols);
     let neutral = match kind {
         ReduceKind::Sum => 0.0,
         ReduceKind::Max => f64::NEG_INFINITY,
@@ -409,14 +396,10 @@ fn matmul_loop(t: usize) -> Function {
     // pa = a + rm[:, newaxis] * k + rk[newaxis, :]; pb = b + rk[:, newaxis] * n + rn[newaxis, :]
     let rm_col = k.column(rm, t);
     let rk_row = k.row(rk, t);
-    let a_rows = k.bin(BinOp::Mul, rm_col, kdim);
-    let a_off = k.bin(BinOp::Add, a_rows, rk_row);
-    let pa0 = k.add_ptr(a, a_off);
+    let pa0 = k.tile_ptrs(a, rm_col, kdim, rk_row);
     let rk_col = k.column(rk, t);
     let rn_row = k.row(rn, t);
-    let b_rows = k.bin(BinOp::Mul, rk_col, n);
-    let b_off = k.bin(BinOp::Add, b_rows, rn_row);
-    let pb0 = k.add_ptr(b, b_off);
+    let pb0 = k.tile_ptrs(b, rk_col, n, rn_row);
     let acc0 = k.float(0.0, DType::F32, &[t, t]);
     let k0 = k.i32(0);
     let carried = vec![k.ty(k0), k.ty(acc0), k.ty(pa0), k.ty(pb0)];
@@ -429,13 +412,9 @@ fn matmul_loop(t: usize) -> Function {
     let (kk, acc, pa, pb) = (args[0], args[1], args[2], args[3]);
     let zero = k.float(0.0, DType::F32, &[t, t]);
     let ka = k.bin(BinOp::Add, kk, rk_row);
-    let ka_ok = k.cmp(CmpPred::Lt, ka, kdim);
-    let m_ok = k.cmp(CmpPred::Lt, rm_col, m);
-    let mask_a = k.bin(BinOp::And, ka_ok, m_ok);
+    let mask_a = k.in_bounds(ka, kdim, rm_col, m);
     let kb = k.bin(BinOp::Add, kk, rk_col);
-    let kb_ok = k.cmp(CmpPred::Lt, kb, kdim);
-    let n_ok = k.cmp(CmpPred::Lt, rn_row, n);
-    let mask_b = k.bin(BinOp::And, kb_ok, n_ok);
+    let mask_b = k.in_bounds(kb, kdim, rn_row, n);
     let ta = k.load(pa, Some(mask_a), Some(zero));
     let tb = k.load(pb, Some(mask_b), Some(zero));
     let acc_next = k.dot(ta, tb, acc);
@@ -444,23 +423,10 @@ fn matmul_loop(t: usize) -> Function {
     let pb_next = k.add_ptr(pb, step_b);
     let k_next = k.bin(BinOp::Add, kk, tile);
     let body_region = k.b.close_region(vec![k_next, acc_next, pa_next, pb_next]);
-    let span = k.last_span();
-    let out = k.b.push(
-        OpKind::While {
-            inits: vec![k0, acc0, pa0, pb0],
-            cond_region,
-            body_region,
-        },
-        carried,
-        span,
-    );
+    let out = k.push_while(vec![k0, acc0, pa0, pb0], cond_region, body_region, carried);
 
-    let c_rows = k.bin(BinOp::Mul, rm_col, n);
-    let c_off = k.bin(BinOp::Add, c_rows, rn_row);
-    let pc = k.add_ptr(c, c_off);
-    let m_ok = k.cmp(CmpPred::Lt, rm_col, m);
-    let n_ok = k.cmp(CmpPred::Lt, rn_row, n);
-    let mask_c = k.bin(BinOp::And, m_ok, n_ok);
+    let pc = k.tile_ptrs(c, rm_col, n, rn_row);
+    let mask_c = k.in_bounds(rm_col, m, rn_row, n);
     k.store(pc, out[1], Some(mask_c));
     k.finish()
 }

@@ -27,15 +27,11 @@ fn sum_below() -> Function {
     let next_i = k.bin(BinOp::Add, body_args[0], one);
     let next_acc = k.bin(BinOp::Add, body_args[1], body_args[0]);
     let body_region = k.b.close_region(vec![next_i, next_acc]);
-    let span = k.last_span();
-    let results = k.b.push(
-        OpKind::While {
-            inits: vec![zero, zero],
-            cond_region,
-            body_region,
-        },
+    let results = k.push_while(
+        vec![zero, zero],
+        cond_region,
+        body_region,
         vec![i32t.clone(), i32t],
-        span,
     );
     k.store(out, results[1], None);
     k.finish()
@@ -109,16 +105,7 @@ fn if_yields_the_taken_branch() {
     let one = k.i32(1);
     let less = k.bin(BinOp::Sub, x, one);
     let else_region = k.b.close_region(vec![less]);
-    let span = k.last_span();
-    let r = k.b.push1(
-        OpKind::If {
-            cond: big,
-            then_region,
-            else_region,
-        },
-        Type::num(DType::I32),
-        span,
-    );
+    let r = k.push_if(big, then_region, else_region, vec![Type::num(DType::I32)])[0];
     k.store(out, r, None);
     let f = k.finish();
     for (x, want) in [(7, 14), (5, 4), (-3, -4)] {
@@ -139,21 +126,7 @@ fn return_ends_only_its_program() {
     let parity = k.bin(BinOp::Rem, pid, two);
     let one = k.i32(1);
     let odd = k.cmp(CmpPred::Eq, parity, one);
-    k.b.open_region(vec![]);
-    k.push0(OpKind::Return);
-    let then_region = k.b.close_region(vec![]);
-    k.b.open_region(vec![]);
-    let else_region = k.b.close_region(vec![]);
-    let span = k.last_span();
-    k.b.push(
-        OpKind::If {
-            cond: odd,
-            then_region,
-            else_region,
-        },
-        vec![],
-        span,
-    );
+    k.return_if(odd);
     let p = k.add_ptr(out, pid);
     let n = k.nprog(0);
     let v = k.bin(BinOp::Add, pid, n);
@@ -669,33 +642,11 @@ fn return_inside_a_loop_ends_the_program() {
     k.store(p, i, None);
     let three = k.i32(3);
     let done = k.cmp(CmpPred::Eq, i, three);
-    k.b.open_region(vec![]);
-    k.push0(OpKind::Return);
-    let then_region = k.b.close_region(vec![]);
-    k.b.open_region(vec![]);
-    let else_region = k.b.close_region(vec![]);
-    let span = k.last_span();
-    k.b.push(
-        OpKind::If {
-            cond: done,
-            then_region,
-            else_region,
-        },
-        vec![],
-        span,
-    );
+    k.return_if(done);
     let one = k.i32(1);
     let next = k.bin(BinOp::Add, i, one);
     let body_region = k.b.close_region(vec![next]);
-    let r = k.b.push(
-        OpKind::While {
-            inits: vec![zero],
-            cond_region,
-            body_region,
-        },
-        vec![i32t],
-        span,
-    );
+    let r = k.push_while(vec![zero], cond_region, body_region, vec![i32t]);
     // Never reached: would write 99 at out[0].
     let v = k.i32(99);
     let p = k.add_ptr(out, r[0]);

@@ -31,6 +31,16 @@ fn span_of(f: &Function, v: ValueId) -> tritonc::span::Span {
         .span
 }
 
+/// The kind of the first `While` of the function body, to break by hand.
+fn first_while(f: &mut Function) -> &mut OpKind {
+    let w = f
+        .body
+        .ops
+        .iter_mut()
+        .find(|o| matches!(o.kind, OpKind::While { .. }));
+    &mut w.expect("a while op").kind
+}
+
 #[test]
 fn valid_kernels_pass() {
     let fs = [
@@ -390,13 +400,7 @@ fn if_yields_match_results() {
 #[test]
 fn while_condition_and_body_types() {
     let mut f = sum_loop_kernel();
-    let w = f
-        .body
-        .ops
-        .iter_mut()
-        .find(|o| matches!(o.kind, OpKind::While { .. }))
-        .unwrap();
-    let OpKind::While { body_region, .. } = &mut w.kind else {
+    let OpKind::While { body_region, .. } = first_while(&mut f) else {
         unreachable!()
     };
     body_region.yields.swap(0, 1);
@@ -406,17 +410,11 @@ fn while_condition_and_body_types() {
     );
 
     let mut f = sum_loop_kernel();
-    let w = f
-        .body
-        .ops
-        .iter_mut()
-        .find(|o| matches!(o.kind, OpKind::While { .. }))
-        .unwrap();
     let OpKind::While {
         cond_region,
         body_region,
         ..
-    } = &mut w.kind
+    } = first_while(&mut f)
     else {
         unreachable!()
     };
@@ -429,13 +427,7 @@ fn while_condition_and_body_types() {
     );
 
     let mut f = sum_loop_kernel();
-    let w = f
-        .body
-        .ops
-        .iter_mut()
-        .find(|o| matches!(o.kind, OpKind::While { .. }))
-        .unwrap();
-    let OpKind::While { cond_region, .. } = &mut w.kind else {
+    let OpKind::While { cond_region, .. } = first_while(&mut f) else {
         unreachable!()
     };
     cond_region.args.pop();

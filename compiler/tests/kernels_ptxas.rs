@@ -2,6 +2,9 @@
 //! `// tritonc: ...` lines give (every point of list macros), for sm_80 and
 //! sm_90, and ptxas accepts every PTX file.
 
+mod common;
+
+use common::find_ptxas;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use tritonc::codegen::{Arch, CodegenOptions};
@@ -10,20 +13,6 @@ use tritonc::driver::{CompileOptions, Define, Source};
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// ptxas from `$PTXAS`, or the one `pip install nvidia-cuda-nvcc` put in site-packages.
-fn find_ptxas() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("PTXAS") {
-        return Some(PathBuf::from(p));
-    }
-    let out = Command::new("python3")
-        .args(["-c", "import nvidia, os; print(nvidia.__path__[0])"])
-        .output()
-        .ok()?;
-    let root = String::from_utf8(out.stdout).ok()?;
-    let p = Path::new(root.trim()).join("cu13/bin/ptxas");
-    p.exists().then_some(p)
 }
 
 /// (flags, num_warps) of each `// tritonc:` line.

@@ -396,9 +396,8 @@ fn every_error_of_a_function_is_reported_once() {
   d = d + 1;
 }
 ";
-    let mut sources = tritonc::SourceMap::new();
-    let file = sources.add("test.tc", text);
-    let tu = tritonc::front::parse_file(&mut sources, file, &options(&[])).unwrap();
+    let (sources, _, parsed) = parse_text("test.tc", text, &options(&[]));
+    let tu = parsed.unwrap();
     let errors = tritonc::sema::lower_all(&tu).unwrap_err();
     let got: Vec<(String, String)> = errors
         .iter()

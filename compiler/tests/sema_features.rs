@@ -264,15 +264,8 @@ fn return_inside_a_loop() {
 
 #[test]
 fn lower_all_reports_every_failing_function() {
-    let (_, tu) = {
-        let mut sources = tritonc::SourceMap::new();
-        let file = sources.add(
-            "t.tc",
-            "void a() { int x = y; }\nvoid b() { }\nvoid c() { float* p = 1.5; }\nvoid b() { }",
-        );
-        let tu = tritonc::front::parse_file(&mut sources, file, &options(&[])).unwrap();
-        (sources, tu)
-    };
+    let text = "void a() { int x = y; }\nvoid b() { }\nvoid c() { float* p = 1.5; }\nvoid b() { }";
+    let tu = parse_text("t.tc", text, &options(&[])).2.unwrap();
     let errors = tritonc::sema::lower_all(&tu).unwrap_err();
     let msgs: Vec<&str> = errors.iter().map(|d| d.message.as_str()).collect();
     assert_eq!(msgs.len(), 3, "{msgs:?}");
@@ -333,12 +326,9 @@ fn empty_branches_leave_no_if() {
 /// saturate (an i32 constant never holds an i64 value).
 #[test]
 fn float_constants_fold_to_ints_by_saturating() {
-    use tritonc::front::{self, FrontOptions};
     use tritonc::ir::{Const, OpKind};
-    let mut sources = tritonc::SourceMap::new();
     let text = "__global__ void k(int* Y) { int a = -3.0e38f; *(Y + 4) = a; char b = 1e9; *(Y + 5) = b; int c = 2.9; *(Y + 6) = c; }";
-    let file = sources.add("k.tc", text);
-    let tu = front::parse_file(&mut sources, file, &FrontOptions::default()).unwrap();
+    let tu = parse_text("k.tc", text, &options(&[])).2.unwrap();
     let module = tritonc::sema::lower(&tu).unwrap();
     let ints: Vec<i64> = module.functions[0]
         .body

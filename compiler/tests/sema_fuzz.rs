@@ -3,8 +3,6 @@
 //! passes the verifier, every error has a message and a location.
 mod sema_support;
 use sema_support::*;
-use tritonc::front::parse_file;
-use tritonc::span::SourceMap;
 
 struct Gen {
     state: u64,
@@ -176,9 +174,8 @@ fn random_programs_never_panic_and_verify() {
     let (mut lowered, mut rejected) = (0, 0);
     for seed in 0..3000 {
         let text = program(seed);
-        let mut sources = SourceMap::new();
-        let file = sources.add("fuzz.tc", text.clone());
-        let tu = match parse_file(&mut sources, file, &options(&[])) {
+        let (sources, _, parsed) = parse_text("fuzz.tc", &text, &options(&[]));
+        let tu = match parsed {
             Ok(tu) => tu,
             Err(d) => panic!("generator wrote unparsable code ({}):\n{text}", d.message),
         };

@@ -161,44 +161,7 @@ fn matmul_prefetch_masks_loads() {
 
 fn dot_trans_defs(ta: bool, tb: bool) -> Vec<(&'static str, &'static str)> {
     let mut d = vec![("TYPE", "half"), ("TM", "64"), ("TN", "32"), ("TK", "16")];
-    d.extend(if ta {
-        [
-            ("USE_A", "^a"),
-            ("STRIDE_AK", "lda"),
-            ("STRIDE_AM", "1"),
-            ("BROADCAST_AK", ":,newaxis"),
-            ("BROADCAST_AM", "newaxis,:"),
-            ("SHAPE_A", "TK,TM"),
-        ]
-    } else {
-        [
-            ("USE_A", "a"),
-            ("STRIDE_AK", "1"),
-            ("STRIDE_AM", "lda"),
-            ("BROADCAST_AK", "newaxis,:"),
-            ("BROADCAST_AM", ":,newaxis"),
-            ("SHAPE_A", "TM,TK"),
-        ]
-    });
-    d.extend(if tb {
-        [
-            ("USE_B", "^b"),
-            ("STRIDE_BK", "1"),
-            ("STRIDE_BN", "ldb"),
-            ("BROADCAST_BK", "newaxis,:"),
-            ("BROADCAST_BN", ":,newaxis"),
-            ("SHAPE_B", "TN,TK"),
-        ]
-    } else {
-        [
-            ("USE_B", "b"),
-            ("STRIDE_BK", "ldb"),
-            ("STRIDE_BN", "1"),
-            ("BROADCAST_BK", ":,newaxis"),
-            ("BROADCAST_BN", "newaxis,:"),
-            ("SHAPE_B", "TK,TN"),
-        ]
-    });
+    d.extend(dot_trans_defines(ta, tb));
     d
 }
 

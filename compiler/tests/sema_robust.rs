@@ -2,8 +2,6 @@
 //! another element type either lower to IR that verifies or give a diagnostic.
 mod sema_support;
 use sema_support::*;
-use tritonc::front::parse_file;
-use tritonc::span::SourceMap;
 
 const KERNELS: [(&str, &[(&str, &str)]); 7] = [
     ("add.tc", &[("TYPE", "float"), ("SIZE", "32")]),
@@ -29,9 +27,8 @@ const KERNELS: [(&str, &[(&str, &str)]); 7] = [
 
 /// Parses and lowers; a lowered function must verify. Returns whether it lowered.
 fn try_lower(text: &str, defines: &[(&str, &str)]) -> bool {
-    let mut sources = SourceMap::new();
-    let file = sources.add("m.tc", text);
-    let Ok(tu) = parse_file(&mut sources, file, &options(defines)) else {
+    let (sources, _, parsed) = parse_text("m.tc", text, &options(defines));
+    let Ok(tu) = parsed else {
         return false;
     };
     match tritonc::sema::lower_all(&tu) {

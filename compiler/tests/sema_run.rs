@@ -125,6 +125,49 @@ fn softmax_rows_with_persistent_programs() {
     }
 }
 
+/// The arguments of the matmul kernels: A, B, C, M, N, K, lda, ldb, ldc (C
+/// is row-major [M, N]: ldc = N).
+fn matmul_args(
+    (pa, pb, pc): (u64, u64, u64),
+    (m, n, k): (usize, usize, usize),
+    lda: usize,
+    ldb: usize,
+) -> [ArgValue; 9] {
+    [
+        ptr(pa),
+        ptr(pb),
+        ptr(pc),
+        int(m as i64),
+        int(n as i64),
+        int(k as i64),
+        int(lda as i64),
+        int(ldb as i64),
+        int(n as i64),
+    ]
+}
+
+/// Every element of C [m, n] (`got(i, j)`) is the f32 sum over `l` of
+/// `a(i, l) * b(l, j)`, within `rel * (1 + |want|)`.
+fn check_product(
+    (m, n, k): (usize, usize, usize),
+    a: impl Fn(usize, usize) -> f32,
+    b: impl Fn(usize, usize) -> f32,
+    got: impl Fn(usize, usize) -> f32,
+    rel: f32,
+    what: &str,
+) {
+    for i in 0..m {
+        for j in 0..n {
+            let want: f32 = (0..k).map(|l| a(i, l) * b(l, j)).sum();
+            let got = got(i, j);
+            assert!(
+                (got - want).abs() <= rel * (1.0 + want.abs()),
+                "{what}({i}, {j}): {got} vs {want}"
+            );
+        }
+    }
+}
+
 /// C = A x B with A stored [M, K] (or [K, M] when `a_t`), B [K, N] (or [N, K]).
 fn check_matmul(kernel: &str, defines: &[(&str, &str)], a_t: bool, b_t: bool) {
     let f = lower_kernel(kernel, defines);
@@ -143,29 +186,11 @@ fn check_matmul(kernel: &str, defines: &[(&str, &str)], a_t: bool, b_t: bool) {
     );
     let lda = if a_t { m } else { k };
     let ldb = if b_t { k } else { n };
-    let args = [
-        ptr(pa),
-        ptr(pb),
-        ptr(pc),
-        int(m as i64),
-        int(n as i64),
-        int(k as i64),
-        int(lda as i64),
-        int(ldb as i64),
-        int(n as i64),
-    ];
+    let args = matmul_args((pa, pb, pc), (m, n, k), lda, ldb);
     run(&f, [(m / 16) as u32, (n / 16) as u32, 1], &args, &mut mem).unwrap();
     let c: Vec<f32> = mem.read(pc, m * n).unwrap();
-    for i in 0..m {
-        for j in 0..n {
-            let want: f32 = (0..k).map(|l| at(i, l) * bt(l, j)).sum();
-            assert!(
-                close(c[i * n + j], want),
-                "{kernel} ({i}, {j}): {} vs {want}",
-                c[i * n + j]
-            );
-        }
-    }
+    let what = format!("{kernel} ");
+    check_product((m, n, k), at, bt, |i, j| c[i * n + j], 1e-4, &what);
 }
 
 const TILES: [(&str, &str); 4] = [("TYPE", "float"), ("TM", "16"), ("TN", "16"), ("TK", "8")];
@@ -184,44 +209,7 @@ fn matmul_prefetch() {
 fn matmul_fused_transpositions() {
     for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
         let mut d = TILES.to_vec();
-        d.extend(if ta {
-            [
-                ("USE_A", "^a"),
-                ("STRIDE_AK", "lda"),
-                ("STRIDE_AM", "1"),
-                ("BROADCAST_AK", ":,newaxis"),
-                ("BROADCAST_AM", "newaxis,:"),
-                ("SHAPE_A", "TK,TM"),
-            ]
-        } else {
-            [
-                ("USE_A", "a"),
-                ("STRIDE_AK", "1"),
-                ("STRIDE_AM", "lda"),
-                ("BROADCAST_AK", "newaxis,:"),
-                ("BROADCAST_AM", ":,newaxis"),
-                ("SHAPE_A", "TM,TK"),
-            ]
-        });
-        d.extend(if tb {
-            [
-                ("USE_B", "^b"),
-                ("STRIDE_BK", "1"),
-                ("STRIDE_BN", "ldb"),
-                ("BROADCAST_BK", "newaxis,:"),
-                ("BROADCAST_BN", ":,newaxis"),
-                ("SHAPE_B", "TN,TK"),
-            ]
-        } else {
-            [
-                ("USE_B", "b"),
-                ("STRIDE_BK", "ldb"),
-                ("STRIDE_BN", "1"),
-                ("BROADCAST_BK", ":,newaxis"),
-                ("BROADCAST_BN", "newaxis,:"),
-                ("SHAPE_B", "TK,TN"),
-            ]
-        });
+        d.extend(dot_trans_defines(ta, tb));
         check_matmul("dot_trans.tc", &d, ta, tb);
     }
 }
@@ -439,17 +427,7 @@ __global__ void dot(float* A, float* B, float* C, int M, int N, int K, int lda, 
         mem.alloc_slice(&b),
         mem.alloc_slice(&vec![0f32; m * n]),
     );
-    let args = [
-        ptr(pa),
-        ptr(pb),
-        ptr(pc),
-        int(m as i64),
-        int(n as i64),
-        int(k as i64),
-        int(k as i64),
-        int(n as i64),
-        int(n as i64),
-    ];
+    let args = matmul_args((pa, pb, pc), (m, n, k), k, n);
     run(
         &f,
         [m.div_ceil(16) as u32, n.div_ceil(16) as u32, 1],
@@ -458,16 +436,9 @@ __global__ void dot(float* A, float* B, float* C, int M, int N, int K, int lda, 
     )
     .unwrap();
     let c: Vec<f32> = mem.read(pc, m * n).unwrap();
-    for i in 0..m {
-        for j in 0..n {
-            let want: f32 = (0..k).map(|l| a[i * k + l] * b[l * n + j]).sum();
-            assert!(
-                close(c[i * n + j], want),
-                "({i}, {j}): {} vs {want}",
-                c[i * n + j]
-            );
-        }
-    }
+    let at = |i: usize, l: usize| a[i * k + l];
+    let bt = |l: usize, j: usize| b[l * n + j];
+    check_product((m, n, k), at, bt, |i, j| c[i * n + j], 1e-4, "");
 }
 
 /// The seed matmul in half precision: f16 operands, f32 accumulation, f16 result.
@@ -487,31 +458,12 @@ fn matmul_half() {
         mem.alloc_slice(&b),
         mem.alloc_slice(&vec![f16::ZERO; m * n]),
     );
-    let args = [
-        ptr(pa),
-        ptr(pb),
-        ptr(pc),
-        int(m as i64),
-        int(n as i64),
-        int(k as i64),
-        int(k as i64),
-        int(n as i64),
-        int(n as i64),
-    ];
+    let args = matmul_args((pa, pb, pc), (m, n, k), k, n);
     run(&f, [(m / 16) as u32, (n / 16) as u32, 1], &args, &mut mem).unwrap();
     let c: Vec<f16> = mem.read(pc, m * n).unwrap();
-    for i in 0..m {
-        for j in 0..n {
-            let want: f32 = (0..k)
-                .map(|l| a[i * k + l].to_f32() * b[l * n + j].to_f32())
-                .sum();
-            let got = c[i * n + j].to_f32();
-            assert!(
-                (got - want).abs() <= 1e-2 * (1.0 + want.abs()),
-                "({i}, {j}): {got} vs {want}"
-            );
-        }
-    }
+    let at = |i: usize, l: usize| a[i * k + l].to_f32();
+    let bt = |l: usize, j: usize| b[l * n + j].to_f32();
+    check_product((m, n, k), at, bt, |i, j| c[i * n + j].to_f32(), 1e-2, "");
 }
 
 /// Atomics (compare-and-swap, max, masked min, exchange) and the older

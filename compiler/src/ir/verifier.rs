@@ -101,15 +101,21 @@ impl<'a> Verifier<'a> {
         (v.0 as usize) < self.func.values.len()
     }
 
+    /// `v`'s index in the value table; `doing` ("defines", "uses") words the
+    /// error when it has none.
+    fn table_index(&self, v: ValueId, doing: &str) -> Result<usize, Problem> {
+        match self.in_range(v) {
+            true => Ok(v.0 as usize),
+            false => Err(format!(
+                "{doing} %{} which has no entry in the value table",
+                v.0
+            )),
+        }
+    }
+
     /// Defines `v` in the current scope; `scope` collects it for un-scoping.
     fn define(&mut self, v: ValueId, scope: &mut Vec<ValueId>) -> Result<(), Problem> {
-        if !self.in_range(v) {
-            return Err(format!(
-                "defines %{} which has no entry in the value table",
-                v.0
-            ));
-        }
-        let i = v.0 as usize;
+        let i = self.table_index(v, "defines")?;
         if self.defined[i] {
             return Err(format!("{} is defined more than once", self.name(v)));
         }
@@ -122,13 +128,7 @@ impl<'a> Verifier<'a> {
     }
 
     fn check_use(&self, v: ValueId) -> Result<(), Problem> {
-        if !self.in_range(v) {
-            return Err(format!(
-                "uses %{} which has no entry in the value table",
-                v.0
-            ));
-        }
-        let i = v.0 as usize;
+        let i = self.table_index(v, "uses")?;
         if self.visible[i] {
             Ok(())
         } else if self.defined[i] {
@@ -415,13 +415,7 @@ impl<'a> Verifier<'a> {
                 let elem = pointee(p)?;
                 let value_ty = p.with_scalar(elem);
                 expect_type(res(), &value_ty, "result")?;
-                if let Some(m) = mask {
-                    expect_type(
-                        self.ty(*m),
-                        &p.with_scalar(ScalarType::Num(DType::I1)),
-                        "mask",
-                    )?;
-                }
+                self.check_mask(*mask, p)?;
                 if let Some(o) = other {
                     if mask.is_none() {
                         return Err("has `other` values but no mask".into());
@@ -433,13 +427,7 @@ impl<'a> Verifier<'a> {
                 let p = self.ty(*ptr);
                 let elem = pointee(p)?;
                 expect_type(self.ty(*value), &p.with_scalar(elem), "stored value")?;
-                if let Some(m) = mask {
-                    expect_type(
-                        self.ty(*m),
-                        &p.with_scalar(ScalarType::Num(DType::I1)),
-                        "mask",
-                    )?;
-                }
+                self.check_mask(*mask, p)?;
             }
             Trans { src } => {
                 let s = self.ty(*src);
@@ -492,13 +480,7 @@ impl<'a> Verifier<'a> {
                 let elem = pointee(p)?;
                 let value_ty = p.with_scalar(elem);
                 expect_type(self.ty(*value), &value_ty, "value")?;
-                if let Some(m) = mask {
-                    expect_type(
-                        self.ty(*m),
-                        &p.with_scalar(ScalarType::Num(DType::I1)),
-                        "mask",
-                    )?;
-                }
+                self.check_mask(*mask, p)?;
                 if *aop != AtomicOp::Exchange && elem.dtype() == DType::I1 {
                     return Err("arithmetic atomics need numbers, not i1".into());
                 }
@@ -564,6 +546,18 @@ impl<'a> Verifier<'a> {
         Ok(())
     }
 
+    /// A load/store/atomic mask, when there is one, is i1 of the pointers' shape.
+    fn check_mask(&self, mask: Option<ValueId>, ptr: &Type) -> Result<(), Problem> {
+        match mask {
+            Some(m) => expect_type(
+                self.ty(m),
+                &ptr.with_scalar(ScalarType::Num(DType::I1)),
+                "mask",
+            ),
+            None => Ok(()),
+        }
+    }
+
     /// `yields` have the types of `expected`, one for one.
     fn yields_match(
         &self,
@@ -571,52 +565,55 @@ impl<'a> Verifier<'a> {
         yields: &[ValueId],
         expected: &[ValueId],
     ) -> Result<(), Problem> {
-        if yields.len() != expected.len() {
-            return Err(format!(
-                "{which} region yields {} values, expected {}",
-                yields.len(),
-                expected.len()
-            ));
-        }
-        for (i, (&y, &e)) in yields.iter().zip(expected).enumerate() {
-            if !self.in_range(y) {
-                return Err(format!(
+        self.types_one_for_one(
+            yields,
+            expected,
+            |n, want| format!("{which} region yields {n} values, expected {want}"),
+            |y| {
+                format!(
                     "{which} region yields %{} which has no entry in the value table",
                     y.0
-                ));
-            }
-            if self.ty(y) != self.ty(e) {
-                return Err(format!(
-                    "{which} region yield {i} has type {}, expected {}",
-                    self.ty(y),
-                    self.ty(e)
-                ));
-            }
-        }
-        Ok(())
+                )
+            },
+            |i, got, want| format!("{which} region yield {i} has type {got}, expected {want}"),
+        )
     }
 
+    /// Region arguments have the types of the carried values, one for one.
     fn args_match(&self, which: &str, args: &[ValueId], inits: &[ValueId]) -> Result<(), Problem> {
-        if args.len() != inits.len() {
-            return Err(format!(
-                "{which} region takes {} arguments, but {} values are carried",
-                args.len(),
-                inits.len()
-            ));
+        self.types_one_for_one(
+            args,
+            inits,
+            |n, carried| {
+                format!("{which} region takes {n} arguments, but {carried} values are carried")
+            },
+            |a| format!("{which} region argument %{} has no entry in the value table", a.0),
+            |i, got, carried| {
+                format!("{which} region argument {i} has type {got}, but the carried value is {carried}")
+            },
+        )
+    }
+
+    /// `values[i]` exists and has the type of `expected[i]`, for as many values
+    /// as `expected` has; the three closures word the count, missing-entry and
+    /// type errors.
+    fn types_one_for_one(
+        &self,
+        values: &[ValueId],
+        expected: &[ValueId],
+        count: impl Fn(usize, usize) -> Problem,
+        missing: impl Fn(ValueId) -> Problem,
+        mismatch: impl Fn(usize, &Type, &Type) -> Problem,
+    ) -> Result<(), Problem> {
+        if values.len() != expected.len() {
+            return Err(count(values.len(), expected.len()));
         }
-        for (i, (&a, &init)) in args.iter().zip(inits).enumerate() {
-            if !self.in_range(a) {
-                return Err(format!(
-                    "{which} region argument %{} has no entry in the value table",
-                    a.0
-                ));
+        for (i, (&v, &e)) in values.iter().zip(expected).enumerate() {
+            if !self.in_range(v) {
+                return Err(missing(v));
             }
-            if self.ty(a) != self.ty(init) {
-                return Err(format!(
-                    "{which} region argument {i} has type {}, but the carried value is {}",
-                    self.ty(a),
-                    self.ty(init)
-                ));
+            if self.ty(v) != self.ty(e) {
+                return Err(mismatch(i, self.ty(v), self.ty(e)));
             }
         }
         Ok(())

@@ -80,15 +80,7 @@ impl Lowerer {
         span: Span,
     ) -> Result<Val> {
         let (p, _) = self.lower_pointer(ptr, "a store")?;
-        let m = match mask {
-            Some(m) => {
-                let mv = self.lower_expr(m)?;
-                let mb = self.truth_value(mv)?;
-                Some(Val::value(mb, m.span))
-            }
-            None => None,
-        };
-        let m = self.guard_mask(m, span)?;
+        let m = self.lower_mask(mask, span)?;
         let new = match op {
             None => self.lower_expr(value)?,
             Some(op) => {

@@ -9,7 +9,7 @@ use super::value::{Operand, Val};
 use super::Lowerer;
 use crate::diagnostics::{Diagnostic, Result};
 use crate::front::ast::{BinaryOp, Expr, ExprKind, UnaryOp};
-use crate::ir::{DType, OpKind, Type, UnOp};
+use crate::ir::{DType, Type, UnOp};
 use crate::span::Span;
 
 /// Name of the hidden result variable; an operator, so never a user name.
@@ -77,15 +77,7 @@ impl Lowerer {
                         let Operand::Value(v) = lhs_true.op else {
                             unreachable!()
                         };
-                        let ty = self.b.ty(v).clone();
-                        let not = self.b.push1(
-                            OpKind::Unary {
-                                op: UnOp::Not,
-                                src: v,
-                            },
-                            ty,
-                            span,
-                        );
+                        let not = self.unary_value(UnOp::Not, v, span);
                         Val::value(not, a.span)
                     }
                 };
@@ -140,15 +132,7 @@ impl Lowerer {
         let run_rhs_if = if is_and {
             c
         } else {
-            let ty = self.b.ty(c).clone();
-            self.b.push1(
-                OpKind::Unary {
-                    op: UnOp::Not,
-                    src: c,
-                },
-                ty,
-                span,
-            )
+            self.unary_value(UnOp::Not, c, span)
         };
         self.lower_branches(run_rhs_if, span, evaluate_rhs, |_| Ok(Flow::Next))?;
         let v = self.scopes.get(result).value.expect("set above");

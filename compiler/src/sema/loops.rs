@@ -230,14 +230,8 @@ impl Lowerer {
         let Some(any) = any else {
             return self.constant(Const::Bool(true), i1, span);
         };
-        self.b.push1(
-            OpKind::Unary {
-                op: UnOp::Not,
-                src: any,
-            },
-            i1,
-            span,
-        )
+        // `any` is an i1 flag or an `or` of them: `not` keeps that type.
+        self.unary_value(UnOp::Not, any, span)
     }
 
     /// Whether the innermost loop's iteration goes on (no `break`/`continue` yet).

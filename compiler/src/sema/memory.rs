@@ -31,7 +31,16 @@ impl Lowerer {
     ) -> Result<Val> {
         let (p, _) = self.lower_pointer(ptr, "`*` (dereference)")?;
         let mut vals = vec![p];
-        let mask = match mask {
+        let mask = self.lower_mask(mask, span)?;
+        vals.extend(mask);
+        let shape = self.common_shape("*?()", &vals, span)?;
+        self.emit_load(p, mask, None, &shape, span)
+    }
+
+    /// The mask of `*?(mask)` as an i1 value, combined with the lanes the
+    /// enclosing control flow guards (see [`Self::guard_mask`]).
+    pub(crate) fn lower_mask(&mut self, mask: Option<&Expr>, span: Span) -> Result<Option<Val>> {
+        let written = match mask {
             Some(m) => {
                 let mv = self.lower_expr(m)?;
                 let mb = self.truth_value(mv)?;
@@ -39,10 +48,7 @@ impl Lowerer {
             }
             None => None,
         };
-        let mask = self.guard_mask(mask, span)?;
-        vals.extend(mask);
-        let shape = self.common_shape("*?()", &vals, span)?;
-        self.emit_load(p, mask, None, &shape, span)
+        self.guard_mask(written, span)
     }
 
     /// A load of `ptr` broadcast to `shape`, masked by `mask` (i1), lanes off

@@ -71,16 +71,7 @@ impl Lowerer {
         let Operand::Value(v) = c.op else {
             unreachable!("conditions are values")
         };
-        let ty = self.b.ty(v).clone();
-        let out = self.b.push1(
-            OpKind::Unary {
-                op: UnOp::Not,
-                src: v,
-            },
-            ty,
-            span,
-        );
-        Val::value(out, span)
+        Val::value(self.unary_value(UnOp::Not, v, span), span)
     }
 
     /// Loads `*ptr` only where `guard` (and the written mask `extra`) hold;

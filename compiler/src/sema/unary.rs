@@ -85,9 +85,18 @@ impl Lowerer {
         src: crate::ir::ValueId,
         span: Span,
     ) -> Result<Val> {
+        Ok(Val::value(self.unary_value(op, src, span), span))
+    }
+
+    /// `op src`, of the type of `src`.
+    pub(crate) fn unary_value(
+        &mut self,
+        op: UnOp,
+        src: crate::ir::ValueId,
+        span: Span,
+    ) -> crate::ir::ValueId {
         let ty = self.b.ty(src).clone();
-        let v = self.b.push1(OpKind::Unary { op, src }, ty, span);
-        Ok(Val::value(v, span))
+        self.b.push1(OpKind::Unary { op, src }, ty, span)
     }
 
     /// `^x`: transpose of a 2-D tile.

@@ -4,17 +4,16 @@
 //! are checked against plain Rust references.
 #![allow(dead_code)]
 
+#[path = "../source_support/mod.rs"]
+mod source_support;
+pub use source_support::*;
+
 use half::f16;
 use std::fmt::Debug;
-use std::path::{Path, PathBuf};
 use tritonc::driver::{lower, Source};
 use tritonc::interp::{self, ArgValue, Element, InterpError, Memory};
 use tritonc::ir::Function;
 use tritonc::span::SourceMap;
-
-pub fn kernels_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/kernels")
-}
 
 /// A lowered kernel and the sources its spans point into (to render errors).
 pub struct Kernel {

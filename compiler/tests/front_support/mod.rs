@@ -1,40 +1,16 @@
-//! Helpers shared by the front-end tests: run the front end on text or on a
-//! kernel of `tests/kernels`, and print AST parts as compact S-expressions so
+//! Helpers shared by the front-end tests: `source_support` (the front end on
+//! text or on a kernel of `tests/kernels`), results that panic with the
+//! rendered diagnostic, and AST parts printed as compact S-expressions so
 //! tests can check structure in one readable string.
 #![allow(dead_code)]
 
-use tritonc::diagnostics::{Diagnostic, Result};
+#[path = "../source_support/mod.rs"]
+mod source_support;
+pub use source_support::*;
+
+use tritonc::diagnostics::Diagnostic;
 use tritonc::front::ast::*;
-use tritonc::front::{parse_file, FrontOptions};
-use tritonc::span::{FileId, SourceMap};
-
-pub fn kernel_path(name: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/kernels")
-        .join(name)
-}
-
-pub fn options(defines: &[(&str, &str)]) -> FrontOptions {
-    FrontOptions {
-        defines: defines
-            .iter()
-            .map(|(n, v)| (n.to_string(), v.to_string()))
-            .collect(),
-        include_dirs: Vec::new(),
-    }
-}
-
-/// Parses `text` as file `name`; returns the sources too, for diagnostics.
-pub fn parse_text(
-    name: &str,
-    text: &str,
-    options: &FrontOptions,
-) -> (SourceMap, FileId, Result<TranslationUnit>) {
-    let mut sources = SourceMap::new();
-    let file = sources.add(name, text);
-    let result = parse_file(&mut sources, file, options);
-    (sources, file, result)
-}
+use tritonc::span::SourceMap;
 
 pub fn parse_ok(text: &str, defines: &[(&str, &str)]) -> TranslationUnit {
     let (sources, _, result) = parse_text("test.tc", text, &options(defines));
@@ -50,9 +26,7 @@ pub fn parse_err(text: &str, defines: &[(&str, &str)]) -> (SourceMap, Diagnostic
 }
 
 pub fn parse_kernel(name: &str, defines: &[(&str, &str)]) -> TranslationUnit {
-    let path = kernel_path(name);
-    let text = std::fs::read_to_string(&path).expect("kernel file");
-    let (sources, _, result) = parse_text(&path.display().to_string(), &text, &options(defines));
+    let (sources, _, result) = parse_kernel_file(name, defines);
     result.unwrap_or_else(|d| panic!("{name}:\n{}", d.render(&sources)))
 }
 

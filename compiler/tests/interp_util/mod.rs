@@ -236,6 +236,78 @@ impl Kernel {
         )
     }
 
+    /// An `If` over regions built already, at the span of the op pushed last.
+    pub fn push_if(
+        &mut self,
+        cond: ValueId,
+        then_region: Region,
+        else_region: Region,
+        results: Vec<Type>,
+    ) -> Vec<ValueId> {
+        let span = self.last_span();
+        let kind = OpKind::If {
+            cond,
+            then_region,
+            else_region,
+        };
+        self.b.push(kind, results, span)
+    }
+
+    /// A `While` over regions built already, at the span of the op pushed last.
+    pub fn push_while(
+        &mut self,
+        inits: Vec<ValueId>,
+        cond_region: Region,
+        body_region: Region,
+        results: Vec<Type>,
+    ) -> Vec<ValueId> {
+        let span = self.last_span();
+        let kind = OpKind::While {
+            inits,
+            cond_region,
+            body_region,
+        };
+        self.b.push(kind, results, span)
+    }
+
+    /// `if (cond) return;`
+    pub fn return_if(&mut self, cond: ValueId) {
+        self.b.open_region(vec![]);
+        self.push0(OpKind::Return);
+        let then_region = self.b.close_region(vec![]);
+        self.b.open_region(vec![]);
+        let else_region = self.b.close_region(vec![]);
+        self.push_if(cond, then_region, else_region, vec![]);
+    }
+
+    /// `base + rows * stride + cols`: the pointers of a row-major tile, `rows`
+    /// a column of row indices and `cols` a row of column indices (both
+    /// broadcast to the tile); a scalar `stride` is splatted.
+    pub fn tile_ptrs(
+        &mut self,
+        base: ValueId,
+        rows: ValueId,
+        stride: ValueId,
+        cols: ValueId,
+    ) -> ValueId {
+        let row_off = self.bin(BinOp::Mul, rows, stride);
+        let off = self.bin(BinOp::Add, row_off, cols);
+        self.add_ptr(base, off)
+    }
+
+    /// `(rows < row_end) & (cols < col_end)`: the lanes of a tile in bounds.
+    pub fn in_bounds(
+        &mut self,
+        rows: ValueId,
+        row_end: ValueId,
+        cols: ValueId,
+        col_end: ValueId,
+    ) -> ValueId {
+        let rows_ok = self.cmp(CmpPred::Lt, rows, row_end);
+        let cols_ok = self.cmp(CmpPred::Lt, cols, col_end);
+        self.bin(BinOp::And, rows_ok, cols_ok)
+    }
+
     pub fn finish(self) -> Function {
         self.b.finish()
     }

@@ -2,37 +2,38 @@
 //! `tests/kernels`, a flat walk over ops, and a structural check of the IR.
 #![allow(dead_code)]
 
+#[path = "../source_support/mod.rs"]
+mod source_support;
+pub use source_support::*;
+
 use tritonc::diagnostics::Diagnostic;
-use tritonc::front::{parse_file, FrontOptions};
+use tritonc::front::ast::TranslationUnit;
+use tritonc::ir::walk::{operands, walk_ops};
 use tritonc::ir::*;
 use tritonc::sema;
-use tritonc::span::SourceMap;
-
-pub fn options(defines: &[(&str, &str)]) -> FrontOptions {
-    FrontOptions {
-        defines: defines
-            .iter()
-            .map(|(n, v)| (n.to_string(), v.to_string()))
-            .collect(),
-        include_dirs: Vec::new(),
-    }
-}
+use tritonc::span::{FileId, SourceMap};
 
 /// Parses and lowers `text` (file `test.tc`).
 pub fn lower_text(text: &str, defines: &[(&str, &str)]) -> (SourceMap, Result<Module, Diagnostic>) {
-    let mut sources = SourceMap::new();
-    let file = sources.add("test.tc", text);
-    let tu = match parse_file(&mut sources, file, &options(defines)) {
-        Ok(tu) => tu,
-        Err(d) => panic!("parse error:\n{}", d.render(&sources)),
-    };
+    lower_parsed(parse_text("test.tc", text, &options(defines)))
+}
+
+/// Lowers what `parse_text` / `parse_kernel_file` parsed; a parse error panics.
+fn lower_parsed(
+    (sources, _, parsed): (SourceMap, FileId, Result<TranslationUnit, Diagnostic>),
+) -> (SourceMap, Result<Module, Diagnostic>) {
+    let tu = parsed.unwrap_or_else(|d| panic!("parse error:\n{}", d.render(&sources)));
     let result = sema::lower(&tu);
     (sources, result)
 }
 
 /// Lowers `text`, panicking with the rendered diagnostic on error; checks the IR.
 pub fn lower_ok(text: &str, defines: &[(&str, &str)]) -> Function {
-    let (sources, result) = lower_text(text, defines);
+    function_ok(lower_text(text, defines))
+}
+
+/// The one function of a lowered module, after `check_function`.
+fn function_ok((sources, result): (SourceMap, Result<Module, Diagnostic>)) -> Function {
     let module = result.unwrap_or_else(|d| panic!("unexpected error:\n{}", d.render(&sources)));
     let f = module.functions.into_iter().next().expect("one function");
     check_function(&f);
@@ -48,47 +49,14 @@ pub fn lower_err(text: &str, defines: &[(&str, &str)]) -> (String, String, Strin
     }
 }
 
-pub fn kernel_text(name: &str) -> String {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/kernels")
-        .join(name);
-    std::fs::read_to_string(&path).expect("kernel file")
-}
-
+/// Lowers `tests/kernels/<name>` with these macros; checks the IR.
 pub fn lower_kernel(name: &str, defines: &[(&str, &str)]) -> Function {
-    lower_ok(&kernel_text(name), defines)
+    function_ok(lower_parsed(parse_kernel_file(name, defines)))
 }
 
 /// Every op, depth first (ops of nested regions right after their parent).
 pub fn all_ops(f: &Function) -> Vec<&Op> {
-    let mut out = Vec::new();
-    walk(&f.body, &mut out);
-    out
-}
-
-fn walk<'a>(r: &'a Region, out: &mut Vec<&'a Op>) {
-    for op in &r.ops {
-        out.push(op);
-        match &op.kind {
-            OpKind::If {
-                then_region,
-                else_region,
-                ..
-            } => {
-                walk(then_region, out);
-                walk(else_region, out);
-            }
-            OpKind::While {
-                cond_region,
-                body_region,
-                ..
-            } => {
-                walk(cond_region, out);
-                walk(body_region, out);
-            }
-            _ => {}
-        }
-    }
+    walk_ops(f).into_iter().map(|v| v.op).collect()
 }
 
 /// Short name of an op kind ("Load", "Dot", ...).
@@ -181,40 +149,4 @@ fn check_region(f: &Function, r: &Region, defined: &mut Vec<ValueId>) {
         assert!(defined.contains(v), "yield of undefined {v:?}");
     }
     defined.truncate(mark);
-}
-
-fn operands(k: &OpKind) -> Vec<ValueId> {
-    use OpKind::*;
-    match k {
-        Splat { src }
-        | Broadcast { src }
-        | Reshape { src }
-        | Unary { src, .. }
-        | Cast { src }
-        | Trans { src }
-        | Reduce { src, .. } => vec![*src],
-        Binary { lhs, rhs, .. } | Cmp { lhs, rhs, .. } => vec![*lhs, *rhs],
-        AddPtr { ptr, offset } => vec![*ptr, *offset],
-        Select {
-            cond,
-            on_true,
-            on_false,
-        } => vec![*cond, *on_true, *on_false],
-        Load { ptr, mask, other } => [Some(*ptr), *mask, *other].into_iter().flatten().collect(),
-        Store { ptr, value, mask } => [Some(*ptr), Some(*value), *mask]
-            .into_iter()
-            .flatten()
-            .collect(),
-        Dot { a, b, acc } => vec![*a, *b, *acc],
-        AtomicRmw {
-            ptr, value, mask, ..
-        } => [Some(*ptr), Some(*value), *mask]
-            .into_iter()
-            .flatten()
-            .collect(),
-        AtomicCas { ptr, cmp, value } => vec![*ptr, *cmp, *value],
-        If { cond, .. } => vec![*cond],
-        While { inits, .. } => inits.clone(),
-        _ => vec![],
-    }
 }
