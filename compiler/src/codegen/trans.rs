@@ -8,6 +8,9 @@
 //! (`step`: how far apart the readers' lanes are along `b`): the lanes of a
 //! warp then read distinct banks instead of the same chunk of different lines.
 //! Readers whose own fastest axis is `a` read vectors too.
+//!
+//! Layout conversions of 2-D tiles use the same buffer ([`convert_2d`]), with
+//! the result's axes not swapped.
 use super::convert_layout::{from_memory, stage, to_memory};
 use super::lower::{Lowering, Result};
 use super::tile::Tile;
@@ -31,7 +34,7 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
     let scalar = lw.scalar_type(*src);
     let tile = lw.tile(*src)?;
     let layout = lw.assigned_layout(result);
-    let regs = match Swizzle::plan(&tile.layout, &layout, &shape, memory_bytes(scalar)) {
+    let regs = match Swizzle::plan(&tile.layout, &layout, &shape, memory_bytes(scalar), true) {
         Some(plan) if !scalar.is_ptr() => swizzled(lw, &tile, scalar, &shape, &layout, &plan)?,
         _ => {
             // Pointers (no vector bitcasts) and unusual layouts: element by element.
@@ -71,28 +74,59 @@ pub struct Swizzle {
     pub step: usize,
     /// Elements per read (1, or a vector when the readers' fastest axis is `axis`).
     pub read_vec: usize,
+    /// Whether the result's axes are the source's swapped (a transpose).
+    pub transposed: bool,
 }
 
 impl Swizzle {
-    /// The plan for transposing a tile of `shape` (source axes) from `src`
-    /// to `dst` (over the swapped shape); `None` when a layout has no fastest axis.
-    pub fn plan(src: &Layout, dst: &Layout, shape: &[usize], elem_bytes: usize) -> Option<Self> {
+    /// The plan for moving a 2-D tile of `shape` (source axes) from `src`
+    /// to `dst` (over the swapped shape when `transposed`); `None` when a
+    /// layout has no fastest axis.
+    pub fn plan(
+        src: &Layout,
+        dst: &Layout,
+        shape: &[usize],
+        elem_bytes: usize,
+        transposed: bool,
+    ) -> Option<Self> {
+        if shape.len() != 2 || src.rank() != 2 || dst.rank() != 2 {
+            return None;
+        }
+        let dst_shape = if transposed {
+            [shape[1], shape[0]]
+        } else {
+            [shape[0], shape[1]]
+        };
         let smap = src.tile_map(shape);
-        let dmap = dst.tile_map(&[shape[1], shape[0]]);
+        let dmap = dst.tile_map(&dst_shape);
         let (axis, run) = smap.fastest_run()?;
         let (dfast, drun) = dmap.fastest_run()?;
         let max_vec = (16 / elem_bytes.max(1)).max(1);
         let vec = run.min(max_vec).max(1);
-        // Source axis `b` is result axis `axis`.
-        let step = dmap.axes[axis].size_per_thread.max(1);
-        let read_vec = if 1 - dfast == axis { drun.min(vec) } else { 1 };
+        let result_axis = |s: usize| if transposed { 1 - s } else { s };
+        let step = dmap.axes[result_axis(1 - axis)].size_per_thread.max(1);
+        let read_vec = if dfast == result_axis(axis) {
+            drun.min(vec)
+        } else {
+            1
+        };
         Some(Swizzle {
             axis,
             vec,
             line: shape[axis],
             step,
             read_vec,
+            transposed,
         })
+    }
+
+    /// The result axis holding source axis `s`.
+    fn result_axis(&self, s: usize) -> usize {
+        if self.transposed {
+            1 - s
+        } else {
+            s
+        }
     }
 
     fn chunks(&self) -> usize {
@@ -104,6 +138,24 @@ impl Swizzle {
     pub fn place(&self, ia: usize, ib: usize) -> usize {
         let chunk = (ia / self.vec) ^ ((ib / self.step) % self.chunks());
         ib * self.line + chunk * self.vec + ia % self.vec
+    }
+}
+
+/// `tile` (2-D, of `shape`) in layout `dst` through the swizzled buffer, or
+/// `None` when the plan does not apply (then the caller stages element by element).
+pub fn convert_2d<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    tile: &Tile<'ctx>,
+    scalar: ScalarType,
+    shape: &[usize],
+    dst: &Layout,
+) -> Result<Option<Vec<BasicValueEnum<'ctx>>>> {
+    if scalar.is_ptr() {
+        return Ok(None);
+    }
+    match Swizzle::plan(&tile.layout, dst, shape, memory_bytes(scalar), false) {
+        Some(plan) => Ok(Some(swizzled(lw, tile, scalar, shape, dst, &plan)?)),
+        None => Ok(None),
     }
 }
 
@@ -130,12 +182,14 @@ fn swizzled<'ctx>(
         store_vector(lw, elem_ty, bytes, at, &data)?;
     }
     lw.barrier()?;
-    let dst_shape = [shape[1], shape[0]];
+    let dst_shape = [shape[plan.result_axis(0)], shape[plan.result_axis(1)]];
     let dst_idx = lw.indices(dst_layout, &dst_shape)?;
     let mut out = Vec::with_capacity(dst_idx.len());
     for g in (0..dst_idx.len()).step_by(plan.read_vec) {
-        // Result index (j0, j1) is source index (j1, j0).
-        let (ia, ib) = (dst_idx[g][1 - plan.axis], dst_idx[g][plan.axis]);
+        let (ia, ib) = (
+            dst_idx[g][plan.result_axis(plan.axis)],
+            dst_idx[g][plan.result_axis(1 - plan.axis)],
+        );
         let at = place(lw, plan, ia, ib)?;
         for v in load_vector(lw, elem_ty, bytes, at, plan.read_vec)? {
             out.push(from_memory(lw, v, scalar)?);
@@ -262,7 +316,7 @@ mod tests {
     fn transpose_plan() -> Swizzle {
         let src = Layout::Blocked(BlockedLayout::for_shape_ordered(&[64, 64], 4, 8, &[0, 1]));
         let dst = Layout::Blocked(BlockedLayout::for_shape_ordered(&[64, 64], 4, 8, &[0, 1]));
-        Swizzle::plan(&src, &dst, &[64, 64], 2).unwrap()
+        Swizzle::plan(&src, &dst, &[64, 64], 2, true).unwrap()
     }
 
     #[test]
@@ -307,7 +361,14 @@ mod tests {
     fn readers_fast_along_the_buffer_axis_read_vectors() {
         let src = Layout::Blocked(BlockedLayout::for_shape(&[32, 32], 4, 4));
         let dst = Layout::Blocked(BlockedLayout::for_shape_ordered(&[32, 32], 4, 4, &[0, 1]));
-        let p = Swizzle::plan(&src, &dst, &[32, 32], 4).unwrap();
+        let p = Swizzle::plan(&src, &dst, &[32, 32], 4, true).unwrap();
         assert_eq!((p.axis, p.vec, p.read_vec), (1, 4, 4));
+        // Without the swap the readers are fast along the other axis: scalar reads.
+        let p = Swizzle::plan(&src, &dst, &[32, 32], 4, false).unwrap();
+        assert_eq!((p.axis, p.vec, p.read_vec, p.step), (1, 4, 1, 4));
+        // Same fastest axis, narrower vectors: reads of the readers' run.
+        let narrow = Layout::Blocked(BlockedLayout::for_shape(&[32, 32], 4, 2));
+        let p = Swizzle::plan(&src, &narrow, &[32, 32], 4, false).unwrap();
+        assert_eq!((p.vec, p.read_vec), (4, 2));
     }
 }
