@@ -23,8 +23,9 @@
 //!
 //! # Known limits (each an `Unsupported` error or a documented slow path)
 //! - `Dot` runs on FMA units (operands staged in shared memory, `K` unrolled);
-//!   tensor cores are future work. Transpose and conversions stage element by
-//!   element through shared memory (rows padded for the transpose).
+//!   tensor cores are future work. Transposes and 2-D conversions stage
+//!   through a swizzled shared buffer with vector writes ([`trans`]); other
+//!   conversions element by element.
 //! - Transcendentals on f64; float atomic max/min; float compare-and-swap.
 //! - Tile dimensions must be powers of two.
 //!
