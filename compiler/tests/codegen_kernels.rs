@@ -74,7 +74,8 @@ fn transpose_stages_through_shared_memory() {
     assert!(ptx.contains("st.shared"), "{ptx}");
     assert!(ptx.contains("ld.shared"), "{ptx}");
     assert!(ptx.contains("bar.sync"), "{ptx}");
-    assert!(ks[0].shared_bytes >= 32 * 33 * 4);
+    // The whole tile (swizzled, not padded).
+    assert!(ks[0].shared_bytes >= 32 * 32 * 4);
     build(&transpose(DType::F16, 32), "transpose_f16", 4);
 }
 

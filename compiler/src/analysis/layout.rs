@@ -133,11 +133,25 @@ impl BlockedLayout {
     /// thread along the last axis, lanes then warps spread fastest axis first,
     /// what is left over on the slowest axis.
     pub fn for_shape(shape: &[usize], num_warps: usize, vec: usize) -> BlockedLayout {
+        let order: Vec<usize> = (0..shape.len()).rev().collect();
+        Self::for_shape_ordered(shape, num_warps, vec, &order)
+    }
+
+    /// Like [`BlockedLayout::for_shape`] with the axes' order given (fastest
+    /// first): `vec` contiguous elements per thread along `order[0]`, lanes
+    /// and warps spread in that order. A tile contiguous in memory along
+    /// axis 0 wants `order = [0, 1]`.
+    pub fn for_shape_ordered(
+        shape: &[usize],
+        num_warps: usize,
+        vec: usize,
+        order: &[usize],
+    ) -> BlockedLayout {
         let rank = shape.len();
-        let order: Vec<usize> = (0..rank).rev().collect();
+        let order: Vec<usize> = order.to_vec();
         let mut size_per_thread = vec![1; rank];
-        if rank > 0 {
-            size_per_thread[rank - 1] = vec.min(shape[rank - 1]).max(1);
+        if let Some(&fast) = order.first() {
+            size_per_thread[fast] = vec.min(shape[fast]).max(1);
         }
         let mut threads_per_warp = vec![1; rank];
         let mut lanes_left = WARP_SIZE;
@@ -420,6 +434,12 @@ impl TileMap {
             _ => 1,
         }
     }
+
+    /// The fastest axis and how many contiguous elements along it a thread
+    /// holds in consecutive registers (`None` for scalars).
+    pub fn fastest_run(&self) -> Option<(usize, usize)> {
+        self.order.first().map(|&d| (d, self.axes[d].run()))
+    }
 }
 
 #[cfg(test)]
@@ -588,6 +608,24 @@ mod tests {
         }
         assert_eq!(inserted_axis(&[4, 5], &[4, 1, 5]), Some(1));
         assert_eq!(reshape_src_layout(&dst, &[8, 8], &[64, 1]), None);
+    }
+
+    #[test]
+    fn ordered_layout_is_fast_along_axis_0() {
+        let b = BlockedLayout::for_shape_ordered(&[64, 64], 4, 8, &[0, 1]);
+        assert_eq!(b.size_per_thread, vec![8, 1]);
+        assert_eq!(b.threads_per_warp, vec![8, 4]);
+        assert_eq!(b.warps_per_cta, vec![1, 4]);
+        let l = Layout::Blocked(b);
+        let map = l.tile_map(&[64, 64]);
+        assert_eq!(map.fastest_run(), Some((0, 8)));
+        assert_eq!(map.contiguous_run(), 1);
+        // lane 1 holds rows 8..16 of column 0; registers 0..8 are consecutive rows.
+        assert_eq!(map.element_index(1, 0), vec![8, 0]);
+        assert_eq!(map.element_index(1, 7), vec![15, 0]);
+        assert_eq!(map.element_index(8, 0), vec![0, 1]);
+        check_cover(&l, &[64, 64], 4);
+        check_cover(&l, &[16, 128], 4);
     }
 
     #[test]

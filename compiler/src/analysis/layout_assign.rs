@@ -10,6 +10,11 @@
 //! is wanted in. Values nobody constrains get the canonical layout. Codegen
 //! converts (through shared memory) wherever an op's actual result layout
 //! differs from the one its consumer asked for.
+//!
+//! A load or store whose pointers are contiguous along another axis than the
+//! last (`X + rm[:, newaxis] + rn[newaxis, :] * ldx`) gets a layout ordered by
+//! [`AxisInfoMap::contiguity_order`], vectorized along that axis; a load no
+//! consumer constrains (a transpose's source) keeps its access layout.
 use super::axis_info::AxisInfoMap;
 use super::layout::{reshape_src_layout, BlockedLayout, Layout};
 use super::mma;
@@ -60,8 +65,34 @@ pub fn assign(func: &Function, num_warps: usize, widths: &AxisInfoMap) -> Layout
     };
     collect_vector_widths(func, &func.body, widths, &mut map);
     seed_mma(func, &func.body, &mut map);
-    backward(func, &func.body, &mut map);
+    backward(func, &func.body, widths, &mut map);
     map
+}
+
+/// The layout a load or store through `ptr` wants: the canonical layout when
+/// its pointers are most contiguous along the last axis, else a layout whose
+/// fastest axis is the most contiguous one, vectorized along it.
+pub fn access_layout(
+    func: &Function,
+    widths: &AxisInfoMap,
+    map: &LayoutMap,
+    ptr: ValueId,
+    mask: Option<ValueId>,
+) -> Layout {
+    let shape = &func.ty(ptr).shape;
+    let rank = shape.len();
+    let order = widths.contiguity_order(ptr);
+    let row_major = order.len() != rank || order.first().is_none_or(|&d| d + 1 == rank);
+    if row_major {
+        return map.canonical(shape);
+    }
+    let vec = widths.vector_width_along(ptr, mask, order[0], func) as usize;
+    Layout::Blocked(BlockedLayout::for_shape_ordered(
+        shape,
+        map.num_warps,
+        vec,
+        &order,
+    ))
 }
 
 fn collect_vector_widths(
@@ -171,7 +202,7 @@ fn yields_mma(func: &Function, region: &Region, v: ValueId, num_warps: usize) ->
     })
 }
 
-fn backward(func: &Function, region: &Region, map: &mut LayoutMap) {
+fn backward(func: &Function, region: &Region, widths: &AxisInfoMap, map: &mut LayoutMap) {
     for op in region.ops.iter().rev() {
         let result = op.results.first().copied();
         let wanted = result.map(|r| map.get(func, r));
@@ -200,7 +231,11 @@ fn backward(func: &Function, region: &Region, map: &mut LayoutMap) {
                 }
             }
             OpKind::Load { ptr, mask, other } => {
-                let l = wanted.clone().unwrap_or(Layout::Scalar);
+                if let Some(r) = result.filter(|r| !map.layouts.contains_key(r)) {
+                    let l = access_layout(func, widths, map, *ptr, *mask);
+                    map.suggest(func, r, l);
+                }
+                let l = result.map_or(Layout::Scalar, |r| map.get(func, r));
                 for v in [Some(*ptr), *mask, *other].into_iter().flatten() {
                     map.suggest(func, v, l.clone());
                 }
@@ -220,7 +255,7 @@ fn backward(func: &Function, region: &Region, map: &mut LayoutMap) {
                 }
             }
             OpKind::Store { ptr, value, mask } => {
-                let l = map.canonical(&func.ty(*ptr).shape);
+                let l = access_layout(func, widths, map, *ptr, *mask);
                 for v in [Some(*ptr), Some(*value), *mask].into_iter().flatten() {
                     map.suggest(func, v, l.clone());
                 }
@@ -240,10 +275,9 @@ fn backward(func: &Function, region: &Region, map: &mut LayoutMap) {
                 };
                 map.suggest(func, *src, l);
             }
-            OpKind::Trans { src } => {
-                let l = map.canonical(&func.ty(*src).shape);
-                map.suggest(func, *src, l);
-            }
+            // The source keeps its own layout (a load's access layout): the
+            // transpose goes through shared memory either way.
+            OpKind::Trans { .. } => {}
             OpKind::Dot { a, b, acc } => {
                 let la = map.canonical(&func.ty(*a).shape);
                 let lb = map.canonical(&func.ty(*b).shape);
@@ -266,8 +300,8 @@ fn backward(func: &Function, region: &Region, map: &mut LayoutMap) {
                         map.suggest(func, *y, l.clone());
                     }
                 }
-                backward(func, then_region, map);
-                backward(func, else_region, map);
+                backward(func, then_region, widths, map);
+                backward(func, else_region, widths, map);
             }
             OpKind::While {
                 inits,
@@ -289,8 +323,8 @@ fn backward(func: &Function, region: &Region, map: &mut LayoutMap) {
                         map.suggest(func, *v, l.clone());
                     }
                 }
-                backward(func, body_region, map);
-                backward(func, cond_region, map);
+                backward(func, body_region, widths, map);
+                backward(func, cond_region, widths, map);
             }
             OpKind::Constant { .. }
             | OpKind::ProgramId { .. }

@@ -23,6 +23,10 @@ pub fn convert<'ctx>(
     if let Some(map) = register_remap(&tile.layout, dst, shape, lw.num_threads()) {
         return Ok(map.into_iter().map(|r| tile.regs[r]).collect());
     }
+    // 2-D tiles: vector shared-memory writes, swizzled against bank conflicts.
+    if let Some(regs) = super::trans::convert_2d(lw, tile, scalar, shape, dst)? {
+        return Ok(regs);
+    }
     let strides = row_major_strides(shape);
     let elems = shape.iter().product();
     stage(

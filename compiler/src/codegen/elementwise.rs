@@ -222,6 +222,25 @@ pub fn binary<'ctx>(
             BinOp::Add => b.build_float_add(x, y, "")?,
             BinOp::Sub => b.build_float_sub(x, y, "")?,
             BinOp::Mul => b.build_float_mul(x, y, "")?,
+            // As Triton's `/`: div.full.f32 (2 ulp) instead of the IEEE division
+            // subroutine, which costs a softmax's normalisation more than its loads.
+            BinOp::Div if dtype == DType::F32 => {
+                let f32t = lw.ctx.f32_type();
+                let fn_ty = f32t.fn_type(&[f32t.into(), f32t.into()], false);
+                let asm = lw.ctx.create_inline_asm(
+                    fn_ty,
+                    "div.full.f32 $0, $1, $2;".into(),
+                    "=f,f,f".into(),
+                    false,
+                    false,
+                    None,
+                    false,
+                );
+                let call = b.build_indirect_call(fn_ty, asm, &[x.into(), y.into()], "div")?;
+                return call.try_as_basic_value().basic().ok_or_else(|| {
+                    super::CodegenError::Llvm("div.full.f32 returned nothing".into())
+                });
+            }
             BinOp::Div => b.build_float_div(x, y, "")?,
             BinOp::Rem => b.build_float_rem(x, y, "")?,
             BinOp::Min | BinOp::Max => {

@@ -27,8 +27,12 @@ fn access_width(
     mask: Option<crate::ir::ValueId>,
     layout: &crate::analysis::layout::Layout,
 ) -> usize {
-    let run = layout.tile_map(&lw.shape(ptr)).contiguous_run();
-    (lw.widths.vector_width(ptr, mask, lw.func) as usize)
+    // Consecutive registers run along the layout's fastest axis, which need
+    // not be the last one (a transpose's source is contiguous along axis 0).
+    let Some((axis, run)) = layout.tile_map(&lw.shape(ptr)).fastest_run() else {
+        return 1;
+    };
+    (lw.widths.vector_width_along(ptr, mask, axis, lw.func) as usize)
         .min(run)
         .max(1)
 }

@@ -24,8 +24,9 @@
 //! # Known limits (each an `Unsupported` error or a documented slow path)
 //! - `Dot` with f16/bf16 inputs and an f32 accumulator runs on tensor cores
 //!   (`mma.sync` m16n8k16, [`mma`]); other dots on FMA units ([`dot`]). No
-//!   cp.async pipelining yet: operands go registers -> shared memory. Transpose and conversions stage element by
-//!   element through shared memory (rows padded for the transpose).
+//!   cp.async pipelining yet: operands go registers -> shared memory.
+//!   Transposes and 2-D conversions stage through a swizzled shared buffer
+//!   with vector writes ([`trans`]); other conversions element by element.
 //! - Transcendentals on f64; float atomic max/min; float compare-and-swap.
 //! - Tile dimensions must be powers of two.
 //!
