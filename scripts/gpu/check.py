@@ -109,11 +109,25 @@ def check_transpose(name):
             record("check", f"{name}[{tag(e)}] {m}x{n}", ok)
 
 
+def check_transpose_div(name):
+    """Variants that promise M, N, ldx, ldy are multiples of 16."""
+    for e, k in variants(name):
+        dt = DT[e["macros"]["TYPE"]]
+        for (n, m) in ((8192, 8192), (1008, 784), (16, 4096)):
+            x = torch.randn(n, m, device="cuda", dtype=dt)
+            y = torch.full((m, n), float("nan"), device="cuda", dtype=dt)
+            launch_transpose(k, e, x, y)
+            torch.cuda.synchronize()
+            record("check", f"{name}[{tag(e)}] {m}x{n}", torch.equal(y, x.t()))
+
+
 def check_softmax(name):
     for e, k in variants(name):
         dt = DT[e["macros"]["TYPE"]]
         tn = int(e["macros"]["TN"])
-        for n in sorted({781, 1024, 4096, 16384, tn - 3}):
+        # A DIV variant promises N (and the row strides) are multiples of 16.
+        sizes = {1024, 4096, 16384, tn - 16} if "DIV" in e["macros"] else {781, 1024, 4096, 16384, tn - 3}
+        for n in sorted(sizes):
             if n > tn:
                 continue
             for m, programs in ((4096, None), (4096, 132 * 4), (7, 3)):
@@ -218,19 +232,24 @@ def bench_all():
     x = torch.randn(8192, 8192, device="cuda", dtype=torch.float16)
     y = torch.empty_like(x)
     gb = 2 * x.numel() * 2 / 1e9
-    ours = best_variant(["transpose_f16", "transpose_f16_w8"], lambda k, e: launch_transpose(k, e, x, y))
     t_torch = bench(lambda: y.copy_(x.t()))
     t_triton = bench(lambda: trans_k[(128, 128)](x, y, 8192, 8192, 8192, 8192, BM=64, BN=64))
+    ours = best_variant(["transpose_f16", "transpose_f16_w8"], lambda k, e: launch_transpose(k, e, x, y))
     report("transpose fp16 8192^2", gb, ours, t_torch, t_triton)
+    # Variant specialized for M, N, ldx, ldy multiples of 16 (what Triton's JIT does).
+    ours = best_variant(["transpose_f16_div", "transpose_f16_div_w8"], lambda k, e: launch_transpose(k, e, x, y))
+    report("transpose fp16 8192^2, DIV variant", gb, ours, t_torch, t_triton)
     del x, y
     # softmax fp32 4096 x 16384
     x = torch.randn(4096, 16384, device="cuda")
     y = torch.empty_like(x)
     gb = 2 * x.numel() * 4 / 1e9
-    ours = best_variant(["softmax_f32_16k"], lambda k, e: launch_softmax(k, e, x, y))
     t_torch = bench(lambda: torch.softmax(x, dim=1))
     t_triton = bench(lambda: soft_k[(4096,)](y, x, 16384, 16384, 16384, BLOCK=16384, num_warps=16))
+    ours = best_variant(["softmax_f32_16k"], lambda k, e: launch_softmax(k, e, x, y))
     report("softmax fp32 4096x16384", gb, ours, t_torch, t_triton)
+    ours = best_variant(["softmax_f32_16k_div", "softmax_f32_16k_div_w8"], lambda k, e: launch_softmax(k, e, x, y))
+    report("softmax fp32 4096x16384, DIV variant", gb, ours, t_torch, t_triton)
 
 
 def report(work, gb, ours, t_torch, t_triton):
@@ -249,6 +268,8 @@ CHECKS = {
     "transpose_f32": check_transpose,
     "softmax_f32_1k": check_softmax, "softmax_f32_4k": check_softmax,
     "softmax_f32_16k": check_softmax, "softmax_f16_1k": check_softmax,
+    "softmax_f32_16k_div": check_softmax, "softmax_f32_16k_div_w8": check_softmax,
+    "transpose_f16_div": check_transpose_div, "transpose_f16_div_w8": check_transpose_div,
     "matrix_ops": check_matrix_ops, "dot_f32": check_dot, "dot_f16": check_dot,
 }
 

@@ -8,6 +8,7 @@ mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$out/device.txt" 2>&1
 status=0
 python3 scripts/gpu/check.py --out "$out" > "$out/check.log" 2>&1 || status=1
+python3 scripts/gpu/mma_check.py out/gpu/mma > "$out/mma.log" 2>&1 || status=1
 R=out/gpu/runtime
 cache=$(mktemp -d)/autotune.json
 runtime() { # title, flags...
@@ -19,5 +20,6 @@ runtime "run 2: second process, same cache" --expect-cached
 runtime "run 3: corrupted cache" --corrupt-cache
 runtime "run 4: rebuilt cache reused" --expect-cached
 grep -E "passed|failed|FAILED" "$out/check.log" | tail -20
+grep -E "^checked|TFLOP|FAIL" "$out/mma.log" | tail -12
 grep -E "^\{.*\}$" "$out/runtime.log" | tail -4
 exit $status
