@@ -161,10 +161,23 @@ fn missing_file_and_bad_define_are_errors_not_panics() {
 
 #[test]
 fn transpose_stages_through_shared_memory() {
-    let out = tritonc(&["tests/kernels/transpose.tc", "-DTYPE=half", "-DTM=64", "-DTN=64", "--emit", "ptx"]);
+    let out = tritonc(&[
+        "tests/kernels/transpose.tc",
+        "-DTYPE=half",
+        "-DTM=64",
+        "-DTN=64",
+        "--emit",
+        "ptx",
+    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let ptx = String::from_utf8(out.stdout).unwrap();
-    assert!(ptx.contains("st.shared"), "no shared-memory stores in:\n{ptx}");
-    assert!(ptx.contains("ld.shared"), "no shared-memory loads in:\n{ptx}");
+    assert!(
+        ptx.contains("st.shared"),
+        "no shared-memory stores in:\n{ptx}"
+    );
+    assert!(
+        ptx.contains("ld.shared"),
+        "no shared-memory loads in:\n{ptx}"
+    );
     assert!(ptx.contains("bar.sync"), "no barrier in:\n{ptx}");
 }
