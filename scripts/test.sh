@@ -7,4 +7,5 @@ cd "$(dirname "$0")/.."
 PTXAS="$(bash scripts/setup.sh)"
 export PTXAS
 export LLVM_SYS_191_PREFIX=/usr/lib/llvm-19
+cargo fmt --all -- --check
 cargo test --workspace --release 2>&1
