@@ -1,0 +1,386 @@
+//! Picking the fastest config: warm-up runs, timed runs, median, cached.
+
+use super::cache::{TuneCache, TunedChoice};
+use super::key::TuneKey;
+use crate::error::{Result, RuntimeError};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Times one run of a launch closure, in milliseconds. The GPU version
+/// records CUDA events around it ([`crate::EventTimer`]); tests use a fake.
+pub trait KernelTimer {
+    fn time_ms(&mut self, run: &mut dyn FnMut() -> Result<()>) -> Result<f64>;
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BenchSettings {
+    /// Untimed runs first (module load, caches, clocks).
+    pub warmup: u32,
+    /// Timed runs; the median is kept.
+    pub runs: u32,
+}
+
+impl Default for BenchSettings {
+    fn default() -> Self {
+        BenchSettings {
+            warmup: 3,
+            runs: 10,
+        }
+    }
+}
+
+/// The config to use for a key.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Choice {
+    /// Index into the configs given to [`Autotuner::tune`].
+    pub index: usize,
+    pub config: String,
+    /// Median time measured when it was tuned, milliseconds.
+    pub time_ms: f64,
+    /// True when read from the cache (nothing was benchmarked).
+    pub from_cache: bool,
+}
+
+static BENCHMARK_CALLS: AtomicU64 = AtomicU64::new(0);
+
+/// Configs benchmarked by every tuner of this process.
+pub fn benchmark_calls_total() -> u64 {
+    BENCHMARK_CALLS.load(Ordering::Relaxed)
+}
+
+pub struct Autotuner {
+    cache: TuneCache,
+    settings: BenchSettings,
+    benchmark_calls: u64,
+    warnings: Vec<String>,
+}
+
+impl Autotuner {
+    pub fn new(cache: TuneCache) -> Autotuner {
+        Autotuner {
+            cache,
+            settings: BenchSettings::default(),
+            benchmark_calls: 0,
+            warnings: Vec::new(),
+        }
+    }
+
+    pub fn with_settings(mut self, settings: BenchSettings) -> Autotuner {
+        self.settings = settings;
+        self
+    }
+
+    /// Configs benchmarked by this tuner (zero when every key was cached).
+    pub fn benchmark_calls(&self) -> u64 {
+        self.benchmark_calls
+    }
+
+    pub fn cache(&self) -> &TuneCache {
+        &self.cache
+    }
+
+    /// Problems that did not stop tuning: a config that failed to launch, a
+    /// cache that could not be saved.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// The cached choice for `key` when it names one of `configs`; otherwise
+    /// benchmarks each config through `launch(index)`, keeps the fastest
+    /// median, and saves the cache. Configs that fail are skipped (and
+    /// listed in [`Autotuner::warnings`]); if all fail, the error lists why.
+    pub fn tune(
+        &mut self,
+        key: &TuneKey,
+        configs: &[String],
+        timer: &mut dyn KernelTimer,
+        launch: &mut dyn FnMut(usize) -> Result<()>,
+    ) -> Result<Choice> {
+        let key_text = key.to_string();
+        if configs.is_empty() {
+            return Err(RuntimeError::Autotune {
+                key: key_text,
+                reason: "no configs to choose from".to_string(),
+            });
+        }
+        if let Some(cached) = self.cache.get(&key_text) {
+            if let Some(index) = configs.iter().position(|c| *c == cached.config) {
+                return Ok(Choice {
+                    index,
+                    config: cached.config.clone(),
+                    time_ms: cached.time_ms,
+                    from_cache: true,
+                });
+            }
+        }
+        let mut timings = BTreeMap::new();
+        let mut best: Option<(usize, f64)> = None;
+        let mut failures = Vec::new();
+        for (index, config) in configs.iter().enumerate() {
+            self.benchmark_calls += 1;
+            BENCHMARK_CALLS.fetch_add(1, Ordering::Relaxed);
+            match self.benchmark(timer, &mut || launch(index)) {
+                Ok(ms) => {
+                    timings.insert(config.clone(), ms);
+                    if best.is_none_or(|(_, b)| ms < b) {
+                        best = Some((index, ms));
+                    }
+                }
+                Err(e) => failures.push(format!("{config}: {e}")),
+            }
+        }
+        for failure in &failures {
+            self.warnings.push(format!("{key_text}: skipped {failure}"));
+        }
+        let Some((index, time_ms)) = best else {
+            return Err(RuntimeError::Autotune {
+                key: key_text,
+                reason: format!("every config failed: {}", failures.join("; ")),
+            });
+        };
+        self.cache.insert(
+            key_text.clone(),
+            TunedChoice {
+                config: configs[index].clone(),
+                time_ms,
+                timings_ms: timings,
+            },
+        );
+        if let Err(e) = self.cache.save() {
+            self.warnings.push(format!("autotune cache not saved: {e}"));
+        }
+        Ok(Choice {
+            index,
+            config: configs[index].clone(),
+            time_ms,
+            from_cache: false,
+        })
+    }
+
+    fn benchmark(
+        &self,
+        timer: &mut dyn KernelTimer,
+        run: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<f64> {
+        for _ in 0..self.settings.warmup {
+            timer.time_ms(run)?;
+        }
+        let mut times = Vec::with_capacity(self.settings.runs as usize);
+        for _ in 0..self.settings.runs.max(1) {
+            times.push(timer.time_ms(run)?);
+        }
+        Ok(median(&mut times))
+    }
+}
+
+/// Median (mean of the middle two for an even count); NaN for none.
+pub fn median(values: &mut [f64]) -> f64 {
+    if values.is_empty() {
+        return f64::NAN;
+    }
+    values.sort_by(f64::total_cmp);
+    let mid = values.len() / 2;
+    if values.len() % 2 == 1 {
+        values[mid]
+    } else {
+        (values[mid - 1] + values[mid]) / 2.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::autotune::CacheLoad;
+
+    /// Each config has a fixed "time"; the timer reads the config that the
+    /// launch closure last ran.
+    struct FakeTimer {
+        times: Vec<f64>,
+        last: std::rc::Rc<std::cell::Cell<usize>>,
+        calls: usize,
+    }
+
+    impl KernelTimer for FakeTimer {
+        fn time_ms(&mut self, run: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
+            run()?;
+            self.calls += 1;
+            Ok(self.times[self.last.get()] + (self.calls % 3) as f64 * 1e-6)
+        }
+    }
+
+    fn configs() -> Vec<String> {
+        ["SIZE=128", "SIZE=256", "SIZE=512", "SIZE=1024"]
+            .map(String::from)
+            .to_vec()
+    }
+
+    fn key(n: u64) -> TuneKey {
+        TuneKey::new("add", &[&[n]], &["f32"], "Fake GPU")
+    }
+
+    fn tune_with(tuner: &mut Autotuner, key: &TuneKey, times: Vec<f64>) -> Result<Choice> {
+        let last = std::rc::Rc::new(std::cell::Cell::new(0));
+        let mut timer = FakeTimer {
+            times,
+            last: last.clone(),
+            calls: 0,
+        };
+        tuner.tune(key, &configs(), &mut timer, &mut |i| {
+            last.set(i);
+            Ok(())
+        })
+    }
+
+    #[test]
+    fn picks_the_fastest_and_counts_benchmarks() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut tuner = Autotuner::new(TuneCache::open(dir.path().join("a.json")));
+        let choice = tune_with(&mut tuner, &key(1 << 20), vec![4.0, 2.0, 1.0, 3.0]).unwrap();
+        assert_eq!(choice.index, 2);
+        assert_eq!(choice.config, "SIZE=512");
+        assert!(!choice.from_cache);
+        assert!((choice.time_ms - 1.0).abs() < 1e-3);
+        assert_eq!(tuner.benchmark_calls(), 4);
+        // Same bucket: served from memory, nothing benchmarked.
+        let again = tune_with(&mut tuner, &key((1 << 20) - 5), vec![0.0; 4]).unwrap();
+        assert!(again.from_cache);
+        assert_eq!(again.index, 2);
+        assert_eq!(tuner.benchmark_calls(), 4);
+    }
+
+    #[test]
+    fn second_process_reuses_the_file_without_benchmarking() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("autotune.json");
+        let mut first = Autotuner::new(TuneCache::open(&path));
+        for (n, times) in [
+            (1u64 << 16, vec![1.0, 2.0, 3.0, 4.0]),
+            (1 << 26, vec![4.0, 3.0, 2.0, 1.0]),
+        ] {
+            tune_with(&mut first, &key(n), times).unwrap();
+        }
+        assert_eq!(first.benchmark_calls(), 8);
+        drop(first);
+
+        // A new tuner reading the same file stands for the second process.
+        let mut second = Autotuner::new(TuneCache::open(&path));
+        assert_eq!(
+            second.cache().load_status(),
+            &CacheLoad::Loaded { entries: 2 }
+        );
+        let small = tune_with(&mut second, &key(1 << 16), vec![9.0; 4]).unwrap();
+        let large = tune_with(&mut second, &key(1 << 26), vec![9.0; 4]).unwrap();
+        assert_eq!(
+            (small.config.as_str(), large.config.as_str()),
+            ("SIZE=128", "SIZE=1024")
+        );
+        assert!(small.from_cache && large.from_cache);
+        assert_eq!(second.benchmark_calls(), 0);
+    }
+
+    #[test]
+    fn corrupt_cache_is_survived_and_rebuilt() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("autotune.json");
+        std::fs::write(&path, b"\x7fgarbage{{{").unwrap();
+        let mut tuner = Autotuner::new(TuneCache::open(&path));
+        assert!(matches!(tuner.cache().load_status(), CacheLoad::Corrupt(_)));
+        let choice = tune_with(&mut tuner, &key(1 << 20), vec![2.0, 1.0, 3.0, 4.0]).unwrap();
+        assert_eq!(choice.config, "SIZE=256");
+        assert_eq!(tuner.benchmark_calls(), 4);
+        let reread = TuneCache::open(&path);
+        assert_eq!(reread.load_status(), &CacheLoad::Loaded { entries: 1 });
+    }
+
+    #[test]
+    fn stale_choice_not_among_configs_is_retuned() {
+        let mut tuner = Autotuner::new(TuneCache::in_memory());
+        tune_with(&mut tuner, &key(64), vec![1.0, 2.0, 3.0, 4.0]).unwrap();
+        let last = std::rc::Rc::new(std::cell::Cell::new(0));
+        let mut timer = FakeTimer {
+            times: vec![5.0, 1.0],
+            last: last.clone(),
+            calls: 0,
+        };
+        let fewer = vec!["SIZE=256".to_string(), "SIZE=2048".to_string()];
+        let choice = tuner
+            .tune(&key(64), &fewer, &mut timer, &mut |i| {
+                last.set(i);
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(choice.config, "SIZE=2048");
+        assert!(!choice.from_cache);
+    }
+
+    #[test]
+    fn failing_configs_are_skipped_and_all_failing_is_an_error() {
+        let mut tuner = Autotuner::new(TuneCache::in_memory());
+        let last = std::rc::Rc::new(std::cell::Cell::new(0));
+        let mut timer = FakeTimer {
+            times: vec![1.0, 2.0, 3.0, 4.0],
+            last: last.clone(),
+            calls: 0,
+        };
+        let choice = tuner
+            .tune(&key(8), &configs(), &mut timer, &mut |i| {
+                last.set(i);
+                if i == 0 {
+                    Err(RuntimeError::InvalidLaunch {
+                        kernel: "add".into(),
+                        reason: "too much shared memory".into(),
+                    })
+                } else {
+                    Ok(())
+                }
+            })
+            .unwrap();
+        assert_eq!(choice.config, "SIZE=256");
+        assert_eq!(tuner.warnings().len(), 1);
+        assert!(
+            tuner.warnings()[0].contains("SIZE=128"),
+            "{:?}",
+            tuner.warnings()
+        );
+
+        let err = tuner
+            .tune(&key(1 << 30), &configs(), &mut timer, &mut |_| {
+                Err(RuntimeError::NoDevice("gone".into()))
+            })
+            .unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("every config failed"), "{text}");
+        assert!(text.contains("SIZE=1024: no CUDA device: gone"), "{text}");
+
+        let err = tuner
+            .tune(&key(1), &[], &mut timer, &mut |_| Ok(()))
+            .unwrap_err();
+        assert!(err.to_string().contains("no configs"), "{err}");
+    }
+
+    #[test]
+    fn warmup_runs_are_not_timed_into_the_median() {
+        struct Slowing(f64);
+        impl KernelTimer for Slowing {
+            fn time_ms(&mut self, run: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
+                run()?;
+                self.0 -= 1.0;
+                Ok(self.0.max(1.0) * 100.0)
+            }
+        }
+        let mut tuner = Autotuner::new(TuneCache::in_memory())
+            .with_settings(BenchSettings { warmup: 5, runs: 3 });
+        // Times 500, 400, 300, 200, 100 in warm-up, then 100 three times.
+        let choice = tuner
+            .tune(&key(2), &configs()[..1], &mut Slowing(6.0), &mut |_| Ok(()))
+            .unwrap();
+        assert_eq!(choice.time_ms, 100.0);
+    }
+
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&mut [4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert!(median(&mut []).is_nan());
+    }
+}

@@ -1,0 +1,283 @@
+//! A loaded kernel variant: its function handle, the manifest entry it came
+//! from, its resource use, and launching it.
+
+use crate::args::{check_args, KernelArg, PackedArgs};
+use crate::device::Device;
+use crate::driver::CallContext;
+use crate::error::{Result, RuntimeError};
+use crate::manifest::{Manifest, Variant};
+use crate::module::{Module, ModuleImage};
+use crate::stream::Stream;
+use cudarc::driver::{result, sys};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+/// Dynamic shared memory a kernel may use without opting in, bytes.
+pub const DEFAULT_DYNAMIC_SHARED_LIMIT: u32 = 48 * 1024;
+
+/// Resource use of a loaded kernel (`cuFuncGetAttribute`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelAttributes {
+    pub registers_per_thread: u32,
+    pub static_shared_bytes: u32,
+    /// The most threads per block this kernel can be launched with.
+    pub max_threads_per_block: u32,
+    /// Local memory (register spills, stack) per thread, bytes.
+    pub local_bytes_per_thread: u32,
+    /// PTX ISA and SASS versions, e.g. 80 and 90.
+    pub ptx_version: u32,
+    pub binary_version: u32,
+}
+
+/// The grid of a launch: programs along x, y, z.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Grid(pub u32, pub u32, pub u32);
+
+impl From<u32> for Grid {
+    fn from(x: u32) -> Grid {
+        Grid(x, 1, 1)
+    }
+}
+impl From<(u32, u32)> for Grid {
+    fn from((x, y): (u32, u32)) -> Grid {
+        Grid(x, y, 1)
+    }
+}
+impl From<(u32, u32, u32)> for Grid {
+    fn from((x, y, z): (u32, u32, u32)) -> Grid {
+        Grid(x, y, z)
+    }
+}
+
+pub struct Kernel {
+    device: Arc<Device>,
+    _module: Arc<Module>,
+    function: sys::CUfunction,
+    variant: Variant,
+    attributes: KernelAttributes,
+    /// The dynamic shared memory size already opted in to.
+    shared_opt_in: AtomicU32,
+}
+
+// SAFETY: function handles may be used from any thread; the module they live
+// in is kept alive by `_module`.
+unsafe impl Send for Kernel {}
+unsafe impl Sync for Kernel {}
+
+impl Kernel {
+    /// Loads a manifest variant (its file, relative to the manifest) on
+    /// `device`, reusing an already loaded module of the same image.
+    pub fn load(device: &Arc<Device>, manifest: &Manifest, variant: &Variant) -> Result<Kernel> {
+        let path = manifest.file_path(variant);
+        let image = ModuleImage::from_file(&path)?;
+        Kernel::from_image(device, &image, &path.display().to_string(), variant.clone())
+    }
+
+    /// Loads `variant.kernel` from an image already in memory; `label` names
+    /// the image in errors.
+    pub fn from_image(
+        device: &Arc<Device>,
+        image: &ModuleImage,
+        label: &str,
+        variant: Variant,
+    ) -> Result<Kernel> {
+        let module = device.load_module(image, label)?;
+        let function = module.function(&variant.kernel)?;
+        let attributes = read_attributes(function, &variant.kernel)?;
+        let kernel = Kernel {
+            device: device.clone(),
+            _module: module,
+            function,
+            variant,
+            attributes,
+            shared_opt_in: AtomicU32::new(DEFAULT_DYNAMIC_SHARED_LIMIT),
+        };
+        kernel.check_block(kernel.variant.shared_bytes)?;
+        Ok(kernel)
+    }
+
+    pub fn name(&self) -> &str {
+        &self.variant.kernel
+    }
+
+    pub fn variant(&self) -> &Variant {
+        &self.variant
+    }
+
+    pub fn attributes(&self) -> &KernelAttributes {
+        &self.attributes
+    }
+
+    pub fn device(&self) -> &Arc<Device> {
+        &self.device
+    }
+
+    pub fn raw(&self) -> sys::CUfunction {
+        self.function
+    }
+
+    /// Threads per block: `num_warps * 32`.
+    pub fn block_threads(&self) -> u32 {
+        self.variant.num_warps * 32
+    }
+
+    /// Launches with the manifest's dynamic shared memory size.
+    pub fn launch(&self, stream: &Stream, grid: impl Into<Grid>, args: &[KernelArg]) -> Result<()> {
+        self.launch_with_shared(stream, grid, self.variant.shared_bytes, args)
+    }
+
+    /// Launches with `dynamic_shared_bytes` of dynamic shared memory,
+    /// opting in above 48 KiB.
+    pub fn launch_with_shared(
+        &self,
+        stream: &Stream,
+        grid: impl Into<Grid>,
+        dynamic_shared_bytes: u32,
+        args: &[KernelArg],
+    ) -> Result<()> {
+        let grid = grid.into();
+        check_args(&self.variant, args)?;
+        self.check_grid(grid)?;
+        self.check_block(dynamic_shared_bytes)?;
+        if stream.device().ordinal() != self.device.ordinal() {
+            return Err(self.invalid(format!(
+                "stream of device {} used for a kernel loaded on device {}",
+                stream.device().ordinal(),
+                self.device.ordinal()
+            )));
+        }
+        self.device.bind()?;
+        self.opt_in_shared(dynamic_shared_bytes)?;
+        let mut packed = PackedArgs::new(args);
+        let mut pointers = packed.pointers();
+        let block = self.block_threads();
+        // SAFETY: arguments were checked against the kernel's parameters and
+        // packed in slots that outlive the call (the driver copies them).
+        unsafe {
+            result::launch_kernel(
+                self.function,
+                (grid.0, grid.1, grid.2),
+                (block, 1, 1),
+                dynamic_shared_bytes,
+                stream.raw(),
+                &mut pointers,
+            )
+        }
+        .call("cuLaunchKernel", || {
+            format!(
+                "kernel `{}`, grid ({}, {}, {}), block {block}, {dynamic_shared_bytes} B dynamic shared",
+                self.variant.kernel, grid.0, grid.1, grid.2
+            )
+        })
+    }
+
+    /// Blocks of this kernel that fit on one SM at once
+    /// (`cuOccupancyMaxActiveBlocksPerMultiprocessor`).
+    pub fn max_active_blocks_per_sm(&self) -> Result<u32> {
+        self.device.bind()?;
+        self.opt_in_shared(self.variant.shared_bytes)?;
+        // SAFETY: function is live.
+        let blocks = unsafe {
+            result::occupancy::max_active_block_per_multiprocessor(
+                self.function,
+                self.block_threads() as i32,
+                self.variant.shared_bytes as usize,
+            )
+        }
+        .call("cuOccupancyMaxActiveBlocksPerMultiprocessor", || {
+            format!("kernel `{}`", self.variant.kernel)
+        })?;
+        Ok(blocks.max(0) as u32)
+    }
+
+    /// Grid for a persistent kernel (seed 002): `NUM_SM x occupancy`, at most
+    /// `work_items` programs and at least one.
+    pub fn persistent_grid(&self, work_items: u32) -> Result<u32> {
+        let per_sm = self.max_active_blocks_per_sm()?.max(1);
+        let programs = self.device.properties().sm_count.saturating_mul(per_sm);
+        Ok(programs.min(work_items).max(1))
+    }
+
+    fn opt_in_shared(&self, bytes: u32) -> Result<()> {
+        if bytes <= self.shared_opt_in.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        // SAFETY: function is live; the size was checked against the device.
+        unsafe {
+            result::function::set_function_attribute(
+                self.function,
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                bytes as i32,
+            )
+        }
+        .call("cuFuncSetAttribute", || {
+            format!(
+                "kernel `{}`, MAX_DYNAMIC_SHARED_SIZE_BYTES = {bytes}",
+                self.variant.kernel
+            )
+        })?;
+        self.shared_opt_in.fetch_max(bytes, Ordering::AcqRel);
+        Ok(())
+    }
+
+    fn check_block(&self, dynamic_shared_bytes: u32) -> Result<()> {
+        let threads = self.block_threads();
+        if threads > self.attributes.max_threads_per_block {
+            return Err(self.invalid(format!(
+                "{} warps = {threads} threads per block, the kernel allows at most {}",
+                self.variant.num_warps, self.attributes.max_threads_per_block
+            )));
+        }
+        let limit = self.device.properties().max_shared_per_block_optin;
+        let total = dynamic_shared_bytes as u64 + self.attributes.static_shared_bytes as u64;
+        if total > limit as u64 {
+            return Err(self.invalid(format!(
+                "{dynamic_shared_bytes} B dynamic + {} B static shared memory exceeds the device's {limit} B per block",
+                self.attributes.static_shared_bytes
+            )));
+        }
+        Ok(())
+    }
+
+    fn check_grid(&self, grid: Grid) -> Result<()> {
+        let max = self.device.properties().max_grid;
+        let dims = [
+            (grid.0, max.0, 'x'),
+            (grid.1, max.1, 'y'),
+            (grid.2, max.2, 'z'),
+        ];
+        for (n, limit, axis) in dims {
+            if n == 0 || n > limit {
+                return Err(self.invalid(format!("grid {axis} = {n}, must be 1 to {limit}")));
+            }
+        }
+        Ok(())
+    }
+
+    fn invalid(&self, reason: String) -> RuntimeError {
+        RuntimeError::InvalidLaunch {
+            kernel: self.variant.kernel.clone(),
+            reason,
+        }
+    }
+}
+
+fn read_attributes(function: sys::CUfunction, kernel: &str) -> Result<KernelAttributes> {
+    use sys::CUfunction_attribute::*;
+    let get = |attr: sys::CUfunction_attribute| -> Result<u32> {
+        // SAFETY: function is live.
+        let v = unsafe { result::function::get_function_attribute(function, attr) }
+            .call("cuFuncGetAttribute", || {
+                format!("{attr:?} of kernel `{kernel}`")
+            })?;
+        Ok(v.max(0) as u32)
+    };
+    Ok(KernelAttributes {
+        registers_per_thread: get(CU_FUNC_ATTRIBUTE_NUM_REGS)?,
+        static_shared_bytes: get(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?,
+        max_threads_per_block: get(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+        local_bytes_per_thread: get(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)?,
+        ptx_version: get(CU_FUNC_ATTRIBUTE_PTX_VERSION)?,
+        binary_version: get(CU_FUNC_ATTRIBUTE_BINARY_VERSION)?,
+    })
+}
