@@ -107,7 +107,11 @@ pub fn compile(
                 codegen: CodegenOptions { arch, num_warps },
             };
             let results = compile_all(source, &defines, &options, |r: &PointResult| {
-                progress(&format!("{} {label} {} num_warps={num_warps}", spec.name, tuned_text(&r.point.tuned(&defines).cloned().collect::<Vec<_>>())));
+                progress(&format!(
+                    "{} {label} {} num_warps={num_warps}",
+                    spec.name,
+                    tuned_text(&r.point.tuned(&defines).cloned().collect::<Vec<_>>())
+                ));
             });
             for result in results {
                 let tuned: Vec<(String, String)> = result.point.tuned(&defines).cloned().collect();
