@@ -77,8 +77,10 @@ impl Expr {
                 format!("({} {sym} {})", l.to_cpp(name), r.to_cpp(name))
             }
             Expr::Call(f, args, _) => match (f.as_str(), args.as_slice()) {
-                ("stride", [t, axis]) => format!("{}.stride({})", raw_name(t), axis.to_cpp(name)),
-                ("size", [t, axis]) => format!("{}.size({})", raw_name(t), axis.to_cpp(name)),
+                ("stride", [t, axis]) => {
+                    format!("{}.stride({})", raw_name(t), axis_cpp(axis, name))
+                }
+                ("size", [t, axis]) => format!("{}.size({})", raw_name(t), axis_cpp(axis, name)),
                 ("numel", [t]) => format!("{}.numel()", raw_name(t)),
                 ("cdiv", [a, b]) => format!("opgen_cdiv({}, {})", a.to_cpp(name), b.to_cpp(name)),
                 ("min", [a, b]) => format!("std::min({}, {})", a.to_cpp(name), b.to_cpp(name)),
@@ -114,6 +116,13 @@ impl Expr {
                 }
             }
         })
+    }
+}
+
+fn axis_cpp(axis: &Expr, name: &dyn Fn(&str) -> String) -> String {
+    match axis {
+        Expr::Int(v, _) => v.to_string(),
+        other => other.to_cpp(name),
     }
 }
 

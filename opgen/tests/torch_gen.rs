@@ -1,0 +1,247 @@
+//! Generating the PyTorch op: rendered sources (snapshots), the --no-build
+//! folder, errors when torch is missing or the args do not fit the kernel,
+//! and (with OPGEN_TEST_TORCH_DIR set) a real build against torch's headers.
+
+use std::path::{Path, PathBuf};
+use triton_opgen::{generate, GenerateOptions, Generated};
+use tritonc::codegen::Arch;
+
+fn op_path(name: &str) -> PathBuf {
+    PathBuf::from(format!(
+        "{}/../tests/ops/{name}.tc",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+}
+
+/// A stand-in for the prebuilt runtime archive (the folder only copies it).
+fn fake_bridge(dir: &Path) -> PathBuf {
+    let path = dir.join("libopgen_bridge.a");
+    std::fs::write(&path, b"!<arch>\n").unwrap();
+    path
+}
+
+fn options(input: PathBuf, out: &Path, bridge: PathBuf) -> GenerateOptions {
+    GenerateOptions {
+        input,
+        out_dir: Some(out.to_path_buf()),
+        arch: Arch::Sm90,
+        no_build: true,
+        torch_dir: None,
+        python: "python3".into(),
+        bridge_lib: Some(bridge),
+        include_dirs: Vec::new(),
+    }
+}
+
+fn no_build(name: &str) -> (tempfile::TempDir, Generated) {
+    let tmp = tempfile::tempdir().unwrap();
+    let bridge = fake_bridge(tmp.path());
+    let out = tmp.path().join("out");
+    let done = generate(&options(op_path(name), &out, bridge), |_| {})
+        .unwrap_or_else(|e| panic!("{}", e.0));
+    (tmp, done)
+}
+
+fn read(dir: &Path, name: &str) -> String {
+    std::fs::read_to_string(dir.join(name)).unwrap()
+}
+
+#[test]
+fn add_sources_snapshot() {
+    let (_tmp, done) = no_build("add");
+    assert_eq!(done.variants, 6);
+    assert!(done.library.is_none());
+    insta::assert_snapshot!("add_op_cpp", read(&done.out_dir, "op.cpp"));
+    insta::assert_snapshot!("add_loader_py", read(&done.out_dir, "triton_add.py"));
+    insta::assert_snapshot!("add_build_sh", read(&done.out_dir, "build.sh"));
+}
+
+#[test]
+fn softmax_sources_snapshot() {
+    let (_tmp, done) = no_build("softmax");
+    assert_eq!(done.variants, 4);
+    let cpp = read(&done.out_dir, "op.cpp");
+    // Persistent grid, the N <= TN filter, strided rows, no autograd.
+    assert!(cpp.contains("1u});"), "persistent flag");
+    assert!(cpp.contains("if (!(N <= TN)) continue;"));
+    assert!(cpp.contains("x.stride(0)"));
+    assert!(!cpp.contains("Autograd"));
+    insta::assert_snapshot!("softmax_op_cpp", cpp);
+}
+
+#[test]
+fn no_build_folder_is_self_contained() {
+    let (_tmp, done) = no_build("transpose");
+    let dir = &done.out_dir;
+    for f in [
+        "op.cpp",
+        "kernels.cpp",
+        "triton_transpose.py",
+        "build.sh",
+        "include/opgen_bridge.h",
+        "lib/libopgen_bridge.a",
+    ] {
+        assert!(dir.join(f).is_file(), "{f} missing");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(dir.join("build.sh"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert!(mode & 0o111 != 0, "build.sh is executable");
+    }
+    // Every variant's PTX is embedded as bytes and listed in the table.
+    let kernels = read(dir, "kernels.cpp");
+    assert_eq!(
+        kernels.matches("static const unsigned char image_").count(),
+        8
+    );
+    assert!(kernels.contains("triton_transpose_variant_count = 8;"));
+    assert!(kernels.contains("\"TM=64 TN=32 num_warps=4\""));
+    // ".version" of the first PTX, as decimal bytes: 46 = '.', 118 = 'v'.
+    assert!(kernels.contains("46,118,101,114,115,105,111,110"));
+    let header = read(dir, "include/opgen_bridge.h");
+    assert!(header.contains("opgen_op_launch"));
+    let build = read(dir, "build.sh");
+    assert!(build.contains("-D_GLIBCXX_USE_CXX11_ABI"));
+    assert!(build.contains("-ltorch -ltorch_cpu -lc10"));
+    assert!(build.contains("-o libtriton_transpose.so"));
+    let cpp = read(dir, "op.cpp");
+    assert!(cpp.contains("x = x.clone(at::MemoryFormat::Contiguous);"));
+    assert!(cpp.contains(
+        "grid_dim(opgen_cdiv(C, TM), \"first\"), grid_dim(opgen_cdiv(R, TN), \"second\")"
+    ));
+}
+
+#[test]
+fn missing_torch_is_a_clear_error_before_compiling() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bridge = fake_bridge(tmp.path());
+    // A python that has no torch, whatever this machine has.
+    let python = tmp.path().join("python-without-torch");
+    std::fs::write(
+        &python,
+        "#!/bin/sh\necho \"ModuleNotFoundError: No module named 'torch'\" >&2\nexit 1\n",
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let mut opts = options(op_path("add"), &tmp.path().join("out"), bridge);
+    opts.no_build = false;
+    opts.python = python.display().to_string();
+    let mut started = false;
+    let e = generate(&opts, |_| started = true).unwrap_err().0;
+    assert!(e.contains("PyTorch not found"), "{e}");
+    assert!(e.contains("No module named 'torch'"), "{e}");
+    assert!(e.contains("--no-build"), "{e}");
+    assert!(!started, "nothing is compiled without torch");
+
+    opts.torch_dir = Some(tmp.path().to_path_buf());
+    let e = generate(&opts, |_| {}).unwrap_err().0;
+    assert!(
+        e.contains("is not a PyTorch install with C++ headers"),
+        "{e}"
+    );
+}
+
+#[test]
+fn missing_bridge_library_is_a_clear_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let opts = options(
+        op_path("add"),
+        &tmp.path().join("out"),
+        tmp.path().join("nope/libopgen_bridge.a"),
+    );
+    let e = generate(&opts, |_| {}).unwrap_err().0;
+    assert!(e.contains("cargo build --release -p opgen-bridge"), "{e}");
+}
+
+#[test]
+fn args_that_do_not_fit_the_kernel_point_at_the_spec() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bridge = fake_bridge(tmp.path());
+    let text = std::fs::read_to_string(op_path("add")).unwrap();
+    let cases = [
+        (
+            "args N, x, y, z",
+            "args N, x, y",
+            "the spec passes 3 arguments but kernel `add` takes 4",
+        ),
+        (
+            "args N, x, y, z",
+            "args x, N, y, z",
+            "tensor `x` is passed to parameter `N` of type `i32`",
+        ),
+        (
+            "args N, x, y, z",
+            "args N, x, y, a = z",
+            "argument `a` is at the position of the kernel's parameter `c`",
+        ),
+        (
+            "args N, x, y, z",
+            "args N, N, y, z",
+            "parameter `a` is a pointer",
+        ),
+    ];
+    for (from, to, want) in cases {
+        let path = tmp.path().join("bad.tc");
+        std::fs::write(&path, text.replace(from, to)).unwrap();
+        let e = generate(
+            &options(path, &tmp.path().join("out"), bridge.clone()),
+            |_| {},
+        )
+        .unwrap_err()
+        .0;
+        assert!(e.contains(want), "{to}: {e}");
+        assert!(e.contains("bad.tc:8:"), "{to}: {e}");
+    }
+    // A dtype whose pointer type differs from the kernel's parameter.
+    let path = tmp.path().join("bad.tc");
+    std::fs::write(
+        &path,
+        text.replace("float16: TYPE=half", "float16: TYPE=float"),
+    )
+    .unwrap();
+    let e = generate(&options(path, &tmp.path().join("out"), bridge), |_| {})
+        .unwrap_err()
+        .0;
+    assert!(
+        e.contains("tensor `x` (float16, `f16*`) is passed to parameter `a` of type `f32*`"),
+        "{e}"
+    );
+}
+
+/// Builds add against real torch headers and libraries when
+/// OPGEN_TEST_TORCH_DIR names a torch package folder (CI does not download
+/// torch: see README), with the real bridge from `cargo build -p opgen-bridge`.
+#[test]
+fn builds_against_real_torch_when_available() {
+    let Some(torch_dir) = std::env::var_os("OPGEN_TEST_TORCH_DIR") else {
+        eprintln!("skipped: set OPGEN_TEST_TORCH_DIR to a torch package folder");
+        return;
+    };
+    let Ok(bridge) = triton_opgen::generate::find_bridge_lib(None) else {
+        eprintln!("skipped: build opgen-bridge first");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let mut opts = options(op_path("add"), &tmp.path().join("out"), bridge);
+    opts.no_build = false;
+    opts.torch_dir = Some(PathBuf::from(torch_dir));
+    let done = generate(&opts, |_| {}).unwrap_or_else(|e| panic!("{}", e.0));
+    let lib = done.library.expect("a library");
+    let nm = std::process::Command::new("nm")
+        .args(["-D", "--defined-only"])
+        .arg(&lib)
+        .output()
+        .unwrap();
+    let symbols = String::from_utf8_lossy(&nm.stdout);
+    assert!(symbols.contains("triton_add_variants"));
+    // The runtime's Rust symbols stay inside the library.
+    assert!(!symbols.contains("opgen_op_launch"), "{symbols}");
+}
