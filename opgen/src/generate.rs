@@ -104,7 +104,7 @@ pub fn generate(
         .clone()
         .unwrap_or_else(|| PathBuf::from("out").join(&ctx.prefix));
     progress(Progress::Step("writing the build folder"));
-    torch::write_folder(&out_dir, &ctx, &rendered, &bridge)
+    torch::write_folder(&out_dir, &ctx, &rendered, &bridge, &groups)
         .map_err(|e| GenerateError(e.to_string()))?;
     let library = match &torch_env {
         None => None,

@@ -80,6 +80,9 @@ fn no_build_folder_is_self_contained() {
         "build.sh",
         "include/opgen_bridge.h",
         "lib/libopgen_bridge.a",
+        "variants.json",
+        "ptx/0.ptx",
+        "ptx/7.ptx",
     ] {
         assert!(dir.join(f).is_file(), "{f} missing");
     }
@@ -102,6 +105,11 @@ fn no_build_folder_is_self_contained() {
     assert!(kernels.contains("\"TM=64 TN=32 num_warps=4\""));
     // ".version" of the first PTX, as decimal bytes: 46 = '.', 118 = 'v'.
     assert!(kernels.contains("46,118,101,114,115,105,111,110"));
+    let list: serde_json::Value = serde_json::from_str(&read(dir, "variants.json")).unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 8);
+    assert_eq!(list[7]["dtypes"], "T=float16");
+    assert_eq!(list[7]["config"], "TM=64 TN=64 num_warps=4");
+    assert_eq!(list[7]["params"][0]["type"], "f16*");
     let header = read(dir, "include/opgen_bridge.h");
     assert!(header.contains("opgen_op_launch"));
     let build = read(dir, "build.sh");

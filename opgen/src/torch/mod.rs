@@ -143,6 +143,7 @@ pub fn write_folder(
     ctx: &TorchContext,
     rendered: &Rendered,
     bridge_lib: &Path,
+    groups: &[Group],
 ) -> Result<(), TorchError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
@@ -170,7 +171,41 @@ pub fn write_folder(
         .arg(&lib)
         .status();
     set_executable(&dir.join("build.sh"));
-    Ok(())
+    write_variants(dir, groups)
+}
+
+/// `ptx/<i>.ptx` and `variants.json` (index, dtypes, config, file, kernel,
+/// macros, num_warps, shared_bytes, params): the embedded variants as files,
+/// for inspection and for timing the raw kernels.
+fn write_variants(dir: &Path, groups: &[Group]) -> Result<(), TorchError> {
+    let ptx_dir = dir.join("ptx");
+    std::fs::create_dir_all(&ptx_dir).map_err(|source| TorchError::Io {
+        path: ptx_dir.clone(),
+        source,
+    })?;
+    let mut list = Vec::new();
+    let mut index = 0;
+    for g in groups {
+        let dtypes: Vec<String> = g.dtypes.iter().map(|(v, d)| format!("{v}={d}")).collect();
+        for v in &g.variants {
+            let file = format!("ptx/{index}.ptx");
+            let path = dir.join(&file);
+            std::fs::write(&path, &v.ptx).map_err(|source| TorchError::Io { path, source })?;
+            let mut entry: serde_json::Value =
+                serde_json::from_str(&variant_json(v)).unwrap_or_default();
+            if let Some(obj) = entry.as_object_mut() {
+                obj.insert("index".into(), index.into());
+                obj.insert("dtypes".into(), dtypes.join(",").into());
+                obj.insert("config".into(), v.config.clone().into());
+                obj.insert("file".into(), file.into());
+            }
+            list.push(entry);
+            index += 1;
+        }
+    }
+    let path = dir.join("variants.json");
+    let json = serde_json::to_string_pretty(&list).unwrap_or_default();
+    std::fs::write(&path, json + "\n").map_err(|source| TorchError::Io { path, source })
 }
 
 #[cfg(unix)]
