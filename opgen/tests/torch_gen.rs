@@ -114,7 +114,7 @@ fn no_build_folder_is_self_contained() {
     assert!(header.contains("opgen_op_launch"));
     let build = read(dir, "build.sh");
     assert!(build.contains("-D_GLIBCXX_USE_CXX11_ABI"));
-    assert!(build.contains("-ltorch -ltorch_cpu -lc10"));
+    assert!(build.contains("-ltorch_cpu -lc10 -lstdc++ -ltorch"));
     assert!(build.contains("-o libtriton_transpose.so"));
     let cpp = read(dir, "op.cpp");
     assert!(cpp.contains("x = x.clone(at::MemoryFormat::Contiguous);"));
@@ -252,4 +252,107 @@ fn builds_against_real_torch_when_available() {
     assert!(symbols.contains("triton_add_variants"));
     // The runtime's Rust symbols stay inside the library.
     assert!(!symbols.contains("opgen_op_launch"), "{symbols}");
+}
+
+/// Loads the add library into torch's CPU libraries (a C++ harness, no
+/// Python, no GPU): CPU tensors raise the op's CUDA error, Meta tensors get
+/// outputs, bad inputs the op's messages. Needs OPGEN_TEST_TORCH_DIR and
+/// OPGEN_TEST_CUDA_LIBS (a folder with libcudart.so.13 and libcupti.so.13,
+/// which torch_cpu links; from the nvidia-cuda-runtime/-cupti wheels).
+#[test]
+fn library_loads_into_torch_cpu_and_checks_inputs() {
+    let (Some(torch_dir), Some(cuda_libs)) = (
+        std::env::var_os("OPGEN_TEST_TORCH_DIR"),
+        std::env::var_os("OPGEN_TEST_CUDA_LIBS"),
+    ) else {
+        eprintln!("skipped: set OPGEN_TEST_TORCH_DIR and OPGEN_TEST_CUDA_LIBS");
+        return;
+    };
+    let Ok(bridge) = triton_opgen::generate::find_bridge_lib(None) else {
+        eprintln!("skipped: build opgen-bridge first");
+        return;
+    };
+    let torch_dir = PathBuf::from(torch_dir);
+    let cuda_libs = PathBuf::from(cuda_libs);
+    let tmp = tempfile::tempdir().unwrap();
+    let mut opts = options(op_path("add"), &tmp.path().join("out"), bridge);
+    opts.no_build = false;
+    opts.torch_dir = Some(torch_dir.clone());
+    let lib = generate(&opts, |_| {})
+        .unwrap_or_else(|e| panic!("{}", e.0))
+        .library
+        .unwrap();
+    let harness = tmp.path().join("harness");
+    let cc = std::process::Command::new("g++")
+        .args(["-std=c++17", "-O1", "-D_GLIBCXX_USE_CXX11_ABI=1"])
+        .arg("-isystem")
+        .arg(torch_dir.join("include"))
+        .arg(format!(
+            "{}/tests/torch_cpu_harness.cpp",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .arg(format!("-L{}", torch_dir.join("lib").display()))
+        .arg(format!("-Wl,-rpath-link,{}", cuda_libs.display()))
+        .args(["-Wl,--as-needed", "-ltorch_cpu", "-lc10", "-ldl", "-o"])
+        .arg(&harness)
+        .output()
+        .unwrap();
+    assert!(
+        cc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
+    let run = std::process::Command::new(&harness)
+        .arg(&lib)
+        .env(
+            "LD_LIBRARY_PATH",
+            format!(
+                "{}:{}",
+                torch_dir.join("lib").display(),
+                cuda_libs.display()
+            ),
+        )
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&run.stdout).into_owned();
+    assert!(
+        run.status.success(),
+        "{out}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let line = |case: &str| {
+        out.lines()
+            .find(|l| l.starts_with(&format!("{case}: ")))
+            .unwrap_or_else(|| panic!("no {case} in {out}"))
+            .to_string()
+    };
+    assert_eq!(
+        line("schema"),
+        "schema: triton::add(Tensor x, Tensor y) -> Tensor"
+    );
+    assert!(
+        line("cpu")
+            .contains("triton::add: argument `x` must be a CUDA tensor, got a tensor on cpu"),
+        "{out}"
+    );
+    assert_eq!(line("meta"), "meta: ok [1000003] meta Float");
+    assert_eq!(line("meta_half"), "meta_half: ok Half");
+    assert!(
+        line("meta_shape")
+            .contains("dimension N of argument `y` (axis 0) is 5 but argument `x` has N = 8"),
+        "{out}"
+    );
+    assert!(
+        line("meta_dtype").contains("argument `y` has dtype Half but `x` has Float"),
+        "{out}"
+    );
+    assert!(
+        line("meta_unsupported")
+            .contains("unsupported dtype Double of argument `x`; supported: T=float32; T=float16"),
+        "{out}"
+    );
+    assert!(
+        line("meta_rank").contains("argument `x` must have 1 dimension(s) [N], got shape [2, 4]"),
+        "{out}"
+    );
 }

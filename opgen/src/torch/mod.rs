@@ -268,8 +268,14 @@ pub fn build_library(
         .args(&objects)
         .arg(dir.join("lib/libopgen_bridge.a"));
     let torch_lib = torch.dir.join("lib");
-    link.arg(format!("-L{}", torch_lib.display()));
-    for l in ["torch", "torch_cpu", "c10"] {
+    // --as-needed: only the torch libraries the op uses (torch_cpu, c10) are
+    // recorded; the rest are loaded by `import torch` anyway.
+    link.arg(format!("-L{}", torch_lib.display()))
+        .arg("-Wl,--as-needed");
+    // -lstdc++ before -ltorch: libtorch.so re-exports a few libstdc++ symbols;
+    // resolved from libstdc++ first, --as-needed keeps libtorch (and the
+    // torch_cuda it loads) out of the library's dependencies.
+    for l in ["torch_cpu", "c10", "stdc++", "torch"] {
         link.arg(format!("-l{l}"));
     }
     if torch_lib.join("libc10_cuda.so").exists() {
