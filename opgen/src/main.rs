@@ -86,7 +86,7 @@ fn main() -> ExitCode {
             bar.inc(1);
             bar.set_message(label.to_string());
         }
-        Progress::Step(step) => bar.println(step.to_string()),
+        Progress::Step(step) => bar.println(step),
     });
     bar.finish_and_clear();
     match result {

@@ -35,9 +35,12 @@ pub struct CompiledVariant {
 #[error("{0}")]
 pub struct VariantError(pub String);
 
+/// One dtype variable set to one choice: `(var, dtype, macros)`.
+pub type DtypeBinding = (String, String, Vec<(String, String)>);
+
 /// Every assignment of the dtype variables (first variable slowest).
-pub fn dtype_assignments(vars: &[DtypeVar]) -> Vec<Vec<(String, String, Vec<(String, String)>)>> {
-    let mut out: Vec<Vec<(String, String, Vec<(String, String)>)>> = vec![Vec::new()];
+pub fn dtype_assignments(vars: &[DtypeVar]) -> Vec<Vec<DtypeBinding>> {
+    let mut out: Vec<Vec<DtypeBinding>> = vec![Vec::new()];
     for var in vars {
         out = out
             .into_iter()

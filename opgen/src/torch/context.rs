@@ -254,7 +254,7 @@ pub fn build(
                     axis,
                     expected: format!("int64_t({v})"),
                     what: format!("dimension {axis}"),
-                    bound_by: format!("the op needs "),
+                    bound_by: "the op needs ".to_string(),
                 }),
             }
         }
