@@ -244,3 +244,81 @@ fn parse_atom(c: &mut Cursor) -> Result<Expr, Diagnostic> {
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::lex::{lex, Cursor};
+
+    fn parse(text: &str) -> Result<Expr, String> {
+        let tokens = lex(0, 0, text).map_err(|d| d.message)?;
+        let end = Span::new(0, text.len(), text.len());
+        let mut c = Cursor::new(&tokens, end);
+        let e = parse_expr(&mut c).map_err(|d| d.message)?;
+        c.expect_end().map_err(|d| d.message)?;
+        Ok(e)
+    }
+
+    fn value(name: &str) -> Option<i64> {
+        match name {
+            "N" => Some(1000),
+            "TM" => Some(64),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn precedence_and_evaluation() {
+        assert_eq!(parse("1 + 2 * 3").unwrap().eval(&value), Some(7));
+        assert_eq!(parse("(1 + 2) * 3").unwrap().eval(&value), Some(9));
+        assert_eq!(parse("N - 10 - 20").unwrap().eval(&value), Some(970));
+        assert_eq!(parse("-N / 10").unwrap().eval(&value), Some(-100));
+        assert_eq!(parse("cdiv(N, TM)").unwrap().eval(&value), Some(16));
+        assert_eq!(
+            parse("min(N, TM) * max(2, 3)").unwrap().eval(&value),
+            Some(192)
+        );
+        assert_eq!(parse("N / 0").unwrap().eval(&value), None);
+        assert_eq!(parse("K + 1").unwrap().eval(&value), None);
+    }
+
+    #[test]
+    fn renders_cpp() {
+        let plain = |n: &str| n.to_string();
+        assert_eq!(
+            parse("cdiv(N, TM) * 2").unwrap().to_cpp(&plain),
+            "(opgen_cdiv(N, TM) * int64_t(2))"
+        );
+        assert_eq!(parse("stride(x, 1)").unwrap().to_cpp(&plain), "x.stride(1)");
+        assert_eq!(
+            parse("numel(x) - size(x, 0)").unwrap().to_cpp(&plain),
+            "(x.numel() - x.size(0))"
+        );
+        let names: Vec<&str> = parse("cdiv(N, TM) + stride(x, 0)")
+            .unwrap()
+            .names()
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        assert_eq!(names, vec!["N", "TM", "x"]);
+    }
+
+    #[test]
+    fn errors() {
+        assert!(parse("cdiv(N)").unwrap_err().contains("takes 2 arguments"));
+        assert!(parse("foo(N)")
+            .unwrap_err()
+            .contains("unknown function `foo`"));
+        assert!(parse("N +").unwrap_err().contains("expected an expression"));
+        assert!(parse("(N")
+            .unwrap_err()
+            .contains("to close the parenthesis"));
+        assert!(parse("N N").unwrap_err().contains("unexpected `N`"));
+        assert!(parse("99999999999999999999")
+            .unwrap_err()
+            .contains("too large"));
+        assert!(parse("N $ 2")
+            .unwrap_err()
+            .contains("unexpected character `$`"));
+    }
+}

@@ -21,6 +21,9 @@ pub struct Op {
     /// The variants, or why they could not be read (reported at launch).
     entries: Result<Vec<Entry>, String>,
     kernels: Mutex<HashMap<(usize, usize), Arc<Kernel>>>,
+    /// Programs of a persistent kernel that fit on the device at once, per
+    /// (device, variant): asked of the driver once, not at every launch.
+    resident: Mutex<HashMap<(usize, usize), u32>>,
     /// Tune key -> chosen config, so a repeated shape skips the cache lookup.
     choices: Mutex<HashMap<String, String>>,
     tuner: Mutex<Option<Autotuner>>,
@@ -59,6 +62,7 @@ impl Op {
             name,
             entries,
             kernels: Mutex::new(HashMap::new()),
+            resident: Mutex::new(HashMap::new()),
             choices: Mutex::new(HashMap::new()),
             tuner: Mutex::new(None),
             last_config: Mutex::new(String::new()),
@@ -155,7 +159,19 @@ impl Op {
     ) -> Result<(), String> {
         let kernel = self.kernel(entries, device, index)?;
         let x = if grid.persistent != 0 {
-            kernel.persistent_grid(grid.x).map_err(|e| e.to_string())?
+            let key = (device.ordinal(), index);
+            let cached = lock(&self.resident).get(&key).copied();
+            let resident = match cached {
+                Some(r) => r,
+                None => {
+                    let r = kernel
+                        .persistent_grid(u32::MAX)
+                        .map_err(|e| e.to_string())?;
+                    lock(&self.resident).insert(key, r);
+                    r
+                }
+            };
+            grid.x.min(resident).max(1)
         } else {
             grid.x
         };
