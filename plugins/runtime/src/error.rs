@@ -25,7 +25,8 @@ pub enum RuntimeError {
         message: String,
     },
 
-    #[error("cannot read {}: {source}", path.display())]
+    /// Reading or writing a file failed (manifest, PTX, cache).
+    #[error("{}: {source}", path.display())]
     Io {
         path: PathBuf,
         #[source]

@@ -14,7 +14,7 @@
 //! let manifest = Manifest::load("out/add")?;          // folder or manifest.json
 //! let device = Device::open(0)?;                      // Err(NoDevice) without GPU/driver
 //! let kernel = Kernel::load(&device, &manifest, &manifest.variants[0])?;
-//! let stream = Stream::new(&device)?;                 // or unsafe Stream::from_raw(&device, raw)
+//! let stream = Stream::new(&device)?;                 // or unsafe { Stream::from_raw(&device, ptr) }
 //! let (n, a, b, c) = (1 << 20, 0u64, 0u64, 0u64);     // device addresses from the framework
 //! kernel.launch(&stream, (n / 128, 1, 1), &[
 //!     KernelArg::I32(n as i32), KernelArg::Ptr(a), KernelArg::Ptr(b), KernelArg::Ptr(c),
@@ -46,6 +46,21 @@
 //! `<user cache dir>/triton-opgen/autotune.json`). The file is written
 //! atomically; a corrupt or other-version file is ignored and rebuilt.
 //! [`Autotuner::benchmark_calls`] counts configs benchmarked.
+//! [`KernelSet`] bundles the variants of one kernel with tuning over them:
+//! ```no_run
+//! # use opgen_runtime::*;
+//! # fn main() -> Result<()> {
+//! # let (device, manifest, stream, n) = (Device::open(0)?, Manifest::load("out/add")?, (), 1u64 << 20);
+//! # let stream = Stream::new(&device)?;
+//! let set = KernelSet::load(&device, &manifest, "add")?;
+//! let mut tuner = Autotuner::new(TuneCache::open_default());
+//! let key = TuneKey::new("add", &[&[n]], &["f32"], device.name());
+//! let (kernel, choice) = set.tune(&mut tuner, &key, &stream, |k| {
+//!     let size: u64 = k.variant().macros["SIZE"].parse().unwrap();
+//!     k.launch(&stream, (n / size) as u32, &[/* args */])
+//! })?;
+//! # Ok(()) }
+//! ```
 
 pub mod args;
 pub mod autotune;
@@ -53,6 +68,7 @@ pub mod device;
 pub mod driver;
 pub mod error;
 pub mod kernel;
+pub mod kernel_set;
 pub mod manifest;
 pub mod memory;
 pub mod module;
@@ -69,9 +85,14 @@ pub use device::{Device, DeviceProperties};
 pub use driver::DriverInfo;
 pub use error::{Result, RuntimeError};
 pub use kernel::{Grid, Kernel, KernelAttributes};
+pub use kernel_set::KernelSet;
 pub use manifest::{ElemType, Manifest, Param, ParamType, Variant};
 pub use memory::{DeviceBuffer, DeviceCopy};
 pub use module::{Module, ModuleImage};
 pub use occupancy::estimate_blocks_per_sm;
 pub use stream::Stream;
 pub use timer::EventTimer;
+
+/// The raw driver API types (`CUstream`, `CUfunction`, ...) that some
+/// methods return, for callers that need to name them.
+pub use cudarc::driver::sys as cuda_sys;

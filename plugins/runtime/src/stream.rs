@@ -39,15 +39,17 @@ impl Stream {
         }
     }
 
-    /// Wraps a framework's stream (e.g. `at::cuda::getCurrentCUDAStream()`).
+    /// Wraps a framework's stream handle (`cudaStream_t` / `CUstream`, e.g.
+    /// `at::cuda::getCurrentCUDAStream().stream()`), passed as a pointer.
     ///
     /// # Safety
-    /// `raw` must be a valid stream of `device`'s primary context (or null)
-    /// and outlive the returned value; it is not destroyed on drop.
-    pub unsafe fn from_raw(device: &Arc<Device>, raw: sys::CUstream) -> Stream {
+    /// `raw` must be a valid stream of `device`'s primary context (or null
+    /// for the default stream) and outlive the returned value; it is not
+    /// destroyed on drop.
+    pub unsafe fn from_raw(device: &Arc<Device>, raw: *mut std::ffi::c_void) -> Stream {
         Stream {
             device: device.clone(),
-            raw,
+            raw: raw as sys::CUstream,
             owned: false,
         }
     }

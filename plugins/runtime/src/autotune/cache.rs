@@ -143,7 +143,10 @@ impl TuneCache {
             format_version: FORMAT_VERSION,
             entries: self.entries.clone(),
         };
-        let json = serde_json::to_string_pretty(&file).expect("cache entries serialize");
+        let json = serde_json::to_string_pretty(&file).map_err(|e| RuntimeError::Io {
+            path: path.clone(),
+            source: std::io::Error::other(e),
+        })?;
         write_atomically(&path, format!("{json}\n").as_bytes())
     }
 }

@@ -120,6 +120,9 @@ impl Autotuner {
             self.benchmark_calls += 1;
             BENCHMARK_CALLS.fetch_add(1, Ordering::Relaxed);
             match self.benchmark(timer, &mut || launch(index)) {
+                Ok(ms) if !ms.is_finite() || ms < 0.0 => {
+                    failures.push(format!("{config}: measured time {ms} ms"))
+                }
                 Ok(ms) => {
                     timings.insert(config.clone(), ms);
                     if best.is_none_or(|(_, b)| ms < b) {
@@ -375,6 +378,19 @@ mod tests {
             .tune(&key(2), &configs()[..1], &mut Slowing(6.0), &mut |_| Ok(()))
             .unwrap();
         assert_eq!(choice.time_ms, 100.0);
+    }
+
+    #[test]
+    fn non_finite_times_are_not_chosen_nor_cached() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("autotune.json");
+        let mut tuner = Autotuner::new(TuneCache::open(&path));
+        let choice =
+            tune_with(&mut tuner, &key(4), vec![f64::NAN, 2.0, f64::INFINITY, 3.0]).unwrap();
+        assert_eq!(choice.config, "SIZE=256");
+        assert_eq!(tuner.warnings().len(), 2, "{:?}", tuner.warnings());
+        let cached = TuneCache::open(&path);
+        assert_eq!(cached.load_status(), &CacheLoad::Loaded { entries: 1 });
     }
 
     #[test]

@@ -9,13 +9,24 @@
 //! ```text
 //! runtime_gpu_check --ptx-dir DIR [--cache FILE] [--corrupt-cache]
 //!                   [--expect-cached] [--sizes 65536,1048576,67108864]
-//!                   [--device 0] [--warmup 3] [--runs 20]
+//!                   [--device 0] [--warmup 3] [--runs 20] [--cubin PROBE.cubin]
+//!                   [--softmax-dir DIR]
 //! ```
+//! With `--softmax-dir` (tritonc --all-configs of tests/kernels/softmax.tc,
+//! `-DTYPE=float '-DTN=[1024,4096,16384]'`) it also runs the persistent
+//! softmax of seed 002 on 4096 x {781, 1024, 4096, 16384}.
+//! It also checks runtime features on hand-written kernels (`probe.ptx`):
+//! dynamic shared memory above 48 KiB, a persistent grid from occupancy, a
+//! borrowed stream, errors as values, and (with `--cubin`, that PTX compiled
+//! by `ptxas -arch=sm_90`) loading a cubin.
 //! Exit status: 0 all good, 1 a check failed, 2 no GPU/driver, 3 bad usage.
+
+mod features;
+mod softmax;
 
 use opgen_runtime::{
     Autotuner, BenchSettings, CacheLoad, Device, DeviceBuffer, EventTimer, Kernel, KernelArg,
-    KernelTimer, Manifest, Result, RuntimeError, Stream, TuneCache, TuneKey,
+    KernelSet, KernelTimer, Manifest, Result, RuntimeError, Stream, TuneCache, TuneKey,
 };
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -31,10 +42,12 @@ struct Options {
     device: usize,
     warmup: u32,
     runs: u32,
+    cubin: Option<PathBuf>,
+    softmax_dir: Option<PathBuf>,
 }
 
 const USAGE: &str = "usage: runtime_gpu_check --ptx-dir DIR [--cache FILE] [--corrupt-cache] \
-[--expect-cached] [--sizes N,N,..] [--device I] [--warmup K] [--runs K]";
+[--expect-cached] [--sizes N,N,..] [--device I] [--warmup K] [--runs K] [--cubin FILE] [--softmax-dir DIR]";
 
 fn parse_options() -> std::result::Result<Options, String> {
     let mut options = Options {
@@ -46,6 +59,8 @@ fn parse_options() -> std::result::Result<Options, String> {
         device: 0,
         warmup: 3,
         runs: 20,
+        cubin: None,
+        softmax_dir: None,
     };
     let mut args = std::env::args().skip(1);
     let mut have_dir = false;
@@ -57,6 +72,8 @@ fn parse_options() -> std::result::Result<Options, String> {
                 have_dir = true;
             }
             "--cache" => options.cache = Some(value("--cache")?.into()),
+            "--cubin" => options.cubin = Some(value("--cubin")?.into()),
+            "--softmax-dir" => options.softmax_dir = Some(value("--softmax-dir")?.into()),
             "--corrupt-cache" => options.corrupt_cache = true,
             "--expect-cached" => options.expect_cached = true,
             "--sizes" => {
@@ -102,6 +119,8 @@ struct Report {
     device: Value,
     kernels: Vec<Value>,
     correctness: Vec<Value>,
+    features: Vec<Value>,
+    softmax: Vec<Value>,
     autotune: Vec<Value>,
     errors: Vec<String>,
     warnings: Vec<String>,
@@ -143,6 +162,8 @@ fn main() -> ExitCode {
         "device": report.device,
         "kernels": report.kernels,
         "correctness": report.correctness,
+        "features": report.features,
+        "softmax": report.softmax,
         "autotune": report.autotune,
         "cache": report.cache,
         "benchmark_calls": report.benchmark_calls,
@@ -218,11 +239,17 @@ fn run(options: &Options, report: &mut Report) -> Result<()> {
         device.module_cache().loads(),
         device.module_cache().len()
     );
+    let stream = Stream::new(&device)?;
+    if let Some(dir) = &options.softmax_dir {
+        if let Err(e) = softmax::check(dir, &device, &stream, options.runs, report) {
+            report.error("softmax", e);
+        }
+    }
     if kernels.is_empty() {
         return Ok(());
     }
-    let stream = Stream::new(&device)?;
     check_argument_errors(&kernels[0].2, &stream, report);
+    features::check(&device, &stream, options.cubin.as_deref(), report);
 
     let max_n = options
         .sizes
@@ -235,7 +262,7 @@ fn run(options: &Options, report: &mut Report) -> Result<()> {
     for (id, size, kernel) in &kernels {
         check_add(&buffers, &stream, kernel, id, *size, 1 << 20, report);
     }
-    autotune(options, &device, &stream, &buffers, &kernels, report)
+    autotune(options, &device, &stream, &buffers, &manifest, report)
 }
 
 fn describe_kernel(kernel: &Kernel, id: &str, report: &mut Report) {
@@ -347,13 +374,13 @@ fn check_add(
         buffers.c.fill_bytes(0xff)?; // NaN everywhere: unwritten elements show
         launch_add(kernel, stream, buffers, size, n)?;
         stream.synchronize()?;
-        let mut all = vec![0f32; n];
-        buffers.c.copy_to_host(&mut all)?;
+        let mut got = vec![0f32; n];
+        buffers.c.copy_to_host(&mut got)?;
         let mut mismatches = 0;
         let mut first = None;
-        for i in 0..n {
-            let want = buffers.a_host[i] + buffers.b_host[i];
-            if all[i].to_bits() != want.to_bits() {
+        let inputs = buffers.a_host.iter().zip(&buffers.b_host);
+        for (i, (value, (a, b))) in got.iter().zip(inputs).enumerate() {
+            if value.to_bits() != (a + b).to_bits() {
                 mismatches += 1;
                 first.get_or_insert(i);
             }
@@ -396,9 +423,31 @@ fn autotune(
     device: &Arc<Device>,
     stream: &Stream,
     buffers: &Buffers,
-    kernels: &[(String, usize, Kernel)],
+    manifest: &Manifest,
     report: &mut Report,
 ) -> Result<()> {
+    // The variants again, as a plugin holds them: served from the module cache.
+    let loads_before = device.module_cache().loads();
+    let set = KernelSet::load(device, manifest, "add")?;
+    let reloaded = device.module_cache().loads() - loads_before;
+    println!(
+        "kernel set: {} variants of add, {reloaded} modules loaded again (0: cache hits)",
+        set.kernels().len()
+    );
+    if reloaded != 0 {
+        report.error("module cache", format!("{reloaded} modules loaded twice"));
+    }
+    let size_of = |kernel: &Kernel| -> Result<usize> {
+        kernel
+            .variant()
+            .macros
+            .get("SIZE")
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| RuntimeError::Manifest {
+                path: manifest.dir.join("manifest.json"),
+                message: format!("variant {} has no numeric SIZE", kernel.variant().file),
+            })
+    };
     let cache_path = options
         .cache
         .clone()
@@ -427,22 +476,20 @@ fn autotune(
         runs: options.runs,
     };
     let mut tuner = Autotuner::new(cache).with_settings(settings);
-    let configs: Vec<String> = kernels.iter().map(|(id, _, _)| id.clone()).collect();
     let mut timer = EventTimer::new(stream)?;
     for &n in &options.sizes {
         let key = TuneKey::new("add", &[&[n as u64]], &["f32"], device.name());
-        let choice = tuner.tune(&key, &configs, &mut timer, &mut |i| {
-            let (_, size, kernel) = &kernels[i];
-            launch_add(kernel, stream, buffers, *size, n)
+        let tuned = set.tune(&mut tuner, &key, stream, |kernel| {
+            launch_add(kernel, stream, buffers, size_of(kernel)?, n)
         });
-        let choice = match choice {
-            Ok(c) => c,
+        let (kernel, choice) = match tuned {
+            Ok(t) => t,
             Err(e) => {
                 report.error(&format!("autotune n={n}"), e);
                 continue;
             }
         };
-        let (_, size, kernel) = &kernels[choice.index];
+        let size = &size_of(kernel)?;
         // Bandwidth of the pick, measured now whether it came from the cache or not.
         let mut times = Vec::new();
         let measured = (|| -> Result<f64> {
