@@ -29,7 +29,7 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-OPS = ["add", "softmax", "transpose"]
+OPS = ["add", "softmax", "transpose", "dot", "dot_nt", "dot_tn"]
 results = {"builds": {}, "checks": [], "errors": [], "perf": {}, "overhead_us": {}, "compile": {}}
 
 
@@ -145,6 +145,7 @@ def main():
         torch.testing.assert_close(a, b, rtol=tol[0], atol=tol[1])
 
     add, softmax, transpose = ops["add"], ops["softmax"], ops["transpose"]
+    dot, dot_nt, dot_tn = ops["dot"], ops["dot_nt"], ops["dot_tn"]
     dtypes = [torch.float32, torch.float16]
 
     # --- correctness ---------------------------------------------------------
@@ -197,6 +198,54 @@ def main():
                 return "transposed and sliced views copied"
             check(f"transpose {dt} non-contiguous", noncontig)
 
+    def mm_close(got, want, dt):
+        tol = {torch.float32: 1e-4, torch.float16: 5e-3}[dt]
+        torch.testing.assert_close(got.double(), want, rtol=tol, atol=tol)
+        return f"max abs err {(got.double() - want).abs().max().item():.2e}, config {mods['dot'].last_config()}"
+
+    if dot and dot_nt and dot_tn:
+        for dt in dtypes:
+            for (m, n, k) in [(1, 1, 1), (37, 45, 29), (128, 128, 128), (300, 200, 513), (1000, 17, 64)]:
+                def run(m=m, n=n, k=k, dt=dt):
+                    s = k ** -0.5
+                    a = (torch.randn(m, k, device=dev) * s).to(dt)
+                    b = (torch.randn(k, n, device=dev) * s).to(dt)
+                    want = a.double() @ b.double()
+                    mm_close(dot_nt(a, b.t().contiguous()), want, dt)
+                    mm_close(dot_tn(a.t().contiguous(), b), want, dt)
+                    return mm_close(dot(a, b), want, dt)
+                check(f"dot/dot_nt/dot_tn {dt} {m}x{n}x{k}", run)
+
+            def views(dt=dt):
+                a = torch.randn(96, 80, device=dev).to(dt) / 9
+                b = torch.randn(64, 120, device=dev).to(dt) / 9
+                # transposed and sliced views are copied (`contiguous` in the spec)
+                return mm_close(dot(a.t()[:, :64], b), a.t()[:, :64].double() @ b.double(), dt)
+            check(f"dot {dt} non-contiguous", views)
+
+            def backward(dt=dt):
+                m, n, k = 67, 45, 129
+                a = (torch.randn(m, k, device=dev) / 11).to(dt).requires_grad_()
+                b = (torch.randn(k, n, device=dev) / 11).to(dt).requires_grad_()
+                w = torch.randn(m, n, device=dev).to(dt)
+                (dot(a, b).float() * w.float()).sum().backward()
+                a2 = a.detach().double().requires_grad_()
+                b2 = b.detach().double().requires_grad_()
+                ((a2 @ b2) * w.double()).sum().backward()
+                tol = {torch.float32: 1e-4, torch.float16: 1e-2}[dt]
+                torch.testing.assert_close(a.grad.double(), a2.grad, rtol=tol, atol=tol)
+                torch.testing.assert_close(b.grad.double(), b2.grad, rtol=tol, atol=tol)
+                return (f"da err {(a.grad.double() - a2.grad).abs().max().item():.2e}, "
+                        f"db err {(b.grad.double() - b2.grad).abs().max().item():.2e}")
+            check(f"dot {dt} backward vs torch autograd", backward)
+
+        def compiled_dot():
+            g = torch.compile(lambda a, b: torch.relu(dot(a, b)) + 1.0, fullgraph=True)
+            a, b = torch.randn(64, 48, device=dev) / 7, torch.randn(48, 80, device=dev) / 7
+            mm_close(g(a, b) - 1.0, torch.relu(a.double() @ b.double()), torch.float32)
+            return "fullgraph compile of dot ran and matched"
+        check("torch.compile fullgraph dot", compiled_dot)
+
     # --- errors -----------------------------------------------------------------
     if add:
         x = torch.randn(100, device=dev)
@@ -213,6 +262,10 @@ def main():
         expect_error("softmax row longer than every tile", lambda: softmax(torch.randn(4, 5000, device=dev)),
                      ["no compiled config", "N = 5000"])
         expect_error("softmax rank", lambda: softmax(torch.randn(8, device=dev)), ["`x`", "2 dimension"])
+    if dot:
+        a = torch.randn(8, 16, device=dev)
+        expect_error("dot inner dims", lambda: dot(a, torch.randn(15, 4, device=dev)), ["`b`", "dimension K"])
+        expect_error("dot dtype mismatch", lambda: dot(a, torch.randn(16, 4, device=dev).half()), ["`b`", "dtype"])
     if transpose:
         expect_error("transpose rank", lambda: transpose(torch.randn(2, 3, 4, device=dev)), ["`x`"])
     check("process alive after errors", lambda: float(torch.ones(1, device=dev).sum()))
@@ -305,6 +358,23 @@ def main():
             perf(f"transpose {key} {r}x{c}", transpose, "transpose", (a,), key, raw)
             results["perf"][f"transpose {key} {r}x{c}"]["torch_ms"] = cuda_time_ms(
                 lambda: a.t().contiguous(), iters)
+
+    if dot:
+        for dt, key in [(torch.float16, "T=float16"), (torch.float32, "T=float32")]:
+            size = 2048 if args.quick else 4096
+            a = torch.randn(size, size, device=dev, dtype=dt)
+            b = torch.randn(size, size, device=dev, dtype=dt)
+            c = torch.empty(size, size, device=dev, dtype=dt)
+
+            def raw(k, v, a=a, b=b, c=c, size=size):
+                tm, tn = int(v["macros"]["TM"]), int(v["macros"]["TN"])
+                k(((size + tm - 1) // tm, (size + tn - 1) // tn), A=a, B=b, C=c, M=size, N=size, K=size,
+                  lda=size, ldb=size, ldc=size)
+            name = f"dot {key} {size}^3"
+            perf(name, dot, "dot", (a, b), key, raw)
+            results["perf"][name]["torch_ms"] = cuda_time_ms(lambda: a @ b, max(10, iters // 5))
+            if "op_ms" in results["perf"][name]:
+                results["perf"][name]["tflops"] = 2 * size ** 3 / results["perf"][name]["op_ms"] / 1e9
 
     # Host overhead of a tiny call: wall time per call, the GPU work being ~nothing.
     def per_call_us(fn, n=5000):

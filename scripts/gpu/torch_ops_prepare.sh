@@ -12,7 +12,7 @@ rm -rf "$O"
 mkdir -p "$O/lib"
 cp target/release/libopgen_bridge.a "$O/lib/"
 strip -g "$O/lib/libopgen_bridge.a" 2>/dev/null || true
-for op in add softmax transpose; do
+for op in add softmax transpose dot dot_nt dot_tn; do
   target/release/triton-opgen "tests/ops/$op.tc" --framework torch --arch sm_90 --no-build -o "$O/$op"
   rm -f "$O/$op/lib/libopgen_bridge.a" # the shared copy keeps the carried tree small
 done
