@@ -2,9 +2,12 @@
 // calls the op through the dispatcher: CPU tensors must raise the op's
 // "must be a CUDA tensor" error (no GPU needed), Meta tensors must get
 // outputs of the right shape, and bad inputs the op's messages.
-// Usage: torch_cpu_harness LIB.so ; prints one line per case.
+// With the dot libraries too, dot's backward (through dot_nt and dot_tn) runs
+// on Meta tensors: the gradients get their inputs' shapes.
+// Usage: torch_cpu_harness ADD.so [DOT.so DOT_NT.so DOT_TN.so]; one line per case.
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/csrc/autograd/autograd.h>
 #include <dlfcn.h>
 #include <cstdio>
 #include <functional>
@@ -20,9 +23,11 @@ static void run_case(const char* name, const std::function<std::string()>& body)
 
 int main(int argc, char** argv) {
   if (argc < 2) return 2;
-  if (!dlopen(argv[1], RTLD_NOW | RTLD_GLOBAL)) {
-    std::printf("dlopen failed: %s\n", dlerror());
-    return 3;
+  for (int i = 1; i < argc; ++i) {
+    if (!dlopen(argv[i], RTLD_NOW | RTLD_GLOBAL)) {
+      std::printf("dlopen failed: %s\n", dlerror());
+      return 3;
+    }
   }
   auto add = c10::Dispatcher::singleton()
                  .findSchemaOrThrow("triton::add", "")
@@ -46,5 +51,20 @@ int main(int argc, char** argv) {
     return c10::str(add.call(at::empty({8}, meta.dtype(at::kDouble)), at::empty({8}, meta.dtype(at::kDouble))).sizes());
   });
   run_case("meta_rank", [&] { return c10::str(add.call(at::empty({2, 4}, meta), at::empty({2, 4}, meta)).sizes()); });
+  if (argc > 2) {
+    auto dot = c10::Dispatcher::singleton()
+                   .findSchemaOrThrow("triton::dot", "")
+                   .typed<at::Tensor(const at::Tensor&, const at::Tensor&)>();
+    run_case("dot_backward_meta", [&] {
+      auto a = at::empty({5, 7}, meta).requires_grad_();
+      auto b = at::empty({7, 3}, meta).requires_grad_();
+      auto c = dot.call(a, b);
+      torch::autograd::backward({c}, {at::empty({5, 3}, meta)});
+      return c10::str(c.sizes(), " ", a.grad().sizes(), " ", b.grad().sizes());
+    });
+    run_case("dot_inner_dim", [&] {
+      return c10::str(dot.call(at::empty({5, 7}, meta), at::empty({6, 3}, meta)).sizes());
+    });
+  }
   return 0;
 }

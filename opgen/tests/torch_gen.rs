@@ -282,6 +282,14 @@ fn library_loads_into_torch_cpu_and_checks_inputs() {
         .unwrap_or_else(|e| panic!("{}", e.0))
         .library
         .unwrap();
+    let mut libs = vec![lib];
+    for op in ["dot", "dot_nt", "dot_tn"] {
+        let mut o = opts.clone();
+        o.input = op_path(op);
+        o.out_dir = Some(tmp.path().join(op));
+        let built = generate(&o, |_| {}).unwrap_or_else(|e| panic!("{}", e.0));
+        libs.push(built.library.unwrap());
+    }
     let harness = tmp.path().join("harness");
     let cc = std::process::Command::new("g++")
         .args(["-std=c++17", "-O1", "-D_GLIBCXX_USE_CXX11_ABI=1"])
@@ -303,7 +311,7 @@ fn library_loads_into_torch_cpu_and_checks_inputs() {
         String::from_utf8_lossy(&cc.stderr)
     );
     let run = std::process::Command::new(&harness)
-        .arg(&lib)
+        .args(&libs)
         .env(
             "LD_LIBRARY_PATH",
             format!(
