@@ -22,6 +22,9 @@ pub struct GenerateOptions {
     /// The prebuilt `libopgen_bridge.a`; found next to the executable when `None`.
     pub bridge_lib: Option<PathBuf>,
     pub include_dirs: Vec<PathBuf>,
+    /// A pre-tuned table to embed: an autotune cache file
+    /// (`$TRITON_OPGEN_CACHE`) from a machine that ran the op.
+    pub tuned: Option<PathBuf>,
 }
 
 /// What a run produced.
@@ -66,6 +69,10 @@ pub fn generate(
     mut progress: impl FnMut(Progress),
 ) -> Result<Generated, GenerateError> {
     let (spec, source) = read_spec(&opts.input)?;
+    let tuned = match &opts.tuned {
+        None => String::new(),
+        Some(path) => read_tuned(path)?,
+    };
     let bridge = find_bridge_lib(opts.bridge_lib.as_deref())?;
     // Fail before compiling when there is no torch to build against.
     let torch_env: Option<TorchEnv> = if opts.no_build {
@@ -98,7 +105,8 @@ pub fn generate(
         .unwrap_or_default();
     let ctx = context::build(&spec, &groups, &kinds, &source_name)
         .map_err(|e| GenerateError(e.to_string()))?;
-    let rendered = torch::render(&ctx, &groups).map_err(|e| GenerateError(e.to_string()))?;
+    let rendered =
+        torch::render(&ctx, &groups, &tuned).map_err(|e| GenerateError(e.to_string()))?;
     let out_dir = opts
         .out_dir
         .clone()
@@ -123,6 +131,29 @@ pub fn generate(
         library,
         warnings,
     })
+}
+
+/// Reads a pre-tuned table: autotune cache JSON with an `entries` object.
+fn read_tuned(path: &Path) -> Result<String, GenerateError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        GenerateError(format!(
+            "cannot read the tuned table {}: {e}",
+            path.display()
+        ))
+    })?;
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        GenerateError(format!(
+            "the tuned table {} is not JSON: {e}",
+            path.display()
+        ))
+    })?;
+    if !value.get("entries").is_some_and(|e| e.is_object()) {
+        return Err(GenerateError(format!(
+            "the tuned table {} has no `entries` object (expected an autotune cache file)",
+            path.display()
+        )));
+    }
+    Ok(text)
 }
 
 /// `--bridge-lib`, else `$OPGEN_BRIDGE_LIB`, else `libopgen_bridge.a` next to

@@ -34,6 +34,9 @@ struct Cli {
     /// The prebuilt runtime bridge (default: libopgen_bridge.a next to this program).
     #[arg(long)]
     bridge_lib: Option<PathBuf>,
+    /// A pre-tuned table to embed (an autotune cache file from a machine that ran the op).
+    #[arg(long)]
+    tuned: Option<PathBuf>,
     /// Include folders for the kernel's #include lines.
     #[arg(short = 'I')]
     include_dirs: Vec<PathBuf>,
@@ -67,6 +70,7 @@ fn main() -> ExitCode {
         python: cli.python.clone(),
         bridge_lib: cli.bridge_lib.clone(),
         include_dirs: cli.include_dirs.clone(),
+        tuned: cli.tuned.clone(),
     };
     let bar = ProgressBar::new(0);
     bar.set_style(

@@ -30,6 +30,7 @@ fn options(input: PathBuf, out: &Path, bridge: PathBuf) -> GenerateOptions {
         python: "python3".into(),
         bridge_lib: Some(bridge),
         include_dirs: Vec::new(),
+        tuned: None,
     }
 }
 
@@ -155,6 +156,34 @@ fn missing_torch_is_a_clear_error_before_compiling() {
         e.contains("is not a PyTorch install with C++ headers"),
         "{e}"
     );
+}
+
+#[test]
+fn a_pre_tuned_table_is_embedded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bridge = fake_bridge(tmp.path());
+    let table = tmp.path().join("autotune.json");
+    std::fs::write(
+        &table,
+        r#"{"format_version": 1, "entries": {"triton::add|[1024]|T=float32|H100": {"config": "SIZE=256 num_warps=4", "time_ms": 0.01}}}"#,
+    )
+    .unwrap();
+    let mut opts = options(op_path("add"), &tmp.path().join("out"), bridge);
+    opts.tuned = Some(table.clone());
+    let done = generate(&opts, |_| {}).unwrap_or_else(|e| panic!("{}", e.0));
+    let kernels = read(&done.out_dir, "kernels.cpp");
+    assert!(
+        kernels.contains(r#"triton_add_tuned[] = "{\"format_version\": 1, \"entries\": {\"triton::add|[1024]|T=float32|H100\""#),
+        "{}",
+        kernels.lines().last().unwrap()
+    );
+    std::fs::write(&table, "{\"format_version\": 1}").unwrap();
+    let e = generate(&opts, |_| {}).unwrap_err().0;
+    assert!(e.contains("has no `entries` object"), "{e}");
+    // Without a table the string is empty.
+    opts.tuned = None;
+    let done = generate(&opts, |_| {}).unwrap();
+    assert!(read(&done.out_dir, "kernels.cpp").contains("triton_add_tuned[] = \"\";"));
 }
 
 #[test]

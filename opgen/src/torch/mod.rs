@@ -40,7 +40,8 @@ pub struct Rendered {
     pub kernels_cpp: String,
 }
 
-pub fn render(ctx: &TorchContext, groups: &[Group]) -> Result<Rendered, TorchError> {
+/// `tuned`: a pre-tuned table (autotune cache JSON) to embed, or "".
+pub fn render(ctx: &TorchContext, groups: &[Group], tuned: &str) -> Result<Rendered, TorchError> {
     let mut hb = Handlebars::new();
     hb.set_strict_mode(true);
     hb.register_escape_fn(handlebars::no_escape);
@@ -65,12 +66,12 @@ pub fn render(ctx: &TorchContext, groups: &[Group]) -> Result<Rendered, TorchErr
         op_cpp: render("op.cpp")?,
         loader_py: render("loader.py")?,
         build_sh: render("build.sh")?,
-        kernels_cpp: kernels_cpp(&ctx.prefix, &ctx.source, groups),
+        kernels_cpp: kernels_cpp(&ctx.prefix, &ctx.source, groups, tuned),
     })
 }
 
 /// The variants' PTX as byte arrays plus the table `opgen_op_new` reads.
-pub fn kernels_cpp(prefix: &str, source: &str, groups: &[Group]) -> String {
+pub fn kernels_cpp(prefix: &str, source: &str, groups: &[Group], tuned: &str) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -105,6 +106,11 @@ pub fn kernels_cpp(prefix: &str, source: &str, groups: &[Group]) -> String {
         out,
         "extern \"C\" const size_t {prefix}_variant_count = {};",
         variants.len()
+    );
+    let _ = writeln!(
+        out,
+        "extern \"C\" const char {prefix}_tuned[] = {};",
+        cpp_string(tuned)
     );
     out
 }

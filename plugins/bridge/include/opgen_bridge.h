@@ -52,6 +52,12 @@ int opgen_op_launch(opgen_op* op, int32_t device, void* stream, const uint32_t* 
                     const char* dtype_key, const int64_t* dims, size_t ndims, char* err,
                     size_t err_len);
 
+/* Takes the choices of a pre-tuned table for this op: the JSON of an
+ * autotune cache file ({"format_version": 1, "entries": {key: {"config": ...}}}).
+ * Keys name op, bucketed dims, dtypes and device; entries of other ops are
+ * skipped. Returns how many were taken (0 for NULL, "" or bad JSON). */
+size_t opgen_op_preload(opgen_op* op, const char* tuned_json);
+
 /* The config the last launch of `op` used ("" before any), copied into buf. */
 void opgen_op_last_config(opgen_op* op, char* buf, size_t len);
 

@@ -69,6 +69,30 @@ impl Op {
         }
     }
 
+    /// Takes this op's entries of a pre-tuned table (an autotune cache
+    /// file's JSON); returns how many.
+    pub fn preload(&self, json: &str) -> usize {
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(json) else {
+            return 0;
+        };
+        let Some(entries) = value.get("entries").and_then(|e| e.as_object()) else {
+            return 0;
+        };
+        let prefix = format!("{}|", self.name);
+        let mut choices = lock(&self.choices);
+        let mut taken = 0;
+        for (key, entry) in entries {
+            if let (true, Some(config)) = (
+                key.starts_with(&prefix),
+                entry.get("config").and_then(|c| c.as_str()),
+            ) {
+                choices.insert(key.clone(), config.to_string());
+                taken += 1;
+            }
+        }
+        taken
+    }
+
     pub fn last_config(&self) -> String {
         lock(&self.last_config).clone()
     }

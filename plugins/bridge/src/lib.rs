@@ -113,6 +113,17 @@ pub unsafe extern "C" fn opgen_op_launch(
 }
 
 /// # Safety
+/// `op` from `opgen_op_new`; `json` a C string or null.
+#[no_mangle]
+pub unsafe extern "C" fn opgen_op_preload(op: *mut Op, json: *const c_char) -> usize {
+    let text = cstr(json);
+    catch_unwind(AssertUnwindSafe(|| {
+        op.as_ref().map(|op| op.preload(&text)).unwrap_or(0)
+    }))
+    .unwrap_or(0)
+}
+
+/// # Safety
 /// `op` from `opgen_op_new`; `buf` writable for `len` bytes.
 #[no_mangle]
 pub unsafe extern "C" fn opgen_op_last_config(op: *mut Op, buf: *mut c_char, len: usize) {
@@ -213,6 +224,24 @@ mod tests {
         }
         assert_eq!(rc, 1);
         assert!(msg.contains("no CUDA device"), "{msg}");
+    }
+
+    #[test]
+    fn preloads_only_this_ops_entries() {
+        let op = unsafe { opgen_op_new(c"t::add".as_ptr(), std::ptr::null(), 0) };
+        let json = c"{\"format_version\": 1, \"entries\": {
+            \"t::add|[1024]|T=float32|H100\": {\"config\": \"SIZE=256 num_warps=4\", \"time_ms\": 0.1},
+            \"t::add|[2048]|T=float32|H100\": {\"config\": \"SIZE=1024 num_warps=4\", \"time_ms\": 0.2},
+            \"t::sub|[1024]|T=float32|H100\": {\"config\": \"SIZE=256 num_warps=4\", \"time_ms\": 0.1},
+            \"t::add|[4096]|T=float32|H100\": {\"time_ms\": 0.1}}}";
+        assert_eq!(unsafe { opgen_op_preload(op, json.as_ptr()) }, 2);
+        assert_eq!(unsafe { opgen_op_preload(op, c"not json".as_ptr()) }, 0);
+        assert_eq!(unsafe { opgen_op_preload(op, c"".as_ptr()) }, 0);
+        assert_eq!(unsafe { opgen_op_preload(op, std::ptr::null()) }, 0);
+        assert_eq!(
+            unsafe { opgen_op_preload(std::ptr::null_mut(), json.as_ptr()) },
+            0
+        );
     }
 
     #[test]
