@@ -294,12 +294,8 @@ mod tests {
             parse("numel(x) - size(x, 0)").unwrap().to_cpp(&plain),
             "(x.numel() - x.size(0))"
         );
-        let names: Vec<&str> = parse("cdiv(N, TM) + stride(x, 0)")
-            .unwrap()
-            .names()
-            .into_iter()
-            .map(|(n, _)| n)
-            .collect();
+        let e = parse("cdiv(N, TM) + stride(x, 0)").unwrap();
+        let names: Vec<&str> = e.names().into_iter().map(|(n, _)| n).collect();
         assert_eq!(names, vec!["N", "TM", "x"]);
     }
 
