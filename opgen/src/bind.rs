@@ -1,0 +1,133 @@
+//! Matches the spec's `args` against the compiled kernel's parameters: count,
+//! names written as `name = expr`, tensors to pointers of their dtype, numbers
+//! to integer parameters.
+
+use crate::spec::{ir_elem_type, ArgSpec, Expr, OpSpec};
+use crate::variants::Group;
+use tritonc::diagnostics::Diagnostic;
+
+/// How one argument is passed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ArgKind {
+    /// The data pointer of this tensor.
+    Ptr(String),
+    I32,
+    I64,
+}
+
+/// One argument, matched to its kernel parameter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BoundArg {
+    pub kind: ArgKind,
+    pub param: String,
+}
+
+/// Checks every group's first variant (all variants of a group share the
+/// signature) and returns how each argument is passed.
+pub fn bind_args(spec: &OpSpec, groups: &[Group]) -> Result<Vec<BoundArg>, Diagnostic> {
+    let mut kinds = Vec::new();
+    for group in groups {
+        let Some(variant) = group.variants.first() else {
+            continue;
+        };
+        let params = &variant.params;
+        if params.len() != spec.args.len() {
+            let names: Vec<String> = params
+                .iter()
+                .map(|p| format!("{} {}", p.ty, p.name))
+                .collect();
+            return Err(Diagnostic::error(
+                spec.args.first().map(|a| a.span).unwrap_or(spec.span),
+                format!(
+                    "the spec passes {} argument{} but kernel `{}` takes {}: ({})",
+                    spec.args.len(),
+                    if spec.args.len() == 1 { "" } else { "s" },
+                    variant.kernel,
+                    params.len(),
+                    names.join(", ")
+                ),
+            ));
+        }
+        let mut group_kinds = Vec::new();
+        for (arg, param) in spec.args.iter().zip(params) {
+            if let Some(name) = &arg.param {
+                if name != &param.name {
+                    return Err(Diagnostic::error(
+                        arg.span,
+                        format!(
+                            "argument `{name}` is at the position of the kernel's parameter `{}`",
+                            param.name
+                        ),
+                    ));
+                }
+            }
+            group_kinds.push(BoundArg {
+                kind: bind_one(spec, group, arg, &param.name, &param.ty)?,
+                param: param.name.clone(),
+            });
+        }
+        if kinds.is_empty() {
+            kinds = group_kinds;
+        }
+    }
+    Ok(kinds)
+}
+
+fn bind_one(
+    spec: &OpSpec,
+    group: &Group,
+    arg: &ArgSpec,
+    param: &str,
+    ty: &str,
+) -> Result<ArgKind, Diagnostic> {
+    let tensor = match &arg.value {
+        Expr::Name(n, _) => spec.tensor(n),
+        _ => None,
+    };
+    match (tensor, ty.strip_suffix('*')) {
+        (Some(t), Some(elem)) => {
+            let dtype = group
+                .dtypes
+                .iter()
+                .find(|(var, _)| *var == t.dtype)
+                .map(|(_, d)| d.as_str())
+                .unwrap_or(t.dtype.as_str());
+            let want = ir_elem_type(dtype).unwrap_or("?");
+            if want != elem {
+                return Err(Diagnostic::error(
+                    arg.span,
+                    format!(
+                        "tensor `{}` ({dtype}, `{want}*`) is passed to parameter `{param}` of type `{ty}`",
+                        t.name
+                    ),
+                )
+                .with_note(format!(
+                    "for dtypes {}",
+                    group
+                        .dtypes
+                        .iter()
+                        .map(|(v, d)| format!("{v}={d}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+            Ok(ArgKind::Ptr(t.name.clone()))
+        }
+        (Some(t), None) => Err(Diagnostic::error(
+            arg.span,
+            format!("tensor `{}` is passed to parameter `{param}` of type `{ty}`, which is not a pointer", t.name),
+        )),
+        (None, Some(_)) => Err(Diagnostic::error(
+            arg.span,
+            format!("parameter `{param}` is a pointer (`{ty}`); pass a tensor of the op"),
+        )),
+        (None, None) => match ty {
+            "i32" => Ok(ArgKind::I32),
+            "i64" => Ok(ArgKind::I64),
+            other => Err(Diagnostic::error(
+                arg.span,
+                format!("parameter `{param}` has type `{other}`; opgen passes integer expressions to `int` or `long` parameters only"),
+            )),
+        },
+    }
+}

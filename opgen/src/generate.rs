@@ -1,0 +1,191 @@
+//! The whole pipeline behind the CLI: spec -> variants -> bindings -> folder
+//! (-> shared library).
+
+use crate::bind::bind_args;
+use crate::spec::{parse_spec, OpSpec};
+use crate::torch::{self, context, TorchEnv};
+use crate::variants;
+use std::path::{Path, PathBuf};
+use tritonc::codegen::Arch;
+use tritonc::driver::Source;
+use tritonc::span::SourceMap;
+
+#[derive(Clone, Debug)]
+pub struct GenerateOptions {
+    pub input: PathBuf,
+    pub out_dir: Option<PathBuf>,
+    pub arch: Arch,
+    /// Write the build folder only (for a machine with torch but no Rust).
+    pub no_build: bool,
+    pub torch_dir: Option<PathBuf>,
+    pub python: String,
+    /// The prebuilt `libopgen_bridge.a`; found next to the executable when `None`.
+    pub bridge_lib: Option<PathBuf>,
+    pub include_dirs: Vec<PathBuf>,
+    /// A pre-tuned table to embed: an autotune cache file
+    /// (`$TRITON_OPGEN_CACHE`) from a machine that ran the op.
+    pub tuned: Option<PathBuf>,
+}
+
+/// What a run produced.
+#[derive(Debug)]
+pub struct Generated {
+    pub spec: OpSpec,
+    pub out_dir: PathBuf,
+    pub variants: usize,
+    pub library: Option<PathBuf>,
+    pub warnings: Vec<String>,
+}
+
+/// Progress of a run, for the CLI's bar.
+pub enum Progress<'a> {
+    Start { total: u64 },
+    Compiled(&'a str),
+    Step(&'a str),
+}
+
+/// An error rendered for the user (diagnostics with file:line:col and caret).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct GenerateError(pub String);
+
+/// Reads and validates the spec of a `.tc` file.
+pub fn read_spec(path: &Path) -> Result<(OpSpec, Source), GenerateError> {
+    let source = Source::read(path).map_err(|e| GenerateError(e.to_string()))?;
+    let mut sources = SourceMap::new();
+    let file = sources.add(path.display().to_string(), source.text.clone());
+    match parse_spec(file, &source.text) {
+        Ok(Some(spec)) => Ok((spec, source)),
+        Ok(None) => Err(GenerateError(format!(
+            "{}: no `#pragma opgen` lines: the file does not describe an op (see README, \"Op specs\")",
+            path.display()
+        ))),
+        Err(diag) => Err(GenerateError(diag.render(&sources))),
+    }
+}
+
+pub fn generate(
+    opts: &GenerateOptions,
+    mut progress: impl FnMut(Progress),
+) -> Result<Generated, GenerateError> {
+    let (spec, source) = read_spec(&opts.input)?;
+    let tuned = match &opts.tuned {
+        None => String::new(),
+        Some(path) => read_tuned(path)?,
+    };
+    let bridge = find_bridge_lib(opts.bridge_lib.as_deref())?;
+    // Fail before compiling when there is no torch to build against.
+    let torch_env: Option<TorchEnv> = if opts.no_build {
+        None
+    } else {
+        Some(torch::find_torch(opts.torch_dir.as_deref(), &opts.python).map_err(GenerateError)?)
+    };
+    progress(Progress::Start {
+        total: variants::count_points(&spec),
+    });
+    let mut warnings = Vec::new();
+    let groups = variants::compile(
+        &spec,
+        &source,
+        opts.arch,
+        &opts.include_dirs,
+        |label| progress(Progress::Compiled(label)),
+        &mut warnings,
+    )
+    .map_err(|e| GenerateError(e.to_string()))?;
+    let kinds = bind_args(&spec, &groups).map_err(|diag| {
+        let mut sources = SourceMap::new();
+        sources.add(opts.input.display().to_string(), source.text.clone());
+        GenerateError(diag.render(&sources))
+    })?;
+    let source_name = opts
+        .input
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let ctx = context::build(&spec, &groups, &kinds, &source_name)
+        .map_err(|e| GenerateError(e.to_string()))?;
+    let rendered =
+        torch::render(&ctx, &groups, &tuned).map_err(|e| GenerateError(e.to_string()))?;
+    let out_dir = opts
+        .out_dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("out").join(&ctx.prefix));
+    progress(Progress::Step("writing the build folder"));
+    torch::write_folder(&out_dir, &ctx, &rendered, &bridge, &groups)
+        .map_err(|e| GenerateError(e.to_string()))?;
+    let library = match &torch_env {
+        None => None,
+        Some(env) => {
+            progress(Progress::Step("compiling the op library against torch"));
+            Some(
+                torch::build_library(&out_dir, &ctx, env)
+                    .map_err(|e| GenerateError(e.to_string()))?,
+            )
+        }
+    };
+    Ok(Generated {
+        variants: groups.iter().map(|g| g.variants.len()).sum(),
+        spec,
+        out_dir,
+        library,
+        warnings,
+    })
+}
+
+/// Reads a pre-tuned table: autotune cache JSON with an `entries` object.
+fn read_tuned(path: &Path) -> Result<String, GenerateError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        GenerateError(format!(
+            "cannot read the tuned table {}: {e}",
+            path.display()
+        ))
+    })?;
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        GenerateError(format!(
+            "the tuned table {} is not JSON: {e}",
+            path.display()
+        ))
+    })?;
+    if !value.get("entries").is_some_and(|e| e.is_object()) {
+        return Err(GenerateError(format!(
+            "the tuned table {} has no `entries` object (expected an autotune cache file)",
+            path.display()
+        )));
+    }
+    Ok(text)
+}
+
+/// `--bridge-lib`, else `$OPGEN_BRIDGE_LIB`, else `libopgen_bridge.a` next to
+/// this executable (where cargo puts it: `cargo build --release -p opgen-bridge`).
+pub fn find_bridge_lib(given: Option<&Path>) -> Result<PathBuf, GenerateError> {
+    let hint = "build it with `cargo build --release -p opgen-bridge` (it lands next to triton-opgen), or pass --bridge-lib PATH";
+    if let Some(path) = given
+        .map(Path::to_path_buf)
+        .or_else(|| std::env::var_os("OPGEN_BRIDGE_LIB").map(PathBuf::from))
+    {
+        return if path.is_file() {
+            Ok(path)
+        } else {
+            Err(GenerateError(format!(
+                "the runtime bridge library {} does not exist; {hint}",
+                path.display()
+            )))
+        };
+    }
+    let exe = std::env::current_exe().map_err(|e| GenerateError(e.to_string()))?;
+    let mut candidates = Vec::new();
+    if let Some(dir) = exe.parent() {
+        candidates.push(dir.join("libopgen_bridge.a"));
+        // Test binaries live one level down, in deps/.
+        if let Some(up) = dir.parent() {
+            candidates.push(up.join("libopgen_bridge.a"));
+        }
+    }
+    candidates.into_iter().find(|p| p.is_file()).ok_or_else(|| {
+        GenerateError(format!(
+            "the runtime bridge library libopgen_bridge.a is not next to {}; {hint}",
+            exe.display()
+        ))
+    })
+}

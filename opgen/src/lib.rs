@@ -1,0 +1,11 @@
+//! triton-opgen: turns a Triton-C kernel and its `#pragma opgen` spec into a
+//! framework op (PyTorch today): every variant compiled to PTX, bindings
+//! rendered from `templates/`, and a shared library or a build folder.
+
+pub mod bind;
+pub mod generate;
+pub mod spec;
+pub mod torch;
+pub mod variants;
+
+pub use generate::{generate, read_spec, GenerateError, GenerateOptions, Generated, Progress};

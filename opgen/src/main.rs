@@ -1,0 +1,121 @@
+//! `triton-opgen KERNEL.tc --framework torch [-o DIR] [--arch sm_90] [--no-build] [--torch-dir DIR]`
+
+use clap::{Parser, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use triton_opgen::{generate, GenerateOptions, Progress};
+use tritonc::codegen::Arch;
+
+#[derive(Parser)]
+#[command(
+    name = "triton-opgen",
+    about = "Generate a framework op from a Triton-C kernel and its `#pragma opgen` spec"
+)]
+struct Cli {
+    /// The kernel file with `#pragma opgen` lines.
+    kernel: PathBuf,
+    #[arg(long, value_enum, default_value = "torch")]
+    framework: Framework,
+    /// Output folder (default: out/<namespace>_<op>).
+    #[arg(short = 'o', long = "out")]
+    out: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "sm_90")]
+    arch: ArchArg,
+    /// Only write the build folder (sources, prebuilt runtime, build.sh); no torch needed.
+    #[arg(long)]
+    no_build: bool,
+    /// The torch package folder to build against (default: the one `python3` imports).
+    #[arg(long)]
+    torch_dir: Option<PathBuf>,
+    /// The Python that finds torch.
+    #[arg(long, default_value = "python3")]
+    python: String,
+    /// The prebuilt runtime bridge (default: libopgen_bridge.a next to this program).
+    #[arg(long)]
+    bridge_lib: Option<PathBuf>,
+    /// A pre-tuned table to embed (an autotune cache file from a machine that ran the op).
+    #[arg(long)]
+    tuned: Option<PathBuf>,
+    /// Include folders for the kernel's #include lines.
+    #[arg(short = 'I')]
+    include_dirs: Vec<PathBuf>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Framework {
+    Torch,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ArchArg {
+    #[value(name = "sm_80")]
+    Sm80,
+    #[value(name = "sm_90")]
+    Sm90,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let Framework::Torch = cli.framework;
+    let opts = GenerateOptions {
+        input: cli.kernel.clone(),
+        out_dir: cli.out.clone(),
+        arch: match cli.arch {
+            ArchArg::Sm80 => Arch::Sm80,
+            ArchArg::Sm90 => Arch::Sm90,
+        },
+        no_build: cli.no_build,
+        torch_dir: cli.torch_dir.clone(),
+        python: cli.python.clone(),
+        bridge_lib: cli.bridge_lib.clone(),
+        include_dirs: cli.include_dirs.clone(),
+        tuned: cli.tuned.clone(),
+    };
+    let bar = ProgressBar::new(0);
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    let result = generate(&opts, |event| match event {
+        Progress::Start { total } => {
+            bar.set_length(total);
+            bar.println(format!(
+                "compiling {total} variants of {}",
+                cli.kernel.display()
+            ));
+        }
+        Progress::Compiled(label) => {
+            bar.inc(1);
+            bar.set_message(label.to_string());
+        }
+        Progress::Step(step) => bar.println(step),
+    });
+    bar.finish_and_clear();
+    match result {
+        Ok(done) => {
+            for w in &done.warnings {
+                eprintln!("warning: {w}");
+            }
+            eprintln!(
+                "{}: {} variants compiled; build folder {}",
+                done.spec.qualified_name(),
+                done.variants,
+                done.out_dir.display()
+            );
+            match &done.library {
+                Some(lib) => eprintln!("library: {}", lib.display()),
+                None => eprintln!(
+                    "not built (--no-build): run `bash {}/build.sh` on a machine with torch and g++",
+                    done.out_dir.display()
+                ),
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("{}", e.0.trim_end());
+            ExitCode::FAILURE
+        }
+    }
+}

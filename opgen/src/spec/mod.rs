@@ -1,0 +1,195 @@
+//! The op spec: `#pragma opgen ...` lines inside the kernel's `.tc` file that
+//! say how a framework calls the kernel (inputs, outputs, kernel arguments,
+//! grid, tuning space, dtype variants, backward). One spec serves every
+//! framework; the templates turn it into bindings.
+
+mod expr;
+mod lex;
+mod parse;
+mod validate;
+
+pub use expr::{BinOp, Expr};
+pub use parse::parse_spec;
+
+use tritonc::span::Span;
+
+/// A whole op: everything the `#pragma opgen` lines of one file say.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OpSpec {
+    pub namespace: String,
+    pub name: String,
+    /// The kernel to call; `None` means the file's only (or first) kernel.
+    pub kernel: Option<String>,
+    pub dtypes: Vec<DtypeVar>,
+    pub inputs: Vec<TensorSpec>,
+    pub outputs: Vec<TensorSpec>,
+    pub args: Vec<ArgSpec>,
+    pub grid: Vec<GridDim>,
+    /// Conditions a config must meet to be a candidate (`require N <= TN`).
+    pub requires: Vec<Require>,
+    /// List macros (`tune TM = [32, 64]`): the tuning space.
+    pub tune: Vec<MacroSpec>,
+    /// Fixed macros (`define NEG_INF = -1e30f`).
+    pub defines: Vec<MacroSpec>,
+    /// Warps per program; several values widen the tuning space.
+    pub num_warps: Vec<u32>,
+    pub backward: Option<Backward>,
+    /// The `op` line, for errors about the op as a whole.
+    pub span: Span,
+}
+
+/// `dtype T in {float32: TYPE=float, float16: TYPE=half}`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DtypeVar {
+    pub var: String,
+    pub choices: Vec<DtypeChoice>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct DtypeChoice {
+    /// Framework-neutral dtype name: `float32`, `float16`, `bfloat16`, ...
+    pub dtype: String,
+    /// Macros this choice defines, e.g. `TYPE=float`.
+    pub macros: Vec<(String, String)>,
+    pub span: Span,
+}
+
+/// `input x: T[M, N] contiguous`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorSpec {
+    pub name: String,
+    /// A dtype variable (`T`) or a fixed dtype (`float32`).
+    pub dtype: String,
+    pub dims: Vec<Dim>,
+    /// Copy to a dense row-major layout when the kernel cannot take the
+    /// tensor's strides (instead of raising an error).
+    pub contiguous: bool,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Dim {
+    Sym(String),
+    Lit(i64),
+}
+
+/// One kernel argument: the value passed for the kernel's parameter at this
+/// position (`ldx = stride(x, 0)`, or just `x`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArgSpec {
+    /// The parameter name when written `name = expr`; checked against the kernel.
+    pub param: Option<String>,
+    pub value: Expr,
+    pub span: Span,
+}
+
+/// One grid dimension: a number of programs, or `persistent(work)`: as many
+/// programs as fit on the device at once (SMs x occupancy), at most `work`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GridDim {
+    pub value: Expr,
+    pub persistent: bool,
+    pub span: Span,
+}
+
+/// `require N <= TN`: a config whose macros fail it is skipped for these inputs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Require {
+    pub left: Expr,
+    /// `<=`, `<`, `>=`, `>`, `==` or `!=`, as written.
+    pub cmp: &'static str,
+    pub right: Expr,
+    pub span: Span,
+}
+
+/// `tune TM = [32, 64]` or `define X = value`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MacroSpec {
+    pub name: String,
+    pub values: Vec<String>,
+    pub span: Span,
+}
+
+/// `backward da = triton::dot_nt(dc, b), db = dc`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Backward {
+    pub grads: Vec<GradSpec>,
+    pub span: Span,
+}
+
+/// The gradient of one input, in terms of other ops.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GradSpec {
+    /// The input this is the gradient of (`a` for `da`).
+    pub input: String,
+    pub value: GradExpr,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum GradExpr {
+    /// An input, an output or an output's gradient (`dc`), passed through.
+    Tensor(String),
+    /// A call of another op: `ns::name(args)`.
+    Call {
+        namespace: String,
+        op: String,
+        args: Vec<GradExpr>,
+    },
+}
+
+impl OpSpec {
+    pub fn qualified_name(&self) -> String {
+        format!("{}::{}", self.namespace, self.name)
+    }
+
+    pub fn input(&self, name: &str) -> Option<&TensorSpec> {
+        self.inputs.iter().find(|t| t.name == name)
+    }
+
+    pub fn tensor(&self, name: &str) -> Option<&TensorSpec> {
+        self.inputs
+            .iter()
+            .chain(self.outputs.iter())
+            .find(|t| t.name == name)
+    }
+
+    pub fn dtype_var(&self, name: &str) -> Option<&DtypeVar> {
+        self.dtypes.iter().find(|d| d.var == name)
+    }
+
+    /// Symbolic dims in the order inputs bind them, with the binding input
+    /// and axis: `N` from `x` axis 0.
+    pub fn dim_bindings(&self) -> Vec<(String, String, usize)> {
+        let mut bound: Vec<(String, String, usize)> = Vec::new();
+        for input in &self.inputs {
+            for (axis, dim) in input.dims.iter().enumerate() {
+                if let Dim::Sym(sym) = dim {
+                    if !bound.iter().any(|(s, _, _)| s == sym) {
+                        bound.push((sym.clone(), input.name.clone(), axis));
+                    }
+                }
+            }
+        }
+        bound
+    }
+}
+
+/// Dtype names the spec accepts, with their Triton-IR element type.
+pub const DTYPES: &[(&str, &str)] = &[
+    ("float32", "f32"),
+    ("float16", "f16"),
+    ("bfloat16", "bf16"),
+    ("float64", "f64"),
+    ("int32", "i32"),
+    ("int64", "i64"),
+    ("int16", "i16"),
+    ("int8", "i8"),
+    ("bool", "i1"),
+];
+
+/// The Triton-IR element type of a dtype name (`float16` -> `f16`).
+pub fn ir_elem_type(dtype: &str) -> Option<&'static str> {
+    DTYPES.iter().find(|(d, _)| *d == dtype).map(|(_, e)| *e)
+}

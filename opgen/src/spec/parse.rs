@@ -1,0 +1,576 @@
+//! Reads the `#pragma opgen <directive> ...` lines of a `.tc` file into an
+//! [`OpSpec`]. Each directive is one line:
+//!
+//! ```text
+//! #pragma opgen op triton::add
+//! #pragma opgen kernel add
+//! #pragma opgen dtype T in {float32: TYPE=float, float16: TYPE=half}
+//! #pragma opgen input x: T[N] contiguous
+//! #pragma opgen output z: T[N]
+//! #pragma opgen args N, x, y, z
+//! #pragma opgen grid cdiv(N, SIZE)
+//! #pragma opgen tune SIZE = [128, 256, 1024]
+//! #pragma opgen define NEG_INF = -1e30f
+//! #pragma opgen num_warps 4          (or [4, 8])
+//! #pragma opgen backward dx = dz, dy = dz
+//! ```
+
+use super::expr::parse_expr;
+use super::lex::{lex, Cursor, Tok, Token};
+use super::validate::validate;
+use super::*;
+use tritonc::diagnostics::Diagnostic;
+use tritonc::driver::{Define, DefineValue};
+use tritonc::span::{FileId, Span};
+
+const PREFIX: &str = "#pragma";
+const DIRECTIVES: &[&str] = &[
+    "op",
+    "kernel",
+    "dtype",
+    "input",
+    "output",
+    "args",
+    "grid",
+    "tune",
+    "define",
+    "num_warps",
+    "backward",
+    "require",
+];
+
+/// Parses and validates the spec of `text` (file `file` of a SourceMap).
+/// `Ok(None)` when the file has no `#pragma opgen` line.
+pub fn parse_spec(file: FileId, text: &str) -> Result<Option<OpSpec>, Diagnostic> {
+    let mut builder = Builder::default();
+    let mut offset = 0;
+    let mut any = false;
+    for line in text.split_inclusive('\n') {
+        let line_start = offset;
+        offset += line.len();
+        let body = line.trim_end_matches(['\n', '\r']);
+        let trimmed = body.trim_start();
+        let Some(rest) = trimmed.strip_prefix(PREFIX) else {
+            continue;
+        };
+        let after_pragma = rest.trim_start();
+        let Some(spec_text) = after_pragma.strip_prefix("opgen") else {
+            continue;
+        };
+        if !spec_text.is_empty() && !spec_text.starts_with(char::is_whitespace) {
+            continue;
+        }
+        any = true;
+        let base = line_start + (body.len() - spec_text.len());
+        let end = Span::new(file, line_start + body.len(), line_start + body.len());
+        builder.directive(file, base, spec_text, end)?;
+    }
+    if !any {
+        return Ok(None);
+    }
+    let spec = builder.finish(Span::new(file, 0, 0))?;
+    validate(&spec)?;
+    Ok(Some(spec))
+}
+
+#[derive(Default)]
+struct Builder {
+    op: Option<(String, String, Span)>,
+    kernel: Option<String>,
+    dtypes: Vec<DtypeVar>,
+    inputs: Vec<TensorSpec>,
+    outputs: Vec<TensorSpec>,
+    args: Option<Vec<ArgSpec>>,
+    grid: Option<Vec<GridDim>>,
+    requires: Vec<Require>,
+    tune: Vec<MacroSpec>,
+    defines: Vec<MacroSpec>,
+    num_warps: Option<Vec<u32>>,
+    backward: Option<Backward>,
+}
+
+impl Builder {
+    fn directive(
+        &mut self,
+        file: FileId,
+        base: usize,
+        text: &str,
+        end: Span,
+    ) -> Result<(), Diagnostic> {
+        let tokens = lex(file, base, text).or_else(|e| {
+            // `define` and `tune` take raw macro text; lex only their name.
+            let first = text.split_whitespace().next().unwrap_or("");
+            if first == "define" || first == "tune" {
+                Ok(Vec::new())
+            } else {
+                Err(e)
+            }
+        })?;
+        let first_word = text.split_whitespace().next().unwrap_or("");
+        let word_at = base + text.find(first_word).unwrap_or(0);
+        let word_span = Span::new(file, word_at, word_at + first_word.len());
+        if first_word.is_empty() {
+            return Err(Diagnostic::error(end, "empty `#pragma opgen` line")
+                .with_note(format!("directives: {}", DIRECTIVES.join(", "))));
+        }
+        let line_span = word_span.to(end);
+        if first_word == "define" || first_word == "tune" {
+            let rest = &text[word_at - base + first_word.len()..];
+            let rest_span = Span::new(file, word_at + first_word.len(), end.end as usize);
+            return self.macro_line(first_word == "tune", rest, rest_span, line_span);
+        }
+        let mut c = Cursor::new(&tokens[1..], end);
+        match first_word {
+            "op" => {
+                if let Some((_, _, prev)) = &self.op {
+                    return Err(Diagnostic::error(line_span, "the op is named twice")
+                        .with_label(*prev, "first named here"));
+                }
+                let (ns, ns_span) = c.expect_ident("a namespace, as in `op triton::add`")?;
+                c.expect_punct("::", "between the namespace and the op name")?;
+                let (name, name_span) = c.expect_ident("the op name")?;
+                c.expect_end()?;
+                self.op = Some((ns, name, ns_span.to(name_span)));
+            }
+            "kernel" => {
+                let (name, _) = c.expect_ident("the kernel's name")?;
+                c.expect_end()?;
+                self.kernel = Some(name);
+            }
+            "dtype" => self.dtypes.push(parse_dtype(&mut c, line_span)?),
+            "input" => self.inputs.push(parse_tensor(&mut c, line_span, true)?),
+            "output" => self.outputs.push(parse_tensor(&mut c, line_span, false)?),
+            "args" => {
+                once(&self.args, line_span, "args")?;
+                self.args = Some(parse_args(&mut c)?);
+            }
+            "grid" => {
+                once(&self.grid, line_span, "grid")?;
+                self.grid = Some(parse_grid(&mut c, line_span)?);
+            }
+            "require" => self.requires.push(parse_require(&mut c, line_span)?),
+            "num_warps" => {
+                once(&self.num_warps, line_span, "num_warps")?;
+                self.num_warps = Some(parse_num_warps(&mut c)?);
+            }
+            "backward" => {
+                once(&self.backward, line_span, "backward")?;
+                self.backward = Some(parse_backward(&mut c, line_span)?);
+            }
+            other => {
+                return Err(Diagnostic::error(
+                    word_span,
+                    format!("unknown opgen directive `{other}`"),
+                )
+                .with_note(format!("directives: {}", DIRECTIVES.join(", "))))
+            }
+        }
+        Ok(())
+    }
+
+    fn macro_line(
+        &mut self,
+        is_tune: bool,
+        rest: &str,
+        rest_span: Span,
+        line_span: Span,
+    ) -> Result<(), Diagnostic> {
+        let (name, value) = match rest.split_once('=') {
+            Some((n, v)) => (n.trim(), v.trim()),
+            None => {
+                return Err(Diagnostic::error(
+                    line_span,
+                    "expected `NAME = VALUE` (a tuning list is `NAME = [a, b]`)",
+                ))
+            }
+        };
+        let define = Define::parse(&format!("{name}={value}"))
+            .map_err(|e| Diagnostic::error(rest_span, e.to_string()))?;
+        let values = match (&define.value, is_tune) {
+            (DefineValue::List(items), true) => items.clone(),
+            (DefineValue::Code(_), true) => {
+                return Err(Diagnostic::error(
+                    rest_span,
+                    format!("`tune {name}` needs a list of values, e.g. `tune {name} = [32, 64]`"),
+                ))
+            }
+            (DefineValue::Code(v), false) => vec![v.clone()],
+            (DefineValue::List(_), false) => {
+                return Err(Diagnostic::error(
+                    rest_span,
+                    format!(
+                        "`define {name}` takes one value; use `tune {name} = [...]` for a list"
+                    ),
+                ))
+            }
+        };
+        let spec = MacroSpec {
+            name: define.name,
+            values,
+            span: line_span,
+        };
+        if is_tune {
+            self.tune.push(spec);
+        } else {
+            self.defines.push(spec);
+        }
+        Ok(())
+    }
+
+    fn finish(self, file_start: Span) -> Result<OpSpec, Diagnostic> {
+        let Some((namespace, name, span)) = self.op else {
+            return Err(
+                Diagnostic::error(file_start, "the opgen spec does not name its op")
+                    .with_note("add a line such as `#pragma opgen op triton::add`"),
+            );
+        };
+        let args = self.args.ok_or_else(|| {
+            Diagnostic::error(span, "the opgen spec has no `args` line")
+                .with_note("list the kernel's arguments, e.g. `#pragma opgen args N, x, y, z`")
+        })?;
+        let grid = self.grid.ok_or_else(|| {
+            Diagnostic::error(span, "the opgen spec has no `grid` line")
+                .with_note("e.g. `#pragma opgen grid cdiv(N, SIZE)`")
+        })?;
+        if self.outputs.is_empty() {
+            return Err(Diagnostic::error(span, "the op has no output")
+                .with_note("add e.g. `#pragma opgen output z: T[N]`"));
+        }
+        Ok(OpSpec {
+            namespace,
+            name,
+            kernel: self.kernel,
+            dtypes: self.dtypes,
+            inputs: self.inputs,
+            outputs: self.outputs,
+            args,
+            grid,
+            requires: self.requires,
+            tune: self.tune,
+            defines: self.defines,
+            num_warps: self.num_warps.unwrap_or_else(|| vec![4]),
+            backward: self.backward,
+            span,
+        })
+    }
+}
+
+fn once<T>(slot: &Option<T>, span: Span, what: &str) -> Result<(), Diagnostic> {
+    if slot.is_some() {
+        Err(Diagnostic::error(
+            span,
+            format!("`{what}` is given twice; write it on one line"),
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// `T in {float32: TYPE=float, float16: TYPE=half ACC=float}`
+fn parse_dtype(c: &mut Cursor, line: Span) -> Result<DtypeVar, Diagnostic> {
+    let (var, _) = c.expect_ident("a dtype variable, as in `dtype T in {float32: TYPE=float}`")?;
+    match c.expect_ident("`in`")? {
+        (w, _) if w == "in" => {}
+        (w, s) => return Err(Diagnostic::error(s, format!("expected `in`, found `{w}`"))),
+    }
+    c.expect_punct("{", "to open the dtype choices")?;
+    let mut choices = Vec::new();
+    loop {
+        let (dtype, span) = c.expect_ident("a dtype such as `float32`")?;
+        if ir_elem_type(&dtype).is_none() {
+            return Err(
+                Diagnostic::error(span, format!("unknown dtype `{dtype}`")).with_note(format!(
+                    "known dtypes: {}",
+                    DTYPES
+                        .iter()
+                        .map(|(d, _)| *d)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
+            );
+        }
+        c.expect_punct(":", "after the dtype")?;
+        let mut macros = Vec::new();
+        while let Some(Token {
+            tok: Tok::Ident(_), ..
+        }) = c.peek()
+        {
+            let (name, _) = c.expect_ident("a macro name")?;
+            c.expect_punct("=", "after the macro name")?;
+            let value = match c.next() {
+                Some(Token {
+                    tok: Tok::Ident(v), ..
+                }) => v.clone(),
+                Some(Token {
+                    tok: Tok::Int(v), ..
+                }) => v.to_string(),
+                _ => {
+                    return Err(Diagnostic::error(
+                        c.here(),
+                        "expected the macro's value (a name or a number)",
+                    ))
+                }
+            };
+            macros.push((name, value));
+        }
+        if macros.is_empty() {
+            return Err(Diagnostic::error(
+                c.here(),
+                format!("`{dtype}` defines no macro; write e.g. `{dtype}: TYPE=float`"),
+            ));
+        }
+        choices.push(DtypeChoice {
+            dtype,
+            macros,
+            span,
+        });
+        if c.eat_punct("}") {
+            break;
+        }
+        c.expect_punct(",", "between dtype choices (or `}` to close them)")?;
+    }
+    c.expect_end()?;
+    Ok(DtypeVar {
+        var,
+        choices,
+        span: line,
+    })
+}
+
+/// `x: T[M, N] [contiguous]` (inputs) or `z: T[N]` (outputs).
+fn parse_tensor(c: &mut Cursor, line: Span, is_input: bool) -> Result<TensorSpec, Diagnostic> {
+    let (name, _) = c.expect_ident("the tensor's name")?;
+    c.expect_punct(":", "after the tensor's name, as in `x: T[N]`")?;
+    let (dtype, _) = c.expect_ident("the tensor's dtype (a dtype variable or e.g. `float32`)")?;
+    c.expect_punct("[", "to open the tensor's shape")?;
+    let mut dims = Vec::new();
+    if !c.is_punct("]") {
+        loop {
+            match c.next() {
+                Some(Token {
+                    tok: Tok::Ident(s), ..
+                }) => dims.push(Dim::Sym(s.clone())),
+                Some(Token {
+                    tok: Tok::Int(v), ..
+                }) => dims.push(Dim::Lit(*v)),
+                _ => {
+                    return Err(Diagnostic::error(
+                        c.here(),
+                        "expected a dimension (a name such as `N` or a number)",
+                    ))
+                }
+            }
+            if !c.eat_punct(",") {
+                break;
+            }
+        }
+    }
+    c.expect_punct("]", "to close the tensor's shape")?;
+    let mut contiguous = false;
+    while let Some(tok) = c.peek() {
+        match &tok.tok {
+            Tok::Ident(w) if w == "contiguous" && is_input => {
+                contiguous = true;
+                c.next();
+            }
+            _ => {
+                return Err(Diagnostic::error(
+                    tok.span,
+                    format!(
+                        "unexpected {} after the shape{}",
+                        c.describe(),
+                        if is_input {
+                            " (only `contiguous` may follow it)"
+                        } else {
+                            ""
+                        }
+                    ),
+                ))
+            }
+        }
+    }
+    Ok(TensorSpec {
+        name,
+        dtype,
+        dims,
+        contiguous,
+        span: line,
+    })
+}
+
+/// `N, a = x, ldx = stride(x, 0)`
+fn parse_args(c: &mut Cursor) -> Result<Vec<ArgSpec>, Diagnostic> {
+    let mut args = Vec::new();
+    loop {
+        let start = c.here();
+        // `name = expr` when an identifier is followed by `=`.
+        let mut param = None;
+        if let (
+            Some(Token {
+                tok: Tok::Ident(n), ..
+            }),
+            true,
+        ) = (c.peek(), peek2_is(c, "="))
+        {
+            param = Some(n.clone());
+            c.next();
+            c.next();
+        }
+        let value = parse_expr(c)?;
+        let span = start.to(value.span());
+        args.push(ArgSpec { param, value, span });
+        if c.at_end() {
+            return Ok(args);
+        }
+        c.expect_punct(",", "between kernel arguments")?;
+    }
+}
+
+fn peek2_is(c: &Cursor, p: &str) -> bool {
+    let mut probe = c.clone();
+    probe.next();
+    probe.is_punct(p)
+}
+
+/// `cdiv(M, TM), cdiv(N, TN)` or `persistent(M)`.
+fn parse_grid(c: &mut Cursor, line: Span) -> Result<Vec<GridDim>, Diagnostic> {
+    let mut dims = Vec::new();
+    loop {
+        let start = c.here();
+        let persistent = matches!(c.peek(), Some(Token { tok: Tok::Ident(n), .. }) if n == "persistent")
+            && peek2_is(c, "(");
+        let value = if persistent {
+            c.next();
+            c.next();
+            let inner = parse_expr(c)?;
+            c.expect_punct(")", "to close `persistent(`")?;
+            inner
+        } else {
+            parse_expr(c)?
+        };
+        let span = start.to(value.span());
+        if persistent && !dims.is_empty() {
+            return Err(Diagnostic::error(
+                span,
+                "only the first grid dimension may be `persistent(...)`",
+            ));
+        }
+        dims.push(GridDim {
+            value,
+            persistent,
+            span,
+        });
+        if c.at_end() {
+            break;
+        }
+        c.expect_punct(",", "between grid dimensions")?;
+    }
+    if dims.len() > 3 {
+        return Err(Diagnostic::error(
+            line,
+            format!("a grid has at most 3 dimensions, got {}", dims.len()),
+        ));
+    }
+    Ok(dims)
+}
+
+/// `N <= TN`
+fn parse_require(c: &mut Cursor, line: Span) -> Result<Require, Diagnostic> {
+    let left = parse_expr(c)?;
+    let cmp = ["<=", ">=", "==", "!=", "<", ">"]
+        .into_iter()
+        .find(|p| c.is_punct(p))
+        .ok_or_else(|| {
+            Diagnostic::error(
+                c.here(),
+                format!(
+                    "expected a comparison (`<=`, `<`, `>=`, `>`, `==`, `!=`), found {}",
+                    c.describe()
+                ),
+            )
+        })?;
+    c.next();
+    let right = parse_expr(c)?;
+    c.expect_end()?;
+    Ok(Require {
+        left,
+        cmp,
+        right,
+        span: line,
+    })
+}
+
+/// `4` or `[4, 8]`.
+fn parse_num_warps(c: &mut Cursor) -> Result<Vec<u32>, Diagnostic> {
+    let list = c.eat_punct("[");
+    let mut values = Vec::new();
+    loop {
+        let (v, span) = c.expect_int("a number of warps")?;
+        if !(1..=32).contains(&v) || (v & (v - 1)) != 0 {
+            return Err(Diagnostic::error(
+                span,
+                format!("num_warps must be a power of two from 1 to 32, got {v}"),
+            ));
+        }
+        values.push(v as u32);
+        if !list || !c.eat_punct(",") {
+            break;
+        }
+    }
+    if list {
+        c.expect_punct("]", "to close the list of warps")?;
+    }
+    c.expect_end()?;
+    Ok(values)
+}
+
+/// `da = triton::dot_nt(dc, b), db = dc`
+fn parse_backward(c: &mut Cursor, line: Span) -> Result<Backward, Diagnostic> {
+    let mut grads = Vec::new();
+    loop {
+        let (grad, gspan) = c.expect_ident("a gradient such as `dx`")?;
+        let Some(input) = grad.strip_prefix('d').filter(|s| !s.is_empty()) else {
+            return Err(Diagnostic::error(
+                gspan,
+                format!("`{grad}` does not name an input's gradient: write `d<input>`, e.g. `dx`"),
+            ));
+        };
+        let input = input.to_string();
+        c.expect_punct("=", "after the gradient's name")?;
+        let value = parse_grad_expr(c)?;
+        grads.push(GradSpec {
+            input,
+            value,
+            span: gspan,
+        });
+        if c.at_end() {
+            break;
+        }
+        c.expect_punct(",", "between gradients")?;
+    }
+    Ok(Backward { grads, span: line })
+}
+
+fn parse_grad_expr(c: &mut Cursor) -> Result<GradExpr, Diagnostic> {
+    let (first, _) = c.expect_ident("a tensor or an op call such as `triton::dot(dy, b)`")?;
+    if !c.eat_punct("::") {
+        return Ok(GradExpr::Tensor(first));
+    }
+    let (op, _) = c.expect_ident("the op's name after `::`")?;
+    c.expect_punct("(", "to open the op's arguments")?;
+    let mut args = Vec::new();
+    if !c.is_punct(")") {
+        loop {
+            args.push(parse_grad_expr(c)?);
+            if !c.eat_punct(",") {
+                break;
+            }
+        }
+    }
+    c.expect_punct(")", "to close the op's arguments")?;
+    Ok(GradExpr::Call {
+        namespace: first,
+        op,
+        args,
+    })
+}

@@ -1,0 +1,267 @@
+//! Checks a parsed spec for names that do not resolve, dims no input binds,
+//! duplicates and misuse of functions. Checks against the compiled kernel's
+//! parameters live in `crate::bind`.
+
+use super::*;
+use tritonc::diagnostics::Diagnostic;
+
+pub fn validate(spec: &OpSpec) -> Result<(), Diagnostic> {
+    check_dtypes(spec)?;
+    check_tensors(spec)?;
+    check_args(spec)?;
+    check_grid(spec)?;
+    if let Some(backward) = &spec.backward {
+        check_backward(spec, backward)?;
+    }
+    Ok(())
+}
+
+fn check_dtypes(spec: &OpSpec) -> Result<(), Diagnostic> {
+    for (i, d) in spec.dtypes.iter().enumerate() {
+        if let Some(prev) = spec.dtypes[..i].iter().find(|p| p.var == d.var) {
+            return Err(Diagnostic::error(
+                d.span,
+                format!("dtype variable `{}` is declared twice", d.var),
+            )
+            .with_label(prev.span, "first declared here"));
+        }
+        for (j, choice) in d.choices.iter().enumerate() {
+            if d.choices[..j].iter().any(|p| p.dtype == choice.dtype) {
+                return Err(Diagnostic::error(
+                    choice.span,
+                    format!("`{}` is listed twice for `{}`", choice.dtype, d.var),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_tensors(spec: &OpSpec) -> Result<(), Diagnostic> {
+    let all: Vec<&TensorSpec> = spec.inputs.iter().chain(spec.outputs.iter()).collect();
+    let bound = spec.dim_bindings();
+    for (i, t) in all.iter().enumerate() {
+        if let Some(prev) = all[..i].iter().find(|p| p.name == t.name) {
+            return Err(Diagnostic::error(
+                t.span,
+                format!("tensor `{}` is declared twice", t.name),
+            )
+            .with_label(prev.span, "first declared here"));
+        }
+        if spec.dtype_var(&t.dtype).is_none() && ir_elem_type(&t.dtype).is_none() {
+            return Err(Diagnostic::error(
+                t.span,
+                format!(
+                    "`{}` of `{}` is neither a dtype variable (declare it with `dtype {} in {{...}}`) nor a dtype",
+                    t.dtype, t.name, t.dtype
+                ),
+            ));
+        }
+        if bound.iter().any(|(s, _, _)| *s == t.name) {
+            return Err(Diagnostic::error(
+                t.span,
+                format!("`{}` names both a tensor and a dimension", t.name),
+            ));
+        }
+    }
+    for out in &spec.outputs {
+        for dim in &out.dims {
+            match dim {
+                Dim::Sym(s) if !bound.iter().any(|(b, _, _)| b == s) => {
+                    return Err(Diagnostic::error(
+                        out.span,
+                        format!(
+                            "dimension `{s}` of output `{}` is not a dimension of any input",
+                            out.name
+                        ),
+                    ))
+                }
+                Dim::Lit(v) if *v < 0 => {
+                    return Err(Diagnostic::error(
+                        out.span,
+                        format!("dimension {v} of output `{}` is negative", out.name),
+                    ))
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Names an argument may use: tensors (as pointers), dims and fixed macros.
+fn check_args(spec: &OpSpec) -> Result<(), Diagnostic> {
+    let bound = spec.dim_bindings();
+    for arg in &spec.args {
+        check_calls(spec, &arg.value)?;
+        for (name, span) in arg.value.names() {
+            let is_tensor = spec.tensor(name).is_some();
+            let is_dim = bound.iter().any(|(s, _, _)| s == name);
+            if is_tensor
+                && !matches!(arg.value, Expr::Name(..))
+                && !is_call_tensor(&arg.value, name)
+            {
+                return Err(Diagnostic::error(
+                    span,
+                    format!("tensor `{name}` can only be passed whole (as its data pointer) or inside stride/size/numel"),
+                ));
+            }
+            if is_tensor || is_dim {
+                continue;
+            }
+            let note = if spec.tune.iter().any(|m| m.name == name) {
+                "tuning macros are compile-time constants of the kernel; they cannot be passed as arguments"
+            } else {
+                "arguments may use the op's tensors, the dimensions of its inputs, and stride/size/numel/cdiv/min/max"
+            };
+            return Err(Diagnostic::error(
+                span,
+                format!("unknown name `{name}` in the kernel arguments"),
+            )
+            .with_note(note));
+        }
+    }
+    Ok(())
+}
+
+/// Whether every mention of tensor `name` in `e` is a first argument of
+/// stride/size/numel.
+fn is_call_tensor(e: &Expr, name: &str) -> bool {
+    match e {
+        Expr::Name(n, _) => n != name,
+        Expr::Int(..) => true,
+        Expr::Neg(inner, _) => is_call_tensor(inner, name),
+        Expr::Bin(_, l, r) => is_call_tensor(l, name) && is_call_tensor(r, name),
+        Expr::Call(f, args, _) => {
+            let takes_tensor = matches!(f.as_str(), "stride" | "size" | "numel");
+            args.iter().enumerate().all(|(i, a)| {
+                if takes_tensor && i == 0 {
+                    true
+                } else {
+                    is_call_tensor(a, name)
+                }
+            })
+        }
+    }
+}
+
+/// `stride(x, 0)`: the first argument is a tensor, the axis a literal in range.
+fn check_calls(spec: &OpSpec, e: &Expr) -> Result<(), Diagnostic> {
+    match e {
+        Expr::Int(..) | Expr::Name(..) => Ok(()),
+        Expr::Neg(inner, _) => check_calls(spec, inner),
+        Expr::Bin(_, l, r) => {
+            check_calls(spec, l)?;
+            check_calls(spec, r)
+        }
+        Expr::Call(f, args, span) => {
+            if matches!(f.as_str(), "stride" | "size" | "numel") {
+                let tensor = match &args[0] {
+                    Expr::Name(n, s) => spec.tensor(n).ok_or_else(|| {
+                        Diagnostic::error(*s, format!("`{n}` is not a tensor of this op"))
+                    })?,
+                    other => {
+                        return Err(Diagnostic::error(
+                            other.span(),
+                            format!("the first argument of `{f}` must be a tensor"),
+                        ))
+                    }
+                };
+                if f != "numel" {
+                    let axis = match &args[1] {
+                        Expr::Int(v, _) => *v,
+                        other => {
+                            return Err(Diagnostic::error(
+                                other.span(),
+                                format!("the axis of `{f}` must be a number"),
+                            ))
+                        }
+                    };
+                    if axis < 0 || axis as usize >= tensor.dims.len() {
+                        return Err(Diagnostic::error(
+                            *span,
+                            format!(
+                                "axis {axis} is out of range for `{}`, which has {} dimension{}",
+                                tensor.name,
+                                tensor.dims.len(),
+                                if tensor.dims.len() == 1 { "" } else { "s" }
+                            ),
+                        ));
+                    }
+                }
+                Ok(())
+            } else {
+                args.iter().try_for_each(|a| check_calls(spec, a))
+            }
+        }
+    }
+}
+
+/// Grid names: dims, tuning and fixed macros.
+fn check_grid(spec: &OpSpec) -> Result<(), Diagnostic> {
+    let bound = spec.dim_bindings();
+    let exprs = spec
+        .grid
+        .iter()
+        .map(|d| &d.value)
+        .chain(spec.requires.iter().flat_map(|r| [&r.left, &r.right]));
+    for value in exprs {
+        check_calls(spec, value)?;
+        for (name, span) in value.names() {
+            let known = bound.iter().any(|(s, _, _)| s == name)
+                || spec.tune.iter().any(|m| m.name == name)
+                || spec.defines.iter().any(|m| m.name == name)
+                || (spec.tensor(name).is_some() && is_call_tensor(value, name));
+            if !known {
+                return Err(Diagnostic::error(
+                    span,
+                    format!("unknown name `{name}` in the grid or a `require`"),
+                )
+                .with_note("grids and requirements may use input dimensions, `tune`/`define` macros and stride/size/numel/cdiv/min/max"));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_backward(spec: &OpSpec, backward: &Backward) -> Result<(), Diagnostic> {
+    for (i, grad) in backward.grads.iter().enumerate() {
+        if spec.input(&grad.input).is_none() {
+            return Err(Diagnostic::error(
+                grad.span,
+                format!("`d{}`: the op has no input `{}`", grad.input, grad.input),
+            ));
+        }
+        if backward.grads[..i].iter().any(|g| g.input == grad.input) {
+            return Err(Diagnostic::error(
+                grad.span,
+                format!("the gradient of `{}` is given twice", grad.input),
+            ));
+        }
+        check_grad_expr(spec, &grad.value, grad.span)?;
+    }
+    Ok(())
+}
+
+fn check_grad_expr(
+    spec: &OpSpec,
+    e: &GradExpr,
+    span: tritonc::span::Span,
+) -> Result<(), Diagnostic> {
+    match e {
+        GradExpr::Tensor(name) => {
+            let is_output_grad = name
+                .strip_prefix('d')
+                .is_some_and(|o| spec.outputs.iter().any(|t| t.name == o));
+            if spec.tensor(name).is_some() || is_output_grad {
+                Ok(())
+            } else {
+                Err(Diagnostic::error(
+                    span,
+                    format!("`{name}` in the backward is not an input, an output or an output's gradient (`d<output>`)"),
+                ))
+            }
+        }
+        GradExpr::Call { args, .. } => args.iter().try_for_each(|a| check_grad_expr(spec, a, span)),
+    }
+}

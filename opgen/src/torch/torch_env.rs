@@ -1,0 +1,67 @@
+//! Finding the PyTorch to build against: `--torch-dir`, else the one
+//! `python3` imports.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TorchEnv {
+    /// The `torch` package folder (holds `include/` and `lib/`).
+    pub dir: PathBuf,
+    /// `torch._C._GLIBCXX_USE_CXX11_ABI` as 0 or 1.
+    pub cxx11_abi: u8,
+}
+
+/// `dir` given: checked, ABI from `TORCH_CXX11_ABI` (default 1, what torch
+/// wheels use since 2.7). Otherwise asks `python`.
+pub fn find_torch(dir: Option<&Path>, python: &str) -> Result<TorchEnv, String> {
+    let env = match dir {
+        Some(dir) => TorchEnv {
+            dir: dir.to_path_buf(),
+            cxx11_abi: std::env::var("TORCH_CXX11_ABI")
+                .ok()
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(1),
+        },
+        None => ask_python(python)?,
+    };
+    let header = env.dir.join("include/torch/library.h");
+    if !header.exists() {
+        return Err(format!(
+            "{} is not a PyTorch install with C++ headers: {} is missing",
+            env.dir.display(),
+            header.display()
+        ));
+    }
+    Ok(env)
+}
+
+fn ask_python(python: &str) -> Result<TorchEnv, String> {
+    const SCRIPT: &str =
+        "import os, torch; print(os.path.dirname(torch.__file__)); print(int(torch._C._GLIBCXX_USE_CXX11_ABI))";
+    let hint = "pass --torch-dir DIR (the torch package folder), or --no-build to write a build folder for a machine that has torch";
+    let output = Command::new(python)
+        .args(["-c", SCRIPT])
+        .output()
+        .map_err(|e| format!("PyTorch not found: cannot run `{python}` ({e}); {hint}"))?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let last = stderr.lines().last().unwrap_or("").trim();
+        return Err(format!(
+            "PyTorch not found: `{python} -c 'import torch'` failed ({last}); {hint}"
+        ));
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let mut lines = stdout.lines();
+    let dir = lines.next().unwrap_or("").trim();
+    let abi = lines.next().unwrap_or("1").trim();
+    if dir.is_empty() {
+        return Err(format!(
+            "PyTorch not found: `{python}` printed no torch folder; {hint}"
+        ));
+    }
+    Ok(TorchEnv {
+        dir: PathBuf::from(dir),
+        cxx11_abi: abi.parse().unwrap_or(1),
+    })
+}

@@ -1,0 +1,224 @@
+//! The `#pragma opgen` spec: the bundled ops parse to what they say, and
+//! mistakes are diagnostics with file:line:col and a caret.
+
+use triton_opgen::spec::{parse_spec, Dim, GradExpr, OpSpec};
+use tritonc::span::SourceMap;
+
+fn parse(text: &str) -> Result<Option<OpSpec>, String> {
+    let mut sources = SourceMap::new();
+    let file = sources.add("k.tc", text);
+    parse_spec(file, text).map_err(|d| d.render(&sources))
+}
+
+fn ok(text: &str) -> OpSpec {
+    parse(text)
+        .unwrap_or_else(|e| panic!("spec failed:\n{e}"))
+        .expect("a spec")
+}
+
+fn err(text: &str) -> String {
+    match parse(text) {
+        Err(e) => e,
+        Ok(s) => panic!("expected an error, got {s:?}"),
+    }
+}
+
+const BASE: &str = "#pragma opgen op t::add
+#pragma opgen dtype T in {float32: TYPE=float, float16: TYPE=half}
+#pragma opgen input x: T[N]
+#pragma opgen input y: T[N]
+#pragma opgen output z: T[N]
+#pragma opgen args N, x, y, z
+#pragma opgen grid cdiv(N, SIZE)
+#pragma opgen tune SIZE = [128, 256]
+";
+
+fn ops_file(name: &str) -> String {
+    let path = format!("{}/../tests/ops/{name}.tc", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(path).unwrap()
+}
+
+#[test]
+fn add_spec_reads_every_directive() {
+    let spec = ok(&ops_file("add"));
+    assert_eq!(spec.qualified_name(), "triton::add");
+    assert_eq!(spec.dtypes.len(), 1);
+    let t = &spec.dtypes[0];
+    assert_eq!(t.var, "T");
+    assert_eq!(t.choices[0].dtype, "float32");
+    assert_eq!(
+        t.choices[0].macros,
+        vec![("TYPE".to_string(), "float".to_string())]
+    );
+    assert_eq!(
+        t.choices[1].macros,
+        vec![("TYPE".to_string(), "half".to_string())]
+    );
+    assert_eq!(spec.inputs.len(), 2);
+    assert!(spec.inputs[0].contiguous);
+    assert_eq!(spec.inputs[0].dims, vec![Dim::Sym("N".into())]);
+    assert_eq!(spec.outputs[0].name, "z");
+    assert_eq!(spec.args.len(), 4);
+    assert_eq!(spec.grid.len(), 1);
+    assert!(!spec.grid[0].persistent);
+    assert_eq!(spec.tune[0].name, "SIZE");
+    assert_eq!(spec.tune[0].values, vec!["256", "1024", "4096"]);
+    assert_eq!(spec.num_warps, vec![4]);
+    let bw = spec.backward.as_ref().unwrap();
+    assert_eq!(bw.grads.len(), 2);
+    assert_eq!(bw.grads[0].input, "x");
+    assert_eq!(bw.grads[0].value, GradExpr::Tensor("dz".into()));
+    assert_eq!(
+        spec.dim_bindings(),
+        vec![("N".to_string(), "x".to_string(), 0)]
+    );
+}
+
+#[test]
+fn softmax_and_transpose_specs_parse() {
+    let sm = ok(&ops_file("softmax"));
+    assert!(sm.grid[0].persistent);
+    assert_eq!(sm.requires.len(), 1);
+    assert_eq!(sm.requires[0].cmp, "<=");
+    assert_eq!(sm.args[2].param.as_deref(), Some("ldx"));
+    let tr = ok(&ops_file("transpose"));
+    assert_eq!(tr.grid.len(), 2);
+    assert_eq!(
+        tr.outputs[0].dims,
+        vec![Dim::Sym("C".into()), Dim::Sym("R".into())]
+    );
+    assert_eq!(
+        tr.dim_bindings(),
+        vec![
+            ("R".to_string(), "x".to_string(), 0),
+            ("C".to_string(), "x".to_string(), 1)
+        ]
+    );
+}
+
+#[test]
+fn a_file_without_pragmas_has_no_spec() {
+    assert_eq!(
+        parse("__global__ void k(int N) {}\n#pragma once\n").unwrap(),
+        None
+    );
+    // `#pragma opgenx` is not ours either.
+    assert_eq!(parse("#pragma opgenx op a::b\n").unwrap(), None);
+}
+
+#[test]
+fn backward_through_other_ops_parses() {
+    let text = "#pragma opgen op t::dot
+#pragma opgen dtype T in {float16: TYPE=half}
+#pragma opgen input a: T[M, K]
+#pragma opgen input b: T[K, N]
+#pragma opgen output c: T[M, N]
+#pragma opgen args a, b, c, M, N, K
+#pragma opgen grid cdiv(M, TM), cdiv(N, TN)
+#pragma opgen tune TM = [64, 128]
+#pragma opgen tune TN = [64]
+#pragma opgen num_warps [4, 8]
+#pragma opgen backward da = t::dot_nt(dc, b), db = t::dot_tn(a, dc)
+";
+    let spec = ok(text);
+    assert_eq!(spec.num_warps, vec![4, 8]);
+    let bw = spec.backward.unwrap();
+    assert_eq!(
+        bw.grads[0].value,
+        GradExpr::Call {
+            namespace: "t".into(),
+            op: "dot_nt".into(),
+            args: vec![GradExpr::Tensor("dc".into()), GradExpr::Tensor("b".into())],
+        }
+    );
+    assert_eq!(bw.grads[1].input, "b");
+}
+
+#[test]
+fn unknown_directive_points_at_it() {
+    let e = err(&format!("{BASE}#pragma opgen inputs w: T[N]\n"));
+    assert!(e.contains("unknown opgen directive `inputs`"), "{e}");
+    assert!(e.contains("k.tc:9:15"), "{e}");
+    assert!(e.contains("^^^^^^"), "{e}");
+}
+
+#[test]
+fn syntax_errors_carry_line_column_and_caret() {
+    let e = err(&BASE.replace("input y: T[N]", "input y T[N]"));
+    assert!(e.contains("expected `:` after the tensor's name"), "{e}");
+    assert!(e.contains("k.tc:4:23"), "{e}");
+    let e = err(&BASE.replace("cdiv(N, SIZE)", "cdiv(N SIZE)"));
+    assert!(e.contains("k.tc:7:27"), "{e}");
+    let e = err(&BASE.replace("cdiv(N, SIZE)", "ceil(N, SIZE)"));
+    assert!(e.contains("unknown function `ceil`"), "{e}");
+    let e = err(&BASE.replace("cdiv(N, SIZE)", "cdiv(N)"));
+    assert!(e.contains("`cdiv` takes 2 arguments, got 1"), "{e}");
+}
+
+#[test]
+fn names_must_resolve() {
+    let e = err(&BASE.replace("output z: T[N]", "output z: T[N, K]"));
+    assert!(
+        e.contains("dimension `K` of output `z` is not a dimension of any input"),
+        "{e}"
+    );
+    let e = err(&BASE.replace("args N, x, y, z", "args N, x, w, z"));
+    assert!(
+        e.contains("unknown name `w` in the kernel arguments"),
+        "{e}"
+    );
+    let e = err(&BASE.replace("args N, x, y, z", "args SIZE, x, y, z"));
+    assert!(
+        e.contains("tuning macros are compile-time constants"),
+        "{e}"
+    );
+    let e = err(&BASE.replace("cdiv(N, SIZE)", "cdiv(N, TILE)"));
+    assert!(e.contains("unknown name `TILE` in the grid"), "{e}");
+    let e = err(&BASE.replace("input y: T[N]", "input y: U[N]"));
+    assert!(e.contains("neither a dtype variable"), "{e}");
+    let e = err(&BASE.replace("args N, x, y, z", "args N, x, y, stride(z, 1)"));
+    assert!(e.contains("axis 1 is out of range for `z`"), "{e}");
+    let e = err(&BASE.replace("args N, x, y, z", "args N, x + 1, y, z"));
+    assert!(e.contains("can only be passed whole"), "{e}");
+}
+
+#[test]
+fn duplicates_and_missing_lines_are_errors() {
+    let e = err(&format!("{BASE}#pragma opgen input x: T[N]\n"));
+    assert!(e.contains("tensor `x` is declared twice"), "{e}");
+    assert!(e.contains("first declared here"), "{e}");
+    let e = err(&format!("{BASE}#pragma opgen op t::sub\n"));
+    assert!(e.contains("the op is named twice"), "{e}");
+    let e = err(&BASE.replace("#pragma opgen grid cdiv(N, SIZE)\n", ""));
+    assert!(e.contains("no `grid` line"), "{e}");
+    let e = err(&BASE.replace("#pragma opgen op t::add\n", ""));
+    assert!(e.contains("does not name its op"), "{e}");
+    let e = err(&BASE.replace("tune SIZE = [128, 256]", "tune SIZE = 128"));
+    assert!(e.contains("needs a list of values"), "{e}");
+}
+
+#[test]
+fn bad_dtypes_warps_and_grids() {
+    let e = err(&BASE.replace("float16: TYPE=half", "float12: TYPE=half"));
+    assert!(e.contains("unknown dtype `float12`"), "{e}");
+    let e = err(&format!("{BASE}#pragma opgen num_warps 3\n"));
+    assert!(e.contains("power of two"), "{e}");
+    let e = err(&BASE.replace("grid cdiv(N, SIZE)", "grid 1, persistent(N)"));
+    assert!(e.contains("only the first grid dimension"), "{e}");
+    let e = err(&BASE.replace("grid cdiv(N, SIZE)", "grid 1, 1, 1, 1"));
+    assert!(e.contains("at most 3 dimensions"), "{e}");
+    let e = err(&format!("{BASE}#pragma opgen require N = SIZE\n"));
+    assert!(e.contains("expected a comparison"), "{e}");
+}
+
+#[test]
+fn backward_mistakes_are_errors() {
+    let e = err(&format!("{BASE}#pragma opgen backward dw = dz\n"));
+    assert!(e.contains("the op has no input `w`"), "{e}");
+    let e = err(&format!("{BASE}#pragma opgen backward dx = dq\n"));
+    assert!(e.contains("`dq` in the backward is not an input"), "{e}");
+    let e = err(&format!("{BASE}#pragma opgen backward x = dz\n"));
+    assert!(e.contains("does not name an input's gradient"), "{e}");
+    let e = err(&format!("{BASE}#pragma opgen backward dx = t::neg(dz\n"));
+    assert!(e.contains("to close the op's arguments"), "{e}");
+}

@@ -1,0 +1,395 @@
+//! Generating the PyTorch op: rendered sources (snapshots), the --no-build
+//! folder, errors when torch is missing or the args do not fit the kernel,
+//! and (with OPGEN_TEST_TORCH_DIR set) a real build against torch's headers.
+
+use std::path::{Path, PathBuf};
+use triton_opgen::{generate, GenerateOptions, Generated};
+use tritonc::codegen::Arch;
+
+fn op_path(name: &str) -> PathBuf {
+    PathBuf::from(format!(
+        "{}/../tests/ops/{name}.tc",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+}
+
+/// A stand-in for the prebuilt runtime archive (the folder only copies it).
+fn fake_bridge(dir: &Path) -> PathBuf {
+    let path = dir.join("libopgen_bridge.a");
+    std::fs::write(&path, b"!<arch>\n").unwrap();
+    path
+}
+
+fn options(input: PathBuf, out: &Path, bridge: PathBuf) -> GenerateOptions {
+    GenerateOptions {
+        input,
+        out_dir: Some(out.to_path_buf()),
+        arch: Arch::Sm90,
+        no_build: true,
+        torch_dir: None,
+        python: "python3".into(),
+        bridge_lib: Some(bridge),
+        include_dirs: Vec::new(),
+        tuned: None,
+    }
+}
+
+fn no_build(name: &str) -> (tempfile::TempDir, Generated) {
+    let tmp = tempfile::tempdir().unwrap();
+    let bridge = fake_bridge(tmp.path());
+    let out = tmp.path().join("out");
+    let done = generate(&options(op_path(name), &out, bridge), |_| {})
+        .unwrap_or_else(|e| panic!("{}", e.0));
+    (tmp, done)
+}
+
+fn read(dir: &Path, name: &str) -> String {
+    std::fs::read_to_string(dir.join(name)).unwrap()
+}
+
+#[test]
+fn add_sources_snapshot() {
+    let (_tmp, done) = no_build("add");
+    assert_eq!(done.variants, 6);
+    assert!(done.library.is_none());
+    insta::assert_snapshot!("add_op_cpp", read(&done.out_dir, "op.cpp"));
+    insta::assert_snapshot!("add_loader_py", read(&done.out_dir, "triton_add.py"));
+    insta::assert_snapshot!("add_build_sh", read(&done.out_dir, "build.sh"));
+}
+
+#[test]
+fn softmax_sources_snapshot() {
+    let (_tmp, done) = no_build("softmax");
+    assert_eq!(done.variants, 4);
+    let cpp = read(&done.out_dir, "op.cpp");
+    // Persistent grid, the N <= TN filter, strided rows, no autograd.
+    assert!(cpp.contains("1u});"), "persistent flag");
+    assert!(cpp.contains("if (!(N <= TN)) continue;"));
+    assert!(cpp.contains("x.stride(0)"));
+    assert!(!cpp.contains("Autograd"));
+    insta::assert_snapshot!("softmax_op_cpp", cpp);
+}
+
+#[test]
+fn no_build_folder_is_self_contained() {
+    let (_tmp, done) = no_build("transpose");
+    let dir = &done.out_dir;
+    for f in [
+        "op.cpp",
+        "kernels.cpp",
+        "triton_transpose.py",
+        "build.sh",
+        "include/opgen_bridge.h",
+        "lib/libopgen_bridge.a",
+        "variants.json",
+        "ptx/0.ptx",
+        "ptx/7.ptx",
+    ] {
+        assert!(dir.join(f).is_file(), "{f} missing");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(dir.join("build.sh"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert!(mode & 0o111 != 0, "build.sh is executable");
+    }
+    // Every variant's PTX is embedded as bytes and listed in the table.
+    let kernels = read(dir, "kernels.cpp");
+    assert_eq!(
+        kernels.matches("static const unsigned char image_").count(),
+        8
+    );
+    assert!(kernels.contains("triton_transpose_variant_count = 8;"));
+    assert!(kernels.contains("\"TM=64 TN=32 num_warps=4\""));
+    // ".version" of the first PTX, as decimal bytes: 46 = '.', 118 = 'v'.
+    assert!(kernels.contains("46,118,101,114,115,105,111,110"));
+    let list: serde_json::Value = serde_json::from_str(&read(dir, "variants.json")).unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 8);
+    assert_eq!(list[7]["dtypes"], "T=float16");
+    assert_eq!(list[7]["config"], "TM=64 TN=64 num_warps=4");
+    assert_eq!(list[7]["params"][0]["type"], "f16*");
+    let header = read(dir, "include/opgen_bridge.h");
+    assert!(header.contains("opgen_op_launch"));
+    let build = read(dir, "build.sh");
+    assert!(build.contains("-D_GLIBCXX_USE_CXX11_ABI"));
+    assert!(build.contains("-ltorch_cpu -lc10 -lstdc++ -ltorch"));
+    assert!(build.contains("-o libtriton_transpose.so"));
+    let cpp = read(dir, "op.cpp");
+    assert!(cpp.contains("x = x.clone(at::MemoryFormat::Contiguous);"));
+    assert!(cpp.contains(
+        "grid_dim(opgen_cdiv(C, TM), \"first\"), grid_dim(opgen_cdiv(R, TN), \"second\")"
+    ));
+}
+
+#[test]
+fn missing_torch_is_a_clear_error_before_compiling() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bridge = fake_bridge(tmp.path());
+    // A python that has no torch, whatever this machine has.
+    let python = tmp.path().join("python-without-torch");
+    std::fs::write(
+        &python,
+        "#!/bin/sh\necho \"ModuleNotFoundError: No module named 'torch'\" >&2\nexit 1\n",
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let mut opts = options(op_path("add"), &tmp.path().join("out"), bridge);
+    opts.no_build = false;
+    opts.python = python.display().to_string();
+    let mut started = false;
+    let e = generate(&opts, |_| started = true).unwrap_err().0;
+    assert!(e.contains("PyTorch not found"), "{e}");
+    assert!(e.contains("No module named 'torch'"), "{e}");
+    assert!(e.contains("--no-build"), "{e}");
+    assert!(!started, "nothing is compiled without torch");
+
+    opts.torch_dir = Some(tmp.path().to_path_buf());
+    let e = generate(&opts, |_| {}).unwrap_err().0;
+    assert!(
+        e.contains("is not a PyTorch install with C++ headers"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_pre_tuned_table_is_embedded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bridge = fake_bridge(tmp.path());
+    let table = tmp.path().join("autotune.json");
+    std::fs::write(
+        &table,
+        r#"{"format_version": 1, "entries": {"triton::add|[1024]|T=float32|H100": {"config": "SIZE=256 num_warps=4", "time_ms": 0.01}}}"#,
+    )
+    .unwrap();
+    let mut opts = options(op_path("add"), &tmp.path().join("out"), bridge);
+    opts.tuned = Some(table.clone());
+    let done = generate(&opts, |_| {}).unwrap_or_else(|e| panic!("{}", e.0));
+    let kernels = read(&done.out_dir, "kernels.cpp");
+    assert!(
+        kernels.contains(r#"triton_add_tuned[] = "{\"format_version\": 1, \"entries\": {\"triton::add|[1024]|T=float32|H100\""#),
+        "{}",
+        kernels.lines().last().unwrap()
+    );
+    std::fs::write(&table, "{\"format_version\": 1}").unwrap();
+    let e = generate(&opts, |_| {}).unwrap_err().0;
+    assert!(e.contains("has no `entries` object"), "{e}");
+    // Without a table the string is empty.
+    opts.tuned = None;
+    let done = generate(&opts, |_| {}).unwrap();
+    assert!(read(&done.out_dir, "kernels.cpp").contains("triton_add_tuned[] = \"\";"));
+}
+
+#[test]
+fn missing_bridge_library_is_a_clear_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let opts = options(
+        op_path("add"),
+        &tmp.path().join("out"),
+        tmp.path().join("nope/libopgen_bridge.a"),
+    );
+    let e = generate(&opts, |_| {}).unwrap_err().0;
+    assert!(e.contains("cargo build --release -p opgen-bridge"), "{e}");
+}
+
+#[test]
+fn args_that_do_not_fit_the_kernel_point_at_the_spec() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bridge = fake_bridge(tmp.path());
+    let text = std::fs::read_to_string(op_path("add")).unwrap();
+    let cases = [
+        (
+            "args N, x, y, z",
+            "args N, x, y",
+            "the spec passes 3 arguments but kernel `add` takes 4",
+        ),
+        (
+            "args N, x, y, z",
+            "args x, N, y, z",
+            "tensor `x` is passed to parameter `N` of type `i32`",
+        ),
+        (
+            "args N, x, y, z",
+            "args N, x, y, a = z",
+            "argument `a` is at the position of the kernel's parameter `c`",
+        ),
+        (
+            "args N, x, y, z",
+            "args N, N, y, z",
+            "parameter `a` is a pointer",
+        ),
+    ];
+    for (from, to, want) in cases {
+        let path = tmp.path().join("bad.tc");
+        std::fs::write(&path, text.replace(from, to)).unwrap();
+        let e = generate(
+            &options(path, &tmp.path().join("out"), bridge.clone()),
+            |_| {},
+        )
+        .unwrap_err()
+        .0;
+        assert!(e.contains(want), "{to}: {e}");
+        assert!(e.contains("bad.tc:8:"), "{to}: {e}");
+    }
+    // A dtype whose pointer type differs from the kernel's parameter.
+    let path = tmp.path().join("bad.tc");
+    std::fs::write(
+        &path,
+        text.replace("float16: TYPE=half", "float16: TYPE=float"),
+    )
+    .unwrap();
+    let e = generate(&options(path, &tmp.path().join("out"), bridge), |_| {})
+        .unwrap_err()
+        .0;
+    assert!(
+        e.contains("tensor `x` (float16, `f16*`) is passed to parameter `a` of type `f32*`"),
+        "{e}"
+    );
+}
+
+/// Builds add against real torch headers and libraries when
+/// OPGEN_TEST_TORCH_DIR names a torch package folder (CI does not download
+/// torch: see README), with the real bridge from `cargo build -p opgen-bridge`.
+#[test]
+fn builds_against_real_torch_when_available() {
+    let Some(torch_dir) = std::env::var_os("OPGEN_TEST_TORCH_DIR") else {
+        eprintln!("skipped: set OPGEN_TEST_TORCH_DIR to a torch package folder");
+        return;
+    };
+    let Ok(bridge) = triton_opgen::generate::find_bridge_lib(None) else {
+        eprintln!("skipped: build opgen-bridge first");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let mut opts = options(op_path("add"), &tmp.path().join("out"), bridge);
+    opts.no_build = false;
+    opts.torch_dir = Some(PathBuf::from(torch_dir));
+    let done = generate(&opts, |_| {}).unwrap_or_else(|e| panic!("{}", e.0));
+    let lib = done.library.expect("a library");
+    let nm = std::process::Command::new("nm")
+        .args(["-D", "--defined-only"])
+        .arg(&lib)
+        .output()
+        .unwrap();
+    let symbols = String::from_utf8_lossy(&nm.stdout);
+    assert!(symbols.contains("triton_add_variants"));
+    // The runtime's Rust symbols stay inside the library.
+    assert!(!symbols.contains("opgen_op_launch"), "{symbols}");
+}
+
+/// Loads the add library into torch's CPU libraries (a C++ harness, no
+/// Python, no GPU): CPU tensors raise the op's CUDA error, Meta tensors get
+/// outputs, bad inputs the op's messages. Needs OPGEN_TEST_TORCH_DIR and
+/// OPGEN_TEST_CUDA_LIBS (a folder with libcudart.so.13 and libcupti.so.13,
+/// which torch_cpu links; from the nvidia-cuda-runtime/-cupti wheels).
+#[test]
+fn library_loads_into_torch_cpu_and_checks_inputs() {
+    let (Some(torch_dir), Some(cuda_libs)) = (
+        std::env::var_os("OPGEN_TEST_TORCH_DIR"),
+        std::env::var_os("OPGEN_TEST_CUDA_LIBS"),
+    ) else {
+        eprintln!("skipped: set OPGEN_TEST_TORCH_DIR and OPGEN_TEST_CUDA_LIBS");
+        return;
+    };
+    let Ok(bridge) = triton_opgen::generate::find_bridge_lib(None) else {
+        eprintln!("skipped: build opgen-bridge first");
+        return;
+    };
+    let torch_dir = PathBuf::from(torch_dir);
+    let cuda_libs = PathBuf::from(cuda_libs);
+    let tmp = tempfile::tempdir().unwrap();
+    let mut opts = options(op_path("add"), &tmp.path().join("out"), bridge);
+    opts.no_build = false;
+    opts.torch_dir = Some(torch_dir.clone());
+    let lib = generate(&opts, |_| {})
+        .unwrap_or_else(|e| panic!("{}", e.0))
+        .library
+        .unwrap();
+    let mut libs = vec![lib];
+    for op in ["dot", "dot_nt", "dot_tn"] {
+        let mut o = opts.clone();
+        o.input = op_path(op);
+        o.out_dir = Some(tmp.path().join(op));
+        let built = generate(&o, |_| {}).unwrap_or_else(|e| panic!("{}", e.0));
+        libs.push(built.library.unwrap());
+    }
+    let harness = tmp.path().join("harness");
+    let cc = std::process::Command::new("g++")
+        .args(["-std=c++17", "-O1", "-D_GLIBCXX_USE_CXX11_ABI=1"])
+        .arg("-isystem")
+        .arg(torch_dir.join("include"))
+        .arg(format!(
+            "{}/tests/torch_cpu_harness.cpp",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .arg(format!("-L{}", torch_dir.join("lib").display()))
+        .arg(format!("-Wl,-rpath-link,{}", cuda_libs.display()))
+        .args(["-Wl,--as-needed", "-ltorch_cpu", "-lc10", "-ldl", "-o"])
+        .arg(&harness)
+        .output()
+        .unwrap();
+    assert!(
+        cc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
+    let run = std::process::Command::new(&harness)
+        .args(&libs)
+        .env(
+            "LD_LIBRARY_PATH",
+            format!(
+                "{}:{}",
+                torch_dir.join("lib").display(),
+                cuda_libs.display()
+            ),
+        )
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&run.stdout).into_owned();
+    assert!(
+        run.status.success(),
+        "{out}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let line = |case: &str| {
+        out.lines()
+            .find(|l| l.starts_with(&format!("{case}: ")))
+            .unwrap_or_else(|| panic!("no {case} in {out}"))
+            .to_string()
+    };
+    assert_eq!(
+        line("schema"),
+        "schema: triton::add(Tensor x, Tensor y) -> Tensor"
+    );
+    assert!(
+        line("cpu")
+            .contains("triton::add: argument `x` must be a CUDA tensor, got a tensor on cpu"),
+        "{out}"
+    );
+    assert_eq!(line("meta"), "meta: ok [1000003] meta Float");
+    assert_eq!(line("meta_half"), "meta_half: ok Half");
+    assert!(
+        line("meta_shape")
+            .contains("dimension N of argument `y` (axis 0) is 5 but argument `x` has N = 8"),
+        "{out}"
+    );
+    assert!(
+        line("meta_dtype").contains("argument `y` has dtype Half but `x` has Float"),
+        "{out}"
+    );
+    assert!(
+        line("meta_unsupported")
+            .contains("unsupported dtype Double of argument `x`; supported: T=float32; T=float16"),
+        "{out}"
+    );
+    assert!(
+        line("meta_rank").contains("argument `x` must have 1 dimension(s) [N], got shape [2, 4]"),
+        "{out}"
+    );
+}

@@ -1,0 +1,274 @@
+//! One op: its embedded variants, kernels loaded per device, the autotuner's
+//! choices, and the launch of one call.
+
+use crate::{OpgenArg, OpgenGrid, OpgenVariant, ARG_F32, ARG_F64, ARG_I32, ARG_I64, ARG_PTR};
+use opgen_runtime::{
+    Autotuner, Device, EventTimer, Grid, Kernel, KernelArg, ModuleImage, Stream, TuneCache,
+    TuneKey, Variant,
+};
+use std::collections::HashMap;
+use std::ffi::{c_void, CStr};
+use std::sync::{Arc, Mutex};
+
+struct Entry {
+    variant: Variant,
+    image: ModuleImage,
+    config: String,
+}
+
+pub struct Op {
+    name: String,
+    /// The variants, or why they could not be read (reported at launch).
+    entries: Result<Vec<Entry>, String>,
+    kernels: Mutex<HashMap<(usize, usize), Arc<Kernel>>>,
+    /// Programs of a persistent kernel that fit on the device at once, per
+    /// (device, variant): asked of the driver once, not at every launch.
+    resident: Mutex<HashMap<(usize, usize), u32>>,
+    /// Tune key -> chosen config, so a repeated shape skips the cache lookup.
+    choices: Mutex<HashMap<String, String>>,
+    tuner: Mutex<Option<Autotuner>>,
+    last_config: Mutex<String>,
+}
+
+/// One call's inputs, already copied out of C pointers.
+pub struct Call<'a> {
+    pub device: i32,
+    pub stream: *mut c_void,
+    pub candidates: &'a [u32],
+    pub grids: &'a [OpgenGrid],
+    pub args: &'a [OpgenArg],
+    pub dtype_key: String,
+    pub dims: &'a [i64],
+}
+
+impl Op {
+    /// # Safety
+    /// The strings and images of `raw` are valid.
+    pub unsafe fn new(name: String, raw: &[OpgenVariant]) -> Op {
+        let entries = raw
+            .iter()
+            .enumerate()
+            .map(|(i, v)| read_entry(i, v))
+            .collect::<Result<Vec<_>, String>>();
+        Op::with_entries(name, entries)
+    }
+
+    pub fn broken(reason: &str) -> Op {
+        Op::with_entries(String::new(), Err(reason.to_string()))
+    }
+
+    fn with_entries(name: String, entries: Result<Vec<Entry>, String>) -> Op {
+        Op {
+            name,
+            entries,
+            kernels: Mutex::new(HashMap::new()),
+            resident: Mutex::new(HashMap::new()),
+            choices: Mutex::new(HashMap::new()),
+            tuner: Mutex::new(None),
+            last_config: Mutex::new(String::new()),
+        }
+    }
+
+    /// Takes this op's entries of a pre-tuned table (an autotune cache
+    /// file's JSON); returns how many.
+    pub fn preload(&self, json: &str) -> usize {
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(json) else {
+            return 0;
+        };
+        let Some(entries) = value.get("entries").and_then(|e| e.as_object()) else {
+            return 0;
+        };
+        let prefix = format!("{}|", self.name);
+        let mut choices = lock(&self.choices);
+        let mut taken = 0;
+        for (key, entry) in entries {
+            if let (true, Some(config)) = (
+                key.starts_with(&prefix),
+                entry.get("config").and_then(|c| c.as_str()),
+            ) {
+                choices.insert(key.clone(), config.to_string());
+                taken += 1;
+            }
+        }
+        taken
+    }
+
+    pub fn last_config(&self) -> String {
+        lock(&self.last_config).clone()
+    }
+
+    pub fn launch(&self, call: &Call) -> Result<(), String> {
+        let entries = self.entries.as_ref().map_err(|e| e.clone())?;
+        if call.candidates.is_empty() || call.grids.len() != call.candidates.len() {
+            return Err("no config to launch".to_string());
+        }
+        if let Some(bad) = call
+            .candidates
+            .iter()
+            .find(|&&c| c as usize >= entries.len())
+        {
+            return Err(format!(
+                "config index {bad} out of range ({} variants)",
+                entries.len()
+            ));
+        }
+        let ordinal = usize::try_from(call.device)
+            .map_err(|_| format!("invalid device index {}", call.device))?;
+        let device = Device::open(ordinal).map_err(|e| e.to_string())?;
+        // SAFETY: the framework's stream of this device, alive during the call.
+        let stream = unsafe { Stream::from_raw(&device, call.stream.cast()) };
+        let args: Vec<KernelArg> = call
+            .args
+            .iter()
+            .map(to_kernel_arg)
+            .collect::<Result<_, _>>()?;
+        let pick = if call.candidates.len() == 1 {
+            0
+        } else {
+            self.choose(entries, &device, &stream, call, &args)?
+        };
+        let index = call.candidates[pick] as usize;
+        self.launch_one(entries, &device, &stream, index, call.grids[pick], &args)?;
+        *lock(&self.last_config) = entries[index].config.clone();
+        Ok(())
+    }
+
+    /// The candidate (position in `call.candidates`) the autotuner picks.
+    fn choose(
+        &self,
+        entries: &[Entry],
+        device: &Arc<Device>,
+        stream: &Stream,
+        call: &Call,
+        args: &[KernelArg],
+    ) -> Result<usize, String> {
+        let dims: Vec<u64> = call.dims.iter().map(|&d| d.max(0) as u64).collect();
+        let key = TuneKey::new(&self.name, &[&dims], &[&call.dtype_key], device.name());
+        let key_text = key.to_string();
+        let configs: Vec<String> = call
+            .candidates
+            .iter()
+            .map(|&c| entries[c as usize].config.clone())
+            .collect();
+        if let Some(config) = lock(&self.choices).get(&key_text) {
+            if let Some(pos) = configs.iter().position(|c| c == config) {
+                return Ok(pos);
+            }
+        }
+        let mut tuner = lock(&self.tuner);
+        let tuner = tuner.get_or_insert_with(|| Autotuner::new(TuneCache::open_default()));
+        let mut timer = EventTimer::new(stream).map_err(|e| e.to_string())?;
+        let choice = tuner
+            .tune(&key, &configs, &mut timer, &mut |pos| {
+                let index = call.candidates[pos] as usize;
+                self.launch_one(entries, device, stream, index, call.grids[pos], args)
+                    .map_err(|reason| opgen_runtime::RuntimeError::InvalidLaunch {
+                        kernel: entries[index].variant.kernel.clone(),
+                        reason,
+                    })
+            })
+            .map_err(|e| e.to_string())?;
+        lock(&self.choices).insert(key_text, choice.config.clone());
+        Ok(choice.index)
+    }
+
+    fn launch_one(
+        &self,
+        entries: &[Entry],
+        device: &Arc<Device>,
+        stream: &Stream,
+        index: usize,
+        grid: OpgenGrid,
+        args: &[KernelArg],
+    ) -> Result<(), String> {
+        let kernel = self.kernel(entries, device, index)?;
+        let x = if grid.persistent != 0 {
+            let key = (device.ordinal(), index);
+            let cached = lock(&self.resident).get(&key).copied();
+            let resident = match cached {
+                Some(r) => r,
+                None => {
+                    let r = kernel
+                        .persistent_grid(u32::MAX)
+                        .map_err(|e| e.to_string())?;
+                    lock(&self.resident).insert(key, r);
+                    r
+                }
+            };
+            grid.x.min(resident).max(1)
+        } else {
+            grid.x
+        };
+        kernel
+            .launch(stream, Grid(x, grid.y, grid.z), args)
+            .map_err(|e| e.to_string())
+    }
+
+    fn kernel(
+        &self,
+        entries: &[Entry],
+        device: &Arc<Device>,
+        index: usize,
+    ) -> Result<Arc<Kernel>, String> {
+        let key = (device.ordinal(), index);
+        if let Some(k) = lock(&self.kernels).get(&key) {
+            return Ok(k.clone());
+        }
+        let entry = &entries[index];
+        let label = format!("{} [{}]", self.name, entry.config);
+        let kernel = Kernel::from_image(device, &entry.image, &label, entry.variant.clone())
+            .map_err(|e| e.to_string())?;
+        let kernel = Arc::new(kernel);
+        lock(&self.kernels).insert(key, kernel.clone());
+        Ok(kernel)
+    }
+}
+
+unsafe fn read_entry(i: usize, v: &OpgenVariant) -> Result<Entry, String> {
+    let text = |p: *const std::ffi::c_char| -> String {
+        if p.is_null() {
+            String::new()
+        } else {
+            CStr::from_ptr(p).to_string_lossy().into_owned()
+        }
+    };
+    let json = text(v.variant_json);
+    let mut variant: Variant = serde_json::from_str(&json)
+        .map_err(|e| format!("variant {i} of the op has an invalid description: {e}"))?;
+    let kernel = text(v.kernel);
+    if !kernel.is_empty() {
+        variant.kernel = kernel;
+    }
+    let bytes = if v.image.is_null() {
+        &[][..]
+    } else {
+        std::slice::from_raw_parts(v.image, v.image_len)
+    };
+    let image = if bytes.starts_with(b"\x7fELF") {
+        ModuleImage::Cubin(bytes.to_vec())
+    } else {
+        let text = String::from_utf8(bytes.to_vec())
+            .map_err(|_| format!("variant {i}: the image is neither PTX text nor a cubin"))?;
+        ModuleImage::Ptx(text.trim_end_matches('\0').to_string())
+    };
+    Ok(Entry {
+        variant,
+        image,
+        config: text(v.config),
+    })
+}
+
+fn to_kernel_arg(a: &OpgenArg) -> Result<KernelArg, String> {
+    Ok(match a.kind {
+        ARG_PTR => KernelArg::Ptr(a.bits),
+        ARG_I32 => KernelArg::I32(a.bits as u32 as i32),
+        ARG_I64 => KernelArg::I64(a.bits as i64),
+        ARG_F32 => KernelArg::F32(f32::from_bits(a.bits as u32)),
+        ARG_F64 => KernelArg::F64(f64::from_bits(a.bits)),
+        other => return Err(format!("unknown argument kind {other}")),
+    })
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
