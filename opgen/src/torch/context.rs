@@ -333,26 +333,21 @@ pub fn build(
         .outputs
         .iter()
         .map(|t| {
-            let sizes: Vec<String> = t
-                .dims
-                .iter()
-                .map(|d| match d {
-                    Dim::Sym(s) => s.clone(),
-                    Dim::Lit(v) => format!("int64_t({v})"),
-                })
-                .collect();
-            let sym: Vec<String> = t
-                .dims
-                .iter()
-                .map(|d| match d {
-                    Dim::Sym(s) => s.clone(),
-                    Dim::Lit(v) => format!("c10::SymInt({v})"),
-                })
-                .collect();
+            // The same dims as C++ expressions: plain sizes, and SymInts for the Meta kernel.
+            let dims_as = |literal_type: &str| -> String {
+                t.dims
+                    .iter()
+                    .map(|d| match d {
+                        Dim::Sym(s) => s.clone(),
+                        Dim::Lit(v) => format!("{literal_type}({v})"),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
             OutputCtx {
                 name: t.name.clone(),
-                sizes: sizes.join(", "),
-                sym_sizes: sym.join(", "),
+                sizes: dims_as("int64_t"),
+                sym_sizes: dims_as("c10::SymInt"),
                 dtype: match spec.dtype_var(&t.dtype) {
                     Some(_) => format!("dtype_{}", t.dtype),
                     None => torch_scalar_type(&t.dtype).to_string(),
