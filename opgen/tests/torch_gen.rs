@@ -257,6 +257,7 @@ fn args_that_do_not_fit_the_kernel_point_at_the_spec() {
 /// OPGEN_TEST_TORCH_DIR names a torch package folder (CI does not download
 /// torch: see README), with the real bridge from `cargo build -p opgen-bridge`.
 #[test]
+#[ignore = "needs a torch wheel: OPGEN_TEST_TORCH_DIR (run with --ignored)"]
 fn builds_against_real_torch_when_available() {
     let Some(torch_dir) = std::env::var_os("OPGEN_TEST_TORCH_DIR") else {
         eprintln!("skipped: set OPGEN_TEST_TORCH_DIR to a torch package folder");
@@ -289,6 +290,7 @@ fn builds_against_real_torch_when_available() {
 /// OPGEN_TEST_CUDA_LIBS (a folder with libcudart.so.13 and libcupti.so.13,
 /// which torch_cpu links; from the nvidia-cuda-runtime/-cupti wheels).
 #[test]
+#[ignore = "needs a torch wheel and CUDA runtime libs: OPGEN_TEST_TORCH_DIR, OPGEN_TEST_CUDA_LIBS (run with --ignored)"]
 fn library_loads_into_torch_cpu_and_checks_inputs() {
     let (Some(torch_dir), Some(cuda_libs)) = (
         std::env::var_os("OPGEN_TEST_TORCH_DIR"),
