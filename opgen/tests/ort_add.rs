@@ -70,6 +70,7 @@ fn ort_add_library_loads_and_reports_errors() {
         "ok: run without a GPU",
         "ok: float64 inputs at run time",
         "ok: mismatched lengths",
+        "ok: rank 2 inputs",
     ] {
         assert!(stdout.contains(line), "missing `{line}` in:\n{stdout}");
     }

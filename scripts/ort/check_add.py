@@ -14,14 +14,14 @@ import onnxruntime as ort
 from onnx import TensorProto, helper
 
 
-def add_model(elem_type, out_type=None):
+def add_model(elem_type, out_type=None, dims=("N",)):
     node = helper.make_node("add", ["x", "y"], ["z"], domain="triton")
     graph = helper.make_graph(
         [node],
         "triton_add",
         [
-            helper.make_tensor_value_info("x", elem_type, ["N"]),
-            helper.make_tensor_value_info("y", elem_type, ["N"]),
+            helper.make_tensor_value_info("x", elem_type, list(dims)),
+            helper.make_tensor_value_info("y", elem_type, list(dims)),
         ],
         # The output's type is left to the op's inference.
         [helper.make_tensor_value_info("z", out_type or elem_type, None)],
@@ -89,6 +89,14 @@ def main():
         lambda: sess.run(None, {"x": x, "y": np.zeros(5, dtype=np.float32)}),
         "input `y`",
         "N = 5",
+    )
+    x2 = np.zeros((2, 4), dtype=np.float32)
+    expect_error(
+        "rank 2 inputs",
+        lambda: session(lib, add_model(TensorProto.FLOAT, dims=("A", "B"))).run(
+            None, {"x": x2, "y": x2}
+        ),
+        "input `x` must have rank 1",
     )
     print("ort checks: all passed")
 
