@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building and testing need on a fresh Debian 12 machine, only
 # what is missing: LLVM 19 (Debian) for inkwell, and ptxas (CUDA 13.0, from
-# PyPI) for checking the PTX we emit. Safe to run again.
+# PyPI) for checking the PTX we emit; onnxruntime and onnx (PyPI) for the ORT
+# op tests. Safe to run again.
 set -euo pipefail
 
 need_apt=()
@@ -28,6 +29,11 @@ PY
 if [ -z "$(ptxas_path)" ]; then
   echo "setup: installing ptxas (pip nvidia-cuda-nvcc==13.0.88)" >&2
   python3 -m pip install -q --disable-pip-version-check nvidia-cuda-nvcc==13.0.88
+fi
+# onnxruntime (CPU package) and onnx for the ONNX Runtime op tests (opgen/tests/ort_*.rs).
+if ! python3 -c "import onnxruntime, onnx" 2>/dev/null; then
+  echo "setup: installing onnxruntime==1.31.1 onnx==1.23.2 (pip)" >&2
+  python3 -m pip install -q --disable-pip-version-check onnxruntime==1.31.1 onnx==1.23.2 >&2
 fi
 PTXAS="$(ptxas_path)"
 [ -n "$PTXAS" ] || { echo "setup: ptxas not found after install" >&2; exit 1; }

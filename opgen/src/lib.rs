@@ -4,6 +4,7 @@
 
 pub mod bind;
 pub mod generate;
+pub mod ort;
 pub mod spec;
 pub mod torch;
 pub mod variants;

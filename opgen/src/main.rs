@@ -1,10 +1,11 @@
 //! `triton-opgen KERNEL.tc --framework torch [-o DIR] [--arch sm_90] [--no-build] [--torch-dir DIR]`
+//! `triton-opgen KERNEL.tc --framework ort [-o DIR] [--arch sm_90] [--no-build] [--target-dir DIR]`
 
 use clap::{Parser, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use triton_opgen::{generate, GenerateOptions, Progress};
+use triton_opgen::{generate, ort, GenerateOptions, Progress};
 use tritonc::codegen::Arch;
 
 #[derive(Parser)]
@@ -37,6 +38,9 @@ struct Cli {
     /// A pre-tuned table to embed (an autotune cache file from a machine that ran the op).
     #[arg(long)]
     tuned: Option<PathBuf>,
+    /// `--framework ort`: cargo's target folder for the op library (default: OUT/target).
+    #[arg(long)]
+    target_dir: Option<PathBuf>,
     /// Include folders for the kernel's #include lines.
     #[arg(short = 'I')]
     include_dirs: Vec<PathBuf>,
@@ -45,6 +49,8 @@ struct Cli {
 #[derive(Clone, Copy, ValueEnum)]
 enum Framework {
     Torch,
+    /// ONNX Runtime custom-op library.
+    Ort,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -55,9 +61,80 @@ enum ArchArg {
     Sm90,
 }
 
+fn progress_bar() -> ProgressBar {
+    let bar = ProgressBar::new(0);
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    bar
+}
+
+fn report(bar: &ProgressBar, kernel: &std::path::Path, event: Progress) {
+    match event {
+        Progress::Start { total } => {
+            bar.set_length(total);
+            bar.println(format!(
+                "compiling {total} variants of {}",
+                kernel.display()
+            ));
+        }
+        Progress::Compiled(label) => {
+            bar.inc(1);
+            bar.set_message(label.to_string());
+        }
+        Progress::Step(step) => bar.println(step),
+    }
+}
+
+fn main_ort(cli: &Cli) -> ExitCode {
+    let opts = ort::OrtOptions {
+        input: cli.kernel.clone(),
+        out_dir: cli.out.clone(),
+        arch: match cli.arch {
+            ArchArg::Sm80 => Arch::Sm80,
+            ArchArg::Sm90 => Arch::Sm90,
+        },
+        include_dirs: cli.include_dirs.clone(),
+        no_build: cli.no_build,
+        target_dir: cli.target_dir.clone(),
+    };
+    let bar = progress_bar();
+    let result = ort::generate(&opts, |event| report(&bar, &cli.kernel, event));
+    bar.finish_and_clear();
+    match result {
+        Ok(done) => {
+            for w in &done.warnings {
+                eprintln!("warning: {w}");
+            }
+            eprintln!(
+                "{}: {} variants compiled; crate {}",
+                done.context.qualified,
+                done.variants,
+                done.out_dir.display()
+            );
+            match &done.library {
+                Some(lib) => eprintln!("library: {}", lib.display()),
+                None => eprintln!(
+                    "not built (--no-build): run `cargo build --release --manifest-path {}/Cargo.toml`",
+                    done.out_dir.display()
+                ),
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("{}", e.0.trim_end());
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let Framework::Torch = cli.framework;
+    if let Framework::Ort = cli.framework {
+        return main_ort(&cli);
+    }
     let opts = GenerateOptions {
         input: cli.kernel.clone(),
         out_dir: cli.out.clone(),

@@ -1,0 +1,185 @@
+//! `--framework ort`: an ONNX Runtime custom-op library, written in Rust
+//! against the `ort-sys` bindings (no ORT headers), one small cdylib crate
+//! per op. The op's spec becomes Rust constants (`op_spec.rs`); the rest of
+//! the crate is the same for every op (`templates/onnxruntime/*.rs`).
+
+pub mod context;
+
+use crate::bind::bind_args;
+use crate::generate::{read_spec, GenerateError, Progress};
+use crate::variants;
+use context::OrtContext;
+use handlebars::Handlebars;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use tritonc::codegen::Arch;
+use tritonc::span::SourceMap;
+
+const CARGO_TOML: &str = include_str!("../../../templates/onnxruntime/Cargo.toml.hbs");
+const OP_SPEC_RS: &str = include_str!("../../../templates/onnxruntime/op_spec.rs.hbs");
+/// The op-independent sources, copied as they are.
+const STATIC_FILES: &[(&str, &str)] = &[
+    (
+        "lib.rs",
+        include_str!("../../../templates/onnxruntime/lib.rs"),
+    ),
+    (
+        "check.rs",
+        include_str!("../../../templates/onnxruntime/check.rs"),
+    ),
+    (
+        "cuda.rs",
+        include_str!("../../../templates/onnxruntime/cuda.rs"),
+    ),
+    (
+        "spec_types.rs",
+        include_str!("../../../templates/onnxruntime/spec_types.rs"),
+    ),
+];
+
+#[derive(Clone, Debug)]
+pub struct OrtOptions {
+    pub input: PathBuf,
+    /// Default: out/<namespace>_<op>_ort.
+    pub out_dir: Option<PathBuf>,
+    pub arch: Arch,
+    pub include_dirs: Vec<PathBuf>,
+    /// Write the crate only.
+    pub no_build: bool,
+    /// Cargo's target folder (default: `<out_dir>/target`); sharing one
+    /// between ops compiles `ort-sys` once.
+    pub target_dir: Option<PathBuf>,
+}
+
+#[derive(Debug)]
+pub struct OrtGenerated {
+    pub context: OrtContext,
+    pub out_dir: PathBuf,
+    pub variants: usize,
+    pub library: Option<PathBuf>,
+    pub warnings: Vec<String>,
+}
+
+/// The crate's files: (path relative to the crate, contents).
+pub fn render(ctx: &OrtContext) -> Result<Vec<(String, String)>, String> {
+    let mut hb = Handlebars::new();
+    hb.set_strict_mode(true);
+    hb.register_escape_fn(handlebars::no_escape);
+    let mut files = vec![
+        (
+            "Cargo.toml".to_string(),
+            hb.render_template(CARGO_TOML, ctx)
+                .map_err(|e| format!("templates/onnxruntime/Cargo.toml.hbs: {e}"))?,
+        ),
+        (
+            "src/op_spec.rs".to_string(),
+            hb.render_template(OP_SPEC_RS, ctx)
+                .map_err(|e| format!("templates/onnxruntime/op_spec.rs.hbs: {e}"))?,
+        ),
+    ];
+    for (name, text) in STATIC_FILES {
+        files.push((format!("src/{name}"), text.to_string()));
+    }
+    Ok(files)
+}
+
+pub fn generate(
+    opts: &OrtOptions,
+    mut progress: impl FnMut(Progress),
+) -> Result<OrtGenerated, GenerateError> {
+    let (spec, source) = read_spec(&opts.input)?;
+    progress(Progress::Start {
+        total: variants::count_points(&spec),
+    });
+    let mut warnings = Vec::new();
+    let groups = variants::compile(
+        &spec,
+        &source,
+        opts.arch,
+        &opts.include_dirs,
+        |label| progress(Progress::Compiled(label)),
+        &mut warnings,
+    )
+    .map_err(|e| GenerateError(e.to_string()))?;
+    // The same argument checks as the torch path: a spec the kernel cannot take fails here.
+    bind_args(&spec, &groups).map_err(|diag| {
+        let mut sources = SourceMap::new();
+        sources.add(opts.input.display().to_string(), source.text.clone());
+        GenerateError(diag.render(&sources))
+    })?;
+    let source_name = opts
+        .input
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let ctx = context::build(&spec, &groups, &source_name).map_err(GenerateError)?;
+    let files = render(&ctx).map_err(GenerateError)?;
+    let out_dir = opts.out_dir.clone().unwrap_or_else(|| {
+        PathBuf::from("out").join(format!("{}_{}_ort", spec.namespace, spec.name))
+    });
+    progress(Progress::Step("writing the crate"));
+    write_files(&out_dir, &files)?;
+    let library = if opts.no_build {
+        None
+    } else {
+        progress(Progress::Step("building the custom-op library with cargo"));
+        Some(build_library(&out_dir, &ctx, opts.target_dir.as_deref())?)
+    };
+    Ok(OrtGenerated {
+        variants: groups.iter().map(|g| g.variants.len()).sum(),
+        context: ctx,
+        out_dir,
+        library,
+        warnings,
+    })
+}
+
+fn write_files(out_dir: &Path, files: &[(String, String)]) -> Result<(), GenerateError> {
+    for (rel, text) in files {
+        let path = out_dir.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| GenerateError(format!("cannot create {}: {e}", parent.display())))?;
+        }
+        std::fs::write(&path, text)
+            .map_err(|e| GenerateError(format!("cannot write {}: {e}", path.display())))?;
+    }
+    Ok(())
+}
+
+/// `cargo build --release` of the crate; returns the shared library.
+pub fn build_library(
+    out_dir: &Path,
+    ctx: &OrtContext,
+    target_dir: Option<&Path>,
+) -> Result<PathBuf, GenerateError> {
+    let target = target_dir
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| out_dir.join("target"));
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let output = Command::new(cargo)
+        .args(["build", "--release", "--quiet", "--manifest-path"])
+        .arg(out_dir.join("Cargo.toml"))
+        .arg("--target-dir")
+        .arg(&target)
+        .output()
+        .map_err(|e| GenerateError(format!("cannot run cargo: {e}")))?;
+    if !output.status.success() {
+        return Err(GenerateError(format!(
+            "building the ONNX Runtime library in {} failed:\n{}",
+            out_dir.display(),
+            String::from_utf8_lossy(&output.stderr)
+        )));
+    }
+    let lib = target
+        .join("release")
+        .join(format!("lib{}.so", ctx.crate_name));
+    if lib.is_file() {
+        Ok(lib)
+    } else {
+        Err(GenerateError(format!(
+            "cargo succeeded but {} is missing",
+            lib.display()
+        )))
+    }
+}

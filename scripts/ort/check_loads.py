@@ -1,0 +1,65 @@
+"""Loads a triton-opgen ONNX Runtime library for any op and checks what a
+machine without a GPU can: registration, the outputs' inferred dtype and
+symbolic dims, and the "no CUDA device" error when the node runs.
+
+usage: python3 check_loads.py DESCRIPTION.json
+DESCRIPTION: {"lib", "domain", "name", "qualified",
+              "inputs": [{"name", "dims": ["M", 4, ...]}], "outputs": [...]}
+(every input and output float32). Prints `ok: ...` lines; exits non-zero on failure."""
+
+import json
+import sys
+
+import numpy as np
+import onnxruntime as ort
+from onnx import TensorProto, helper
+
+
+def main():
+    desc = json.load(open(sys.argv[1]))
+    inputs, outputs = desc["inputs"], desc["outputs"]
+    node = helper.make_node(
+        desc["name"],
+        [t["name"] for t in inputs],
+        [t["name"] for t in outputs],
+        domain=desc["domain"],
+    )
+    graph = helper.make_graph(
+        [node],
+        desc["name"],
+        [helper.make_tensor_value_info(t["name"], TensorProto.FLOAT, t["dims"]) for t in inputs],
+        [helper.make_tensor_value_info(t["name"], TensorProto.FLOAT, None) for t in outputs],
+    )
+    model = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(desc["domain"], 1)],
+    )
+    model.ir_version = 8
+    opts = ort.SessionOptions()
+    opts.log_severity_level = 4
+    opts.register_custom_ops_library(desc["lib"])
+    sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    q = desc["qualified"]
+    print(f"ok: {q}: registered, session created")
+    for got, want in zip(sess.get_outputs(), outputs):
+        if got.type != "tensor(float)" or list(got.shape) != want["dims"]:
+            sys.exit(f"FAIL {q}: output {got.name} is {got.type} {got.shape}, want {want['dims']}")
+        print(f"ok: {q}: output {got.name} inferred as {got.type} {got.shape}")
+    # Distinct sizes per symbol, so a swapped dim would show.
+    sizes = {}
+    feeds = {}
+    for t in inputs:
+        shape = [d if isinstance(d, int) else sizes.setdefault(d, 3 + 2 * len(sizes)) for d in t["dims"]]
+        feeds[t["name"]] = np.ones(shape, dtype=np.float32)
+    try:
+        sess.run(None, feeds)
+    except Exception as e:
+        if "no CUDA device" not in str(e) or q not in str(e):
+            sys.exit(f"FAIL {q}: unexpected error: {e}")
+        print(f"ok: {q}: run reports no CUDA device")
+        return
+    sys.exit(f"FAIL {q}: ran without a GPU")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,154 @@
+// Copied verbatim by triton-opgen: checks the inputs' dtypes and shapes
+// against the op's spec and derives the outputs' (no ORT calls here).
+use crate::op_spec::{DTYPE_VARS, GROUPS, INPUTS, OUTPUTS, QUALIFIED};
+use crate::spec_types::{dtype_name, DimDesc, DtypeDesc};
+
+/// What is known of one input: element type and dims (-1: unknown).
+pub struct Seen {
+    pub dtype: i32,
+    pub dims: Vec<i64>,
+}
+
+/// The outputs' element types and dims (-1 where a dim is not known yet),
+/// with the symbol each unknown dim stands for.
+pub struct Derived {
+    pub outputs: Vec<(i32, Vec<i64>, Vec<&'static str>)>,
+}
+
+pub fn check(inputs: &[Seen]) -> Result<Derived, String> {
+    if inputs.len() != INPUTS.len() {
+        return Err(format!(
+            "{QUALIFIED} takes {} inputs, got {}",
+            INPUTS.len(),
+            inputs.len()
+        ));
+    }
+    let group = pick_group(inputs)?;
+    let mut syms: Vec<(&'static str, i64, &'static str)> = Vec::new();
+    for (desc, seen) in INPUTS.iter().zip(inputs) {
+        if seen.dims.len() != desc.dims.len() {
+            return Err(format!(
+                "{QUALIFIED}: input `{}` must have rank {} ({}), got rank {} (shape {:?})",
+                desc.name,
+                desc.dims.len(),
+                dims_text(desc.dims),
+                seen.dims.len(),
+                seen.dims
+            ));
+        }
+        for (axis, (want, &got)) in desc.dims.iter().zip(&seen.dims).enumerate() {
+            match *want {
+                DimDesc::Lit(n) if got >= 0 && got != n => {
+                    return Err(format!(
+                        "{QUALIFIED}: input `{}` must have size {n} on axis {axis}, got {got}",
+                        desc.name
+                    ))
+                }
+                DimDesc::Lit(_) => {}
+                DimDesc::Sym(sym) => match syms.iter().find(|(s, _, _)| *s == sym) {
+                    Some(&(_, bound, by)) if bound >= 0 && got >= 0 && bound != got => {
+                        return Err(format!(
+                            "{QUALIFIED}: input `{}` has {sym} = {got} on axis {axis}, but input `{by}` has {sym} = {bound}",
+                            desc.name
+                        ))
+                    }
+                    Some(_) => {}
+                    None => syms.push((sym, got, desc.name)),
+                },
+            }
+        }
+    }
+    let outputs = OUTPUTS
+        .iter()
+        .map(|desc| {
+            let dtype = match desc.dtype {
+                DtypeDesc::Var(v) => GROUPS[group][v],
+                DtypeDesc::Fixed(code) => code,
+            };
+            let mut dims = Vec::new();
+            let mut names = Vec::new();
+            for dim in desc.dims {
+                match *dim {
+                    DimDesc::Lit(n) => {
+                        dims.push(n);
+                        names.push("");
+                    }
+                    DimDesc::Sym(sym) => {
+                        let value = syms
+                            .iter()
+                            .find(|(s, _, _)| *s == sym)
+                            .map_or(-1, |&(_, v, _)| v);
+                        dims.push(value);
+                        names.push(sym);
+                    }
+                }
+            }
+            (dtype, dims, names)
+        })
+        .collect();
+    Ok(Derived { outputs })
+}
+
+/// The dtype group the inputs select: each variable is set by the first
+/// input that uses it; later inputs must agree.
+fn pick_group(inputs: &[Seen]) -> Result<usize, String> {
+    let mut assigned: Vec<Option<(i32, &'static str)>> = vec![None; DTYPE_VARS.len()];
+    for (desc, seen) in INPUTS.iter().zip(inputs) {
+        match desc.dtype {
+            DtypeDesc::Fixed(code) if seen.dtype != code => {
+                return Err(format!(
+                    "{QUALIFIED}: input `{}` must be {}, got {}",
+                    desc.name,
+                    dtype_name(code),
+                    dtype_name(seen.dtype)
+                ))
+            }
+            DtypeDesc::Fixed(_) => {}
+            DtypeDesc::Var(v) => {
+                let allowed: Vec<i32> = GROUPS.iter().map(|g| g[v]).collect();
+                if !allowed.contains(&seen.dtype) {
+                    let names: Vec<&str> = allowed.iter().map(|&c| dtype_name(c)).collect();
+                    return Err(format!(
+                        "{QUALIFIED}: input `{}` has dtype {}; {} must be one of {{{}}}",
+                        desc.name,
+                        dtype_name(seen.dtype),
+                        DTYPE_VARS[v],
+                        names.join(", ")
+                    ));
+                }
+                match assigned[v] {
+                    Some((code, by)) if code != seen.dtype => {
+                        return Err(format!(
+                            "{QUALIFIED}: input `{}` has dtype {}, but input `{by}` makes {} = {}",
+                            desc.name,
+                            dtype_name(seen.dtype),
+                            DTYPE_VARS[v],
+                            dtype_name(code)
+                        ))
+                    }
+                    Some(_) => {}
+                    None => assigned[v] = Some((seen.dtype, desc.name)),
+                }
+            }
+        }
+    }
+    GROUPS
+        .iter()
+        .position(|g| {
+            g.iter()
+                .zip(&assigned)
+                .all(|(&code, a)| a.is_none_or(|(c, _)| c == code))
+        })
+        .ok_or_else(|| format!("{QUALIFIED}: no compiled variant for these input dtypes"))
+}
+
+fn dims_text(dims: &[DimDesc]) -> String {
+    let parts: Vec<String> = dims
+        .iter()
+        .map(|d| match d {
+            DimDesc::Sym(s) => s.to_string(),
+            DimDesc::Lit(n) => n.to_string(),
+        })
+        .collect();
+    format!("[{}]", parts.join(", "))
+}

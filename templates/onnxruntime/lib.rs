@@ -1,0 +1,324 @@
+// Copied verbatim by triton-opgen: an ONNX Runtime custom-op library for the
+// op described in op_spec.rs. onnxruntime loads it with
+// `SessionOptions.register_custom_ops_library(path)` and calls
+// `RegisterCustomOps`, which adds the op to its domain.
+#![allow(non_snake_case, clippy::missing_safety_doc)]
+
+mod check;
+mod cuda;
+mod op_spec;
+mod spec_types;
+
+use check::Seen;
+use ort_sys::*;
+use std::ffi::{c_char, c_int, c_void, CString};
+use std::sync::atomic::{AtomicPtr, Ordering};
+
+/// The API table of the onnxruntime that loaded us.
+static API: AtomicPtr<OrtApi> = AtomicPtr::new(std::ptr::null_mut());
+
+fn api() -> &'static OrtApi {
+    // SAFETY: set in RegisterCustomOps before ORT can call any op callback.
+    unsafe { &*API.load(Ordering::Acquire) }
+}
+
+const ONNX_UNDEFINED: i32 = 0;
+
+static OP: OrtCustomOp = OrtCustomOp {
+    version: ORT_API_VERSION,
+    CreateKernel: Some(create_kernel),
+    GetName: Some(get_name),
+    GetExecutionProviderType: Some(get_ep),
+    GetInputType: Some(input_type),
+    GetInputTypeCount: Some(input_count),
+    GetOutputType: Some(output_type),
+    GetOutputTypeCount: Some(output_count),
+    KernelCompute: Some(compute_v1),
+    KernelDestroy: Some(destroy_kernel),
+    GetInputCharacteristic: Some(required),
+    GetOutputCharacteristic: Some(required),
+    GetInputMemoryType: Some(mem_type),
+    GetVariadicInputMinArity: Some(one),
+    GetVariadicInputHomogeneity: Some(zero),
+    GetVariadicOutputMinArity: Some(one),
+    GetVariadicOutputHomogeneity: Some(zero),
+    CreateKernelV2: Some(create_kernel_v2),
+    KernelComputeV2: Some(compute_v2),
+    InferOutputShapeFn: Some(infer_shapes),
+    GetStartVersion: Some(start_version),
+    GetEndVersion: Some(end_version),
+};
+
+#[no_mangle]
+pub unsafe extern "C" fn RegisterCustomOps(
+    options: *mut OrtSessionOptions,
+    api_base: *const OrtApiBase,
+) -> OrtStatusPtr {
+    if api_base.is_null() {
+        return OrtStatusPtr(std::ptr::null_mut());
+    }
+    let table = ((*api_base).GetApi)(ORT_API_VERSION);
+    if table.is_null() {
+        // No table to build a status with: ORT reports the failed registration.
+        return OrtStatusPtr(std::ptr::null_mut());
+    }
+    API.store(table as *mut OrtApi, Ordering::Release);
+    let api = api();
+    // The domain must outlive every session that uses it: it is never freed.
+    let mut domain: *mut OrtCustomOpDomain = std::ptr::null_mut();
+    let status = (api.CreateCustomOpDomain)(op_spec::DOMAIN.as_ptr().cast(), &mut domain);
+    if !status.0.is_null() {
+        return status;
+    }
+    let status = (api.CustomOpDomain_Add)(domain, &OP);
+    if !status.0.is_null() {
+        return status;
+    }
+    (api.AddCustomOpDomain)(options, domain)
+}
+
+fn error(code: OrtErrorCode, message: &str) -> OrtStatusPtr {
+    let text = CString::new(message.replace('\0', " ")).unwrap_or_default();
+    // SAFETY: CreateStatus copies the message.
+    unsafe { (api().CreateStatus)(code, text.as_ptr()) }
+}
+
+/// Turns an ORT status into a Result (releasing it).
+unsafe fn ok(status: OrtStatusPtr) -> Result<(), OrtStatusPtr> {
+    if status.0.is_null() {
+        Ok(())
+    } else {
+        Err(status)
+    }
+}
+
+unsafe fn describe(info: *const OrtTensorTypeAndShapeInfo) -> Result<Seen, OrtStatusPtr> {
+    let api = api();
+    let mut dtype = ONNXTensorElementDataType::ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+    ok((api.GetTensorElementType)(info, &mut dtype))?;
+    let mut rank = 0usize;
+    ok((api.GetDimensionsCount)(info, &mut rank))?;
+    let mut dims = vec![0i64; rank];
+    ok((api.GetDimensions)(info, dims.as_mut_ptr(), rank))?;
+    Ok(Seen {
+        dtype: dtype as i32,
+        dims,
+    })
+}
+
+unsafe extern "system" fn infer_shapes(
+    _op: *const OrtCustomOp,
+    ctx: *mut OrtShapeInferContext,
+) -> OrtStatusPtr {
+    match infer(ctx) {
+        Ok(()) => OrtStatusPtr(std::ptr::null_mut()),
+        Err(status) => status,
+    }
+}
+
+unsafe fn infer(ctx: *mut OrtShapeInferContext) -> Result<(), OrtStatusPtr> {
+    let api = api();
+    let mut count = 0usize;
+    ok((api.ShapeInferContext_GetInputCount)(ctx, &mut count))?;
+    let mut seen = Vec::with_capacity(count);
+    for i in 0..count {
+        let mut info: *mut OrtTensorTypeAndShapeInfo = std::ptr::null_mut();
+        // The context owns `info` (releasing it here frees it twice).
+        ok((api.ShapeInferContext_GetInputTypeShape)(ctx, i, &mut info))?;
+        seen.push(describe(info)?);
+    }
+    let derived = check::check(&seen).map_err(|m| error(OrtErrorCode::ORT_INVALID_ARGUMENT, &m))?;
+    for (index, (dtype, dims, names)) in derived.outputs.iter().enumerate() {
+        let mut info: *mut OrtTensorTypeAndShapeInfo = std::ptr::null_mut();
+        ok((api.CreateTensorTypeAndShapeInfo)(&mut info))?;
+        let result = set_output(ctx, index, info, *dtype, dims, names);
+        (api.ReleaseTensorTypeAndShapeInfo)(info);
+        result?;
+    }
+    Ok(())
+}
+
+unsafe fn set_output(
+    ctx: *mut OrtShapeInferContext,
+    index: usize,
+    info: *mut OrtTensorTypeAndShapeInfo,
+    dtype: i32,
+    dims: &[i64],
+    names: &[&str],
+) -> Result<(), OrtStatusPtr> {
+    let api = api();
+    ok((api.SetTensorElementType)(info, element_type(dtype)))?;
+    ok((api.SetDimensions)(info, dims.as_ptr(), dims.len()))?;
+    // Unknown dims keep the spec's symbol, so the output shows `N`, not `?`.
+    let owned: Vec<CString> = names
+        .iter()
+        .map(|n| CString::new(*n).unwrap_or_default())
+        .collect();
+    let mut ptrs: Vec<*const c_char> = owned.iter().map(|c| c.as_ptr()).collect();
+    ok((api.SetSymbolicDimensions)(
+        info,
+        ptrs.as_mut_ptr(),
+        ptrs.len(),
+    ))?;
+    ok((api.ShapeInferContext_SetOutputTypeShape)(ctx, index, info))
+}
+
+fn element_type(code: i32) -> ONNXTensorElementDataType {
+    use ONNXTensorElementDataType::*;
+    match code {
+        1 => ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT,
+        3 => ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8,
+        5 => ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16,
+        6 => ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32,
+        7 => ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64,
+        9 => ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL,
+        10 => ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16,
+        11 => ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE,
+        16 => ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16,
+        _ => ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED,
+    }
+}
+
+unsafe extern "system" fn compute_v2(
+    _kernel: *mut c_void,
+    ctx: *mut OrtKernelContext,
+) -> OrtStatusPtr {
+    match compute(ctx) {
+        Ok(()) => OrtStatusPtr(std::ptr::null_mut()),
+        Err(status) => status,
+    }
+}
+
+unsafe fn compute(ctx: *mut OrtKernelContext) -> Result<(), OrtStatusPtr> {
+    let api = api();
+    let mut count = 0usize;
+    ok((api.KernelContext_GetInputCount)(ctx, &mut count))?;
+    let mut seen = Vec::with_capacity(count);
+    for i in 0..count {
+        let mut value: *const OrtValue = std::ptr::null();
+        ok((api.KernelContext_GetInput)(ctx, i, &mut value))?;
+        let mut info: *mut OrtTensorTypeAndShapeInfo = std::ptr::null_mut();
+        ok((api.GetTensorTypeAndShape)(value, &mut info))?;
+        let described = describe(info);
+        (api.ReleaseTensorTypeAndShapeInfo)(info);
+        seen.push(described?);
+    }
+    check::check(&seen).map_err(|m| error(OrtErrorCode::ORT_INVALID_ARGUMENT, &m))?;
+    // The CPU package hands us host tensors; the kernels need a GPU.
+    match cuda::device_count() {
+        Err(why) => Err(error(
+            OrtErrorCode::ORT_FAIL,
+            &format!(
+                "{}: no CUDA device ({why}); this op runs its Triton kernels on an NVIDIA GPU",
+                op_spec::QUALIFIED
+            ),
+        )),
+        Ok(_) => Err(error(
+            OrtErrorCode::ORT_NOT_IMPLEMENTED,
+            &format!(
+                "{}: a CUDA device exists, but running on it from the CPU package of onnxruntime (host copies through the opgen runtime) is not implemented yet ({} compiled variants are in this library)",
+                op_spec::QUALIFIED,
+                op_spec::VARIANTS.iter().map(|g| g.len()).sum::<usize>()
+            ),
+        )),
+    }
+}
+
+unsafe extern "system" fn compute_v1(_kernel: *mut c_void, _ctx: *mut OrtKernelContext) {
+    // ORT calls compute_v2 (version >= 16); V1 cannot report an error.
+}
+
+unsafe extern "system" fn create_kernel(
+    _op: *const OrtCustomOp,
+    _api: *const OrtApi,
+    _info: *const OrtKernelInfo,
+) -> *mut c_void {
+    // A stateless kernel: any non-null handle does.
+    Box::into_raw(Box::new(0u8)).cast()
+}
+
+unsafe extern "system" fn create_kernel_v2(
+    op: *const OrtCustomOp,
+    api: *const OrtApi,
+    info: *const OrtKernelInfo,
+    kernel: *mut *mut c_void,
+) -> OrtStatusPtr {
+    *kernel = create_kernel(op, api, info);
+    OrtStatusPtr(std::ptr::null_mut())
+}
+
+unsafe extern "system" fn destroy_kernel(kernel: *mut c_void) {
+    if !kernel.is_null() {
+        drop(Box::from_raw(kernel.cast::<u8>()));
+    }
+}
+
+unsafe extern "system" fn get_name(_op: *const OrtCustomOp) -> *const c_char {
+    op_spec::OP_NAME.as_ptr().cast()
+}
+
+unsafe extern "system" fn get_ep(_op: *const OrtCustomOp) -> *const c_char {
+    // NULL: ORT's CPU execution provider, where the CPU package puts tensors.
+    std::ptr::null()
+}
+
+fn type_of(desc: &spec_types::TensorDesc) -> ONNXTensorElementDataType {
+    match desc.dtype {
+        // Any type: the op checks dtypes itself to name the argument.
+        spec_types::DtypeDesc::Var(_) => element_type(ONNX_UNDEFINED),
+        spec_types::DtypeDesc::Fixed(code) => element_type(code),
+    }
+}
+
+unsafe extern "system" fn input_type(
+    _op: *const OrtCustomOp,
+    index: usize,
+) -> ONNXTensorElementDataType {
+    op_spec::INPUTS
+        .get(index)
+        .map_or(element_type(ONNX_UNDEFINED), type_of)
+}
+
+unsafe extern "system" fn output_type(
+    _op: *const OrtCustomOp,
+    index: usize,
+) -> ONNXTensorElementDataType {
+    op_spec::OUTPUTS
+        .get(index)
+        .map_or(element_type(ONNX_UNDEFINED), type_of)
+}
+
+unsafe extern "system" fn input_count(_op: *const OrtCustomOp) -> usize {
+    op_spec::INPUTS.len()
+}
+
+unsafe extern "system" fn output_count(_op: *const OrtCustomOp) -> usize {
+    op_spec::OUTPUTS.len()
+}
+
+unsafe extern "system" fn required(
+    _op: *const OrtCustomOp,
+    _index: usize,
+) -> OrtCustomOpInputOutputCharacteristic {
+    OrtCustomOpInputOutputCharacteristic::INPUT_OUTPUT_REQUIRED
+}
+
+unsafe extern "system" fn mem_type(_op: *const OrtCustomOp, _index: usize) -> OrtMemType {
+    OrtMemType::OrtMemTypeDefault
+}
+
+unsafe extern "system" fn one(_op: *const OrtCustomOp) -> c_int {
+    1
+}
+
+unsafe extern "system" fn zero(_op: *const OrtCustomOp) -> c_int {
+    0
+}
+
+unsafe extern "system" fn start_version(_op: *const OrtCustomOp) -> c_int {
+    1
+}
+
+unsafe extern "system" fn end_version(_op: *const OrtCustomOp) -> c_int {
+    c_int::MAX
+}
