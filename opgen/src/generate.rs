@@ -1,7 +1,7 @@
 //! The whole pipeline behind the CLI: spec -> variants -> bindings -> folder
 //! (-> shared library).
 
-use crate::bind::bind_args;
+use crate::bind::{bind_args, BoundArg};
 use crate::spec::{parse_spec, OpSpec};
 use crate::torch::{self, context, TorchEnv};
 use crate::variants;
@@ -64,6 +64,57 @@ pub fn read_spec(path: &Path) -> Result<(OpSpec, Source), GenerateError> {
     }
 }
 
+/// What every framework's generator starts from: the spec's variants,
+/// compiled, and its kernel arguments bound to them.
+pub struct CompiledOp {
+    pub groups: Vec<variants::Group>,
+    pub kinds: Vec<BoundArg>,
+    /// The .tc file's name, for generated comments.
+    pub source_name: String,
+    pub warnings: Vec<String>,
+}
+
+/// Compiles every dtype x config variant (reporting progress) and checks that
+/// the spec's kernel arguments fit the kernel: a spec the kernel cannot take
+/// fails here, with the spec's line under a caret.
+pub fn compile_op(
+    spec: &OpSpec,
+    source: &Source,
+    input: &Path,
+    arch: Arch,
+    include_dirs: &[PathBuf],
+    progress: &mut impl FnMut(Progress),
+) -> Result<CompiledOp, GenerateError> {
+    progress(Progress::Start {
+        total: variants::count_points(spec),
+    });
+    let mut warnings = Vec::new();
+    let groups = variants::compile(
+        spec,
+        source,
+        arch,
+        include_dirs,
+        |label| progress(Progress::Compiled(label)),
+        &mut warnings,
+    )
+    .map_err(|e| GenerateError(e.to_string()))?;
+    let kinds = bind_args(spec, &groups).map_err(|diag| {
+        let mut sources = SourceMap::new();
+        sources.add(input.display().to_string(), source.text.clone());
+        GenerateError(diag.render(&sources))
+    })?;
+    let source_name = input
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Ok(CompiledOp {
+        groups,
+        kinds,
+        source_name,
+        warnings,
+    })
+}
+
 pub fn generate(
     opts: &GenerateOptions,
     mut progress: impl FnMut(Progress),
@@ -80,29 +131,19 @@ pub fn generate(
     } else {
         Some(torch::find_torch(opts.torch_dir.as_deref(), &opts.python).map_err(GenerateError)?)
     };
-    progress(Progress::Start {
-        total: variants::count_points(&spec),
-    });
-    let mut warnings = Vec::new();
-    let groups = variants::compile(
+    let CompiledOp {
+        groups,
+        kinds,
+        source_name,
+        warnings,
+    } = compile_op(
         &spec,
         &source,
+        &opts.input,
         opts.arch,
         &opts.include_dirs,
-        |label| progress(Progress::Compiled(label)),
-        &mut warnings,
-    )
-    .map_err(|e| GenerateError(e.to_string()))?;
-    let kinds = bind_args(&spec, &groups).map_err(|diag| {
-        let mut sources = SourceMap::new();
-        sources.add(opts.input.display().to_string(), source.text.clone());
-        GenerateError(diag.render(&sources))
-    })?;
-    let source_name = opts
-        .input
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+        &mut progress,
+    )?;
     let ctx = context::build(&spec, &groups, &kinds, &source_name)
         .map_err(|e| GenerateError(e.to_string()))?;
     let rendered =

@@ -5,15 +5,12 @@
 
 pub mod context;
 
-use crate::bind::bind_args;
-use crate::generate::{read_spec, GenerateError, Progress};
-use crate::variants;
+use crate::generate::{compile_op, read_spec, CompiledOp, GenerateError, Progress};
 use context::OrtContext;
 use handlebars::Handlebars;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use tritonc::codegen::Arch;
-use tritonc::span::SourceMap;
 
 const CARGO_TOML: &str = include_str!("../../../templates/onnxruntime/Cargo.toml.hbs");
 const OP_SPEC_RS: &str = include_str!("../../../templates/onnxruntime/op_spec.rs.hbs");
@@ -88,30 +85,20 @@ pub fn generate(
     mut progress: impl FnMut(Progress),
 ) -> Result<OrtGenerated, GenerateError> {
     let (spec, source) = read_spec(&opts.input)?;
-    progress(Progress::Start {
-        total: variants::count_points(&spec),
-    });
-    let mut warnings = Vec::new();
-    let groups = variants::compile(
+    // The same compilation and argument checks as the torch path.
+    let CompiledOp {
+        groups,
+        source_name,
+        warnings,
+        ..
+    } = compile_op(
         &spec,
         &source,
+        &opts.input,
         opts.arch,
         &opts.include_dirs,
-        |label| progress(Progress::Compiled(label)),
-        &mut warnings,
-    )
-    .map_err(|e| GenerateError(e.to_string()))?;
-    // The same argument checks as the torch path: a spec the kernel cannot take fails here.
-    bind_args(&spec, &groups).map_err(|diag| {
-        let mut sources = SourceMap::new();
-        sources.add(opts.input.display().to_string(), source.text.clone());
-        GenerateError(diag.render(&sources))
-    })?;
-    let source_name = opts
-        .input
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+        &mut progress,
+    )?;
     let ctx = context::build(&spec, &groups, &source_name).map_err(GenerateError)?;
     let files = render(&ctx).map_err(GenerateError)?;
     let out_dir = opts.out_dir.clone().unwrap_or_else(|| {
