@@ -216,3 +216,67 @@ fn other_loops_keep_the_register_path() {
     assert!(ptx.contains("mma.sync"));
     assert!(!ptx.contains("cp.async"));
 }
+
+/// A dot loop with masked operand loads (`m ? *p : 0`, edges along `M`, `N`
+/// and `K`).
+const MASKED_DOT: &str = r#"__global__ void dot(TYPE * A, TYPE * B, TYPE * C, int M, int N __multipleof(8), int K __multipleof(8),
+                    int lda __multipleof(8), int ldb __multipleof(8), int ldc __multipleof(8)) {
+  int pm = get_program_id(0);
+  int pn = get_program_id(1);
+  int rm[TM] = pm * TM + 0 ... TM;
+  int rn[TN] = pn * TN + 0 ... TN;
+  int rk[TK] = 0 ... TK;
+  float c[TM, TN] = 0;
+  TYPE* pa[TM, TK] = A + rk[newaxis, :] * 1 + rm[:, newaxis] * lda;
+  TYPE* pb[TK, TN] = B + rk[:, newaxis] * ldb + rn[newaxis, :] * 1;
+  for(int k = K; k > 0; k-= TK){
+    bool ca[TM, TK] = (rm[:, newaxis] < M) && (rk[newaxis, :] < k);
+    bool cb[TK, TN] = (rk[:, newaxis] < k) && (rn[newaxis, :] < N);
+    TYPE a[TM, TK] = ca ? *pa : 0;
+    TYPE b[TK, TN] = cb ? *pb : 0;
+    c += a @ b;
+    pa = pa + TK;
+    pb = pb + TK * ldb;
+  }
+  TYPE* pc[TM, TN] = C + rn[newaxis, :] + rm[:, newaxis] * ldc;
+  *pc = c;
+}
+"#;
+
+/// Masked loads become `cp.async` with a source size (0 zero-fills the
+/// masked-off chunk); ptxas accepts them without spills.
+#[test]
+fn masked_operand_loads_zero_fill_through_the_source_size() {
+    for warps in [4u32, 8] {
+        for (arch, name) in [(Arch::Sm80, "sm_80"), (Arch::Sm90, "sm_90")] {
+            let source = Source {
+                path: PathBuf::from("dot_masked.tc"),
+                text: MASKED_DOT.to_string(),
+            };
+            let options = CompileOptions {
+                include_dirs: vec![],
+                codegen: CodegenOptions {
+                    arch,
+                    num_warps: warps,
+                },
+            };
+            let defs = dot_defines("half", 128, 128, 32);
+            let ptx = compile(&source, &defs, &options)
+                .unwrap()
+                .remove(0)
+                .compiled
+                .ptx;
+            let what = format!("w{warps} {name}");
+            // `[dst], [src], 16, %rN`: the fourth operand is the source size,
+            // chosen between 16 and 0 by the mask (an unmasked loop has no `selp`).
+            let copies = ptx.matches("cp.async.cg.shared.global").count();
+            assert!(copies >= 2 * 128 * 32 / 8 / (32 * warps as usize), "{what}");
+            assert!(
+                ptx.contains("selp.b32") && ptx.contains(", 16, 0,"),
+                "{what}"
+            );
+            assert!(ptx.contains("mma.sync.aligned"), "{what}");
+            ptxas_no_spills(&ptx, name, &format!("masked_{warps}"));
+        }
+    }
+}

@@ -2,7 +2,7 @@
 //!
 //! Pattern: a `While` whose body loads the dot's `a` and `b` straight from
 //! pointer tiles (`a = *pa`, plain or masked with a zero fill), the loads
-//! feeding only the dot, and the dot accumulating into a loop-carried tile
+//! (`other` absent or a zero constant) feeding only the dot, and the dot accumulating into a loop-carried tile
 //! (`c = a @ b + c`, `c` used by nothing else in the loop). Then the loads
 //! become `cp.async` copies global -> shared memory (swizzled as
 //! [`super::mma`] reads them) into `stages` buffers, and the dot is delayed:
@@ -18,8 +18,8 @@ use super::mma::{self, add, elem_ptr, mul, phase};
 use super::tile::{Slot, Tile};
 use crate::analysis::layout::Layout;
 use crate::analysis::mma::{accumulator_layout, plan_for_op, swizzle_shift_mask, MmaConfig};
-use crate::ir::walk::DefUse;
-use crate::ir::{Op, OpKind, ValueId};
+use crate::ir::walk::{walk_ops, DefUse};
+use crate::ir::{Const, Op, OpKind, ValueId};
 use inkwell::types::BasicMetadataTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, PhiValue};
 use inkwell::IntPredicate;
@@ -97,7 +97,8 @@ pub fn plan(lw: &Lowering<'_, '_>, op: &Op) -> Option<PipelinePlan> {
         let OpKind::Load { ptr, mask, other } = ops[at].kind else {
             return None;
         };
-        if other.is_some() || !single_use(operand) {
+        let zero_fill = other.is_none_or(|o| is_zero_constant(lw.func, o));
+        if !zero_fill || !single_use(operand) {
             return None;
         }
         widths[i] = copy_width(lw, ptr, mask)?;
@@ -110,6 +111,22 @@ pub fn plan(lw: &Lowering<'_, '_>, op: &Op) -> Option<PipelinePlan> {
         cfg,
         stages: choose_stages(&cfg, lw.num_warps)?,
         widths,
+    })
+}
+
+/// Whether `v` is a `constant 0` (what `cp.async`'s zero fill gives).
+fn is_zero_constant(func: &crate::ir::Function, v: ValueId) -> bool {
+    walk_ops(func).iter().any(|visit| {
+        visit.op.results.first() == Some(&v)
+            && match &visit.op.kind {
+                OpKind::Constant { value } => match value {
+                    Const::Int(i) => *i == 0,
+                    // +0.0 only: a zero fill has no sign bit.
+                    Const::Float(f) => f.to_bits() == 0,
+                    Const::Bool(b) => !b,
+                },
+                _ => false,
+            }
     })
 }
 
@@ -477,4 +494,23 @@ fn async_asm(lw: &Lowering<'_, '_>, asm: &str) -> Result<()> {
     );
     lw.builder.build_indirect_call(fn_ty, asm_ptr, &[], "")?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::mma::plan;
+    use crate::ir::DType;
+
+    #[test]
+    fn stages_follow_warps_and_shared_memory() {
+        let cfg = |m, n, k, w| plan(m, n, k, DType::F16, DType::F32, w).unwrap();
+        // 16 KiB a stage: 3 stages with 4 warps, 2 with 8.
+        assert_eq!(choose_stages(&cfg(128, 128, 32, 4), 4), Some(3));
+        assert_eq!(choose_stages(&cfg(128, 128, 32, 8), 8), Some(2));
+        // 32 KiB a stage: 3 would pass 64 KiB.
+        assert_eq!(choose_stages(&cfg(128, 128, 64, 4), 4), Some(2));
+        // 64 KiB a stage: 2 is the most that fits in 96 KiB... and it does not.
+        assert_eq!(choose_stages(&cfg(256, 256, 64, 8), 8), None);
+    }
 }
