@@ -1,6 +1,7 @@
 //! Tensor-core dots: the test kernels' `@` with f16/bf16 tiles compiles to
 //! `ldmatrix` + `mma.sync` for sm_80 and sm_90, ptxas accepts it without
-//! spills, and the dots the mma path does not take stay on FMA units.
+//! spills, and the dots the mma path does not take stay on FMA units. The
+//! plain reduction loop (`dot.tc`) is software-pipelined with `cp.async`.
 mod common;
 
 use common::find_ptxas;
@@ -76,12 +77,12 @@ fn half_and_bf16_dots_use_mma_sync_for_every_tile_config() {
                         let kind = if ty == "half" { "f16" } else { "bf16" };
                         let mma =
                             format!("mma.sync.aligned.m16n8k16.row.col.f32.{kind}.{kind}.f32");
-                        // One instruction per 16x8x16 block of the tile, spread over the warps.
-                        assert_eq!(
-                            ptx.matches(&mma).count(),
-                            tm * tn * tk / (16 * 8 * 16) / warps as usize,
-                            "{what}"
-                        );
+                        // One instruction per 16x8x16 block of the tile, spread over
+                        // the warps, in the pipelined loop and in each drain step.
+                        let per_dot = tm * tn * tk / (16 * 8 * 16) / warps as usize;
+                        let count = ptx.matches(&mma).count();
+                        assert!(count >= per_dot && count % per_dot == 0, "{what}: {count}");
+                        assert!(ptx.contains("cp.async.cg.shared.global"), "{what}");
                         assert!(
                             ptx.contains("ldmatrix.sync.aligned.m8n8.x4.shared.b16"),
                             "{what}"
@@ -164,5 +165,118 @@ fn float_and_odd_tiles_stay_on_fma() {
         let ptx = ptx_of("dot.tc", &dot_defines(ty, 32, 32, tk), Arch::Sm80, 4);
         assert!(!ptx.contains("mma.sync"), "{ty} TK={tk}");
         assert!(ptx.contains("fma.rn.f32"), "{ty} TK={tk}");
+    }
+}
+
+/// The plain loop copies its operands with `cp.async` into rotating buffers
+/// (commit, wait for all but `stages - 1` groups) and passes ptxas without
+/// spills for 128x128x32 with 4 and 8 warps on sm_80 and sm_90.
+#[test]
+fn plain_loop_is_pipelined_with_cp_async() {
+    for ty in ["half", "bf16"] {
+        for warps in [4u32, 8] {
+            for (arch, name) in [(Arch::Sm80, "sm_80"), (Arch::Sm90, "sm_90")] {
+                let ptx = ptx_of("dot.tc", &dot_defines(ty, 128, 128, 32), arch, warps);
+                let what = format!("{ty} w{warps} {name}");
+                // 128x32 and 32x128 halves in 16-byte chunks over the threads.
+                let chunks = 2 * 128 * 32 / 8 / (32 * warps as usize);
+                let copies = ptx.matches("cp.async.cg.shared.global").count();
+                assert!(copies >= chunks && copies % chunks == 0, "{what}: {copies}");
+                assert!(ptx.contains("cp.async.commit_group;"), "{what}");
+                let stages = if warps <= 4 { 3 } else { 2 };
+                for pending in 0..stages {
+                    let wait = format!("cp.async.wait_group {pending};");
+                    assert!(ptx.contains(&wait), "{what}: no {wait}");
+                }
+                let per_dot = 128 * 128 * 32 / 2048 / warps as usize;
+                let mma = ptx.matches("mma.sync.aligned").count();
+                assert_eq!(
+                    mma,
+                    per_dot * stages,
+                    "{what}: loop + {} drains",
+                    stages - 1
+                );
+                let tag = format!("pipelined_{ty}_{warps}");
+                ptxas_no_spills(&ptx, name, &tag);
+            }
+        }
+    }
+}
+
+/// Loops the pattern does not fit (operands carried through the loop, as in
+/// the pre-fetching kernel, or transposed before the dot) keep the plain path.
+#[test]
+fn other_loops_keep_the_register_path() {
+    let ptx = ptx_of(
+        "dot_prefetch.tc",
+        &dot_defines("half", 128, 128, 32),
+        Arch::Sm90,
+        8,
+    );
+    assert!(ptx.contains("mma.sync"));
+    assert!(!ptx.contains("cp.async"));
+}
+
+/// A dot loop with masked operand loads (`m ? *p : 0`, edges along `M`, `N`
+/// and `K`).
+const MASKED_DOT: &str = r#"__global__ void dot(TYPE * A, TYPE * B, TYPE * C, int M, int N __multipleof(8), int K __multipleof(8),
+                    int lda __multipleof(8), int ldb __multipleof(8), int ldc __multipleof(8)) {
+  int pm = get_program_id(0);
+  int pn = get_program_id(1);
+  int rm[TM] = pm * TM + 0 ... TM;
+  int rn[TN] = pn * TN + 0 ... TN;
+  int rk[TK] = 0 ... TK;
+  float c[TM, TN] = 0;
+  TYPE* pa[TM, TK] = A + rk[newaxis, :] * 1 + rm[:, newaxis] * lda;
+  TYPE* pb[TK, TN] = B + rk[:, newaxis] * ldb + rn[newaxis, :] * 1;
+  for(int k = K; k > 0; k-= TK){
+    bool ca[TM, TK] = (rm[:, newaxis] < M) && (rk[newaxis, :] < k);
+    bool cb[TK, TN] = (rk[:, newaxis] < k) && (rn[newaxis, :] < N);
+    TYPE a[TM, TK] = ca ? *pa : 0;
+    TYPE b[TK, TN] = cb ? *pb : 0;
+    c += a @ b;
+    pa = pa + TK;
+    pb = pb + TK * ldb;
+  }
+  TYPE* pc[TM, TN] = C + rn[newaxis, :] + rm[:, newaxis] * ldc;
+  *pc = c;
+}
+"#;
+
+/// Masked loads become `cp.async` with a source size (0 zero-fills the
+/// masked-off chunk); ptxas accepts them without spills.
+#[test]
+fn masked_operand_loads_zero_fill_through_the_source_size() {
+    for warps in [4u32, 8] {
+        for (arch, name) in [(Arch::Sm80, "sm_80"), (Arch::Sm90, "sm_90")] {
+            let source = Source {
+                path: PathBuf::from("dot_masked.tc"),
+                text: MASKED_DOT.to_string(),
+            };
+            let options = CompileOptions {
+                include_dirs: vec![],
+                codegen: CodegenOptions {
+                    arch,
+                    num_warps: warps,
+                },
+            };
+            let defs = dot_defines("half", 128, 128, 32);
+            let ptx = compile(&source, &defs, &options)
+                .unwrap()
+                .remove(0)
+                .compiled
+                .ptx;
+            let what = format!("w{warps} {name}");
+            // `[dst], [src], 16, %rN`: the fourth operand is the source size,
+            // chosen between 16 and 0 by the mask (an unmasked loop has no `selp`).
+            let copies = ptx.matches("cp.async.cg.shared.global").count();
+            assert!(copies >= 2 * 128 * 32 / 8 / (32 * warps as usize), "{what}");
+            assert!(
+                ptx.contains("selp.b32") && ptx.contains(", 16, 0,"),
+                "{what}"
+            );
+            assert!(ptx.contains("mma.sync.aligned"), "{what}");
+            ptxas_no_spills(&ptx, name, &format!("masked_{warps}"));
+        }
     }
 }

@@ -49,63 +49,13 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
             }
             Ok(())
         }
-        OpKind::While {
-            inits,
-            cond_region,
-            body_region,
-        } => {
-            let layouts: Vec<Layout> = op.results.iter().map(|r| lw.assigned_layout(*r)).collect();
-            let init_vals = yielded(lw, inits, &layouts, op)?;
-            let pre = current_block(lw)?;
-            let (header, body, exit) = (
-                lw.new_block("while"),
-                lw.new_block("body"),
-                lw.new_block("endwhile"),
-            );
-            lw.builder.build_unconditional_branch(header)?;
-            lw.builder.position_at_end(header);
-            let mut phis: Vec<Vec<PhiValue>> = Vec::new();
-            for (i, &r) in op.results.iter().enumerate() {
-                let ty = lw.reg_type(r);
-                let mut row = Vec::new();
-                for v in &init_vals[i] {
-                    let phi = lw.builder.build_phi(ty, "carried")?;
-                    phi.add_incoming(&[(v, pre)]);
-                    row.push(phi);
-                }
-                phis.push(row);
+        OpKind::While { .. } if super::pipeline::enabled() => {
+            if let Some(plan) = super::pipeline::plan(lw, op) {
+                return super::pipeline::lower_while(lw, op, &plan);
             }
-            for (i, (layout, row)) in layouts.iter().zip(&phis).enumerate() {
-                let tile = Tile {
-                    layout: layout.clone(),
-                    regs: row.iter().map(|p| p.as_basic_value()).collect(),
-                };
-                for args in [&cond_region.args, &body_region.args] {
-                    if let Some(&a) = args.get(i) {
-                        lw.define(a, super::tile::Slot::Tile(tile.clone()));
-                    }
-                }
-                lw.define(op.results[i], super::tile::Slot::Tile(tile));
-            }
-            lw.region(cond_region)?;
-            let Some(&c) = cond_region.yields.first() else {
-                return lw.unsupported("a loop condition region without a condition", op.span);
-            };
-            let c = lw.scalar(c)?.into_int_value();
-            lw.builder.build_conditional_branch(c, body, exit)?;
-            lw.builder.position_at_end(body);
-            lw.region(body_region)?;
-            let next = yielded(lw, &body_region.yields, &layouts, op)?;
-            let latch = current_block(lw)?;
-            lw.builder.build_unconditional_branch(header)?;
-            for (row, vals) in phis.iter().zip(&next) {
-                for (phi, v) in row.iter().zip(vals) {
-                    phi.add_incoming(&[(v, latch)]);
-                }
-            }
-            lw.builder.position_at_end(exit);
-            Ok(())
+            plain_while(lw, op)
         }
+        OpKind::While { .. } => plain_while(lw, op),
         OpKind::Return => {
             lw.builder.build_unconditional_branch(lw.exit_block)?;
             // Ops after a return are unreachable; they go to a block nothing enters.
@@ -117,8 +67,71 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
     }
 }
 
+/// `While` as a header, a body and an exit (no pipelining).
+fn plain_while(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
+    let OpKind::While {
+        inits,
+        cond_region,
+        body_region,
+    } = &op.kind
+    else {
+        return lw.unsupported("this op as a loop", op.span);
+    };
+    let layouts: Vec<Layout> = op.results.iter().map(|r| lw.assigned_layout(*r)).collect();
+    let init_vals = yielded(lw, inits, &layouts, op)?;
+    let pre = current_block(lw)?;
+    let (header, body, exit) = (
+        lw.new_block("while"),
+        lw.new_block("body"),
+        lw.new_block("endwhile"),
+    );
+    lw.builder.build_unconditional_branch(header)?;
+    lw.builder.position_at_end(header);
+    let mut phis: Vec<Vec<PhiValue>> = Vec::new();
+    for (i, &r) in op.results.iter().enumerate() {
+        let ty = lw.reg_type(r);
+        let mut row = Vec::new();
+        for v in &init_vals[i] {
+            let phi = lw.builder.build_phi(ty, "carried")?;
+            phi.add_incoming(&[(v, pre)]);
+            row.push(phi);
+        }
+        phis.push(row);
+    }
+    for (i, (layout, row)) in layouts.iter().zip(&phis).enumerate() {
+        let tile = Tile {
+            layout: layout.clone(),
+            regs: row.iter().map(|p| p.as_basic_value()).collect(),
+        };
+        for args in [&cond_region.args, &body_region.args] {
+            if let Some(&a) = args.get(i) {
+                lw.define(a, super::tile::Slot::Tile(tile.clone()));
+            }
+        }
+        lw.define(op.results[i], super::tile::Slot::Tile(tile));
+    }
+    lw.region(cond_region)?;
+    let Some(&c) = cond_region.yields.first() else {
+        return lw.unsupported("a loop condition region without a condition", op.span);
+    };
+    let c = lw.scalar(c)?.into_int_value();
+    lw.builder.build_conditional_branch(c, body, exit)?;
+    lw.builder.position_at_end(body);
+    lw.region(body_region)?;
+    let next = yielded(lw, &body_region.yields, &layouts, op)?;
+    let latch = current_block(lw)?;
+    lw.builder.build_unconditional_branch(header)?;
+    for (row, vals) in phis.iter().zip(&next) {
+        for (phi, v) in row.iter().zip(vals) {
+            phi.add_incoming(&[(v, latch)]);
+        }
+    }
+    lw.builder.position_at_end(exit);
+    Ok(())
+}
+
 /// The registers of `values` in `layouts` (one per value).
-fn yielded<'ctx>(
+pub(crate) fn yielded<'ctx>(
     lw: &mut Lowering<'_, 'ctx>,
     values: &[ValueId],
     layouts: &[Layout],
@@ -134,7 +147,7 @@ fn yielded<'ctx>(
         .collect()
 }
 
-fn current_block<'ctx>(lw: &Lowering<'_, 'ctx>) -> Result<BasicBlock<'ctx>> {
+pub(crate) fn current_block<'ctx>(lw: &Lowering<'_, 'ctx>) -> Result<BasicBlock<'ctx>> {
     lw.builder
         .get_insert_block()
         .ok_or_else(|| super::CodegenError::Llvm("builder has no block".into()))

@@ -368,7 +368,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         Ok(())
     }
 
-    fn op(&mut self, op: &Op) -> Result<()> {
+    pub fn op(&mut self, op: &Op) -> Result<()> {
         use super::{atomics, control_flow, dot, elementwise, memory, reduce, trans};
         match &op.kind {
             OpKind::Constant { .. }

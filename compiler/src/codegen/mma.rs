@@ -26,18 +26,14 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op, cfg: &MmaConfig) -> Result<()> 
         return lw.unsupported("this op as a dot", op.span);
     };
     let result = lw.result(op)?;
-    let input = match lw.func.dtype(*a) {
-        DType::F16 => "f16",
-        DType::BF16 => "bf16",
-        _ => return lw.unsupported("a tensor-core dot of this element type", op.span),
+    let Some(input) = input_name(lw.func.dtype(*a)) else {
+        return lw.unsupported("a tensor-core dot of this element type", op.span);
     };
-    let (m, n, k) = (cfg.m, cfg.n, cfg.k);
+    let (n, k) = (cfg.n, cfg.k);
     let layout = Layout::Blocked(accumulator_layout(cfg));
-    let mut acc_regs = lw.value(*acc, &layout)?;
-    let cmap = layout.tile_map(&[m, n]);
+    let acc_regs = lw.value(*acc, &layout)?;
 
-    let b_offset = next_offset(0, m * k * 2);
-    let stage_bytes = next_offset(b_offset, k * n * 2);
+    let (b_offset, stage_bytes) = stage_bytes(cfg);
     // Wait for the previous readers of the scratch memory (the last execution
     // of this dot included), write both operands, wait for the writers.
     lw.smem.reserve(stage_bytes);
@@ -46,7 +42,40 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op, cfg: &MmaConfig) -> Result<()> 
     write_swizzled(lw, *a, k, base, 0)?;
     write_swizzled(lw, *b, n, base, b_offset)?;
     lw.barrier()?;
+    let acc_regs = compute(lw, cfg, input, base, b_offset, acc_regs)?;
+    lw.define_tile(result, layout, acc_regs);
+    Ok(())
+}
 
+/// The element type name of a tensor-core dot's inputs (`f16` or `bf16`).
+pub fn input_name(dtype: DType) -> Option<&'static str> {
+    match dtype {
+        DType::F16 => Some("f16"),
+        DType::BF16 => Some("bf16"),
+        _ => None,
+    }
+}
+
+/// Bytes of one stage of operands in shared memory: `a` at 0, `b` at the
+/// returned offset, `(b_offset, stage_bytes)`.
+pub fn stage_bytes(cfg: &MmaConfig) -> (usize, usize) {
+    let b_offset = next_offset(0, cfg.m * cfg.k * 2);
+    (b_offset, next_offset(b_offset, cfg.k * cfg.n * 2))
+}
+
+/// `acc + a @ b` with `a` (`[M][K]`) at `base` and `b` (`[K][N]`) at
+/// `base + b_offset` in shared memory, both swizzled: `ldmatrix` + `mma.sync`.
+pub fn compute<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    cfg: &MmaConfig,
+    input: &str,
+    base: PointerValue<'ctx>,
+    b_offset: usize,
+    mut acc_regs: Vec<BasicValueEnum<'ctx>>,
+) -> Result<Vec<BasicValueEnum<'ctx>>> {
+    let (n, k) = (cfg.n, cfg.k);
+    let layout = Layout::Blocked(accumulator_layout(cfg));
+    let cmap = layout.tile_map(&[cfg.m, n]);
     let (wm, wn) = (cfg.warps[0] as u64, cfg.warps[1] as u64);
     let warp_m = lw.warp_coord(&cmap.axes[0])?;
     let warp_n = lw.warp_coord(&cmap.axes[1])?;
@@ -128,11 +157,10 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op, cfg: &MmaConfig) -> Result<()> 
             }
         }
     }
-    lw.define_tile(result, layout, acc_regs);
-    Ok(())
+    Ok(acc_regs)
 }
 
-fn add<'ctx>(
+pub(crate) fn add<'ctx>(
     lw: &Lowering<'_, 'ctx>,
     a: IntValue<'ctx>,
     b: IntValue<'ctx>,
@@ -140,12 +168,16 @@ fn add<'ctx>(
     Ok(lw.builder.build_int_add(a, b, "")?)
 }
 
-fn mul<'ctx>(lw: &Lowering<'_, 'ctx>, a: IntValue<'ctx>, b: u64) -> Result<IntValue<'ctx>> {
+pub(crate) fn mul<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    a: IntValue<'ctx>,
+    b: u64,
+) -> Result<IntValue<'ctx>> {
     Ok(lw.builder.build_int_mul(a, lw.i32_const(b), "")?)
 }
 
 /// The swizzle phase `(row >> shift) & mask` of a row.
-fn phase<'ctx>(
+pub(crate) fn phase<'ctx>(
     lw: &Lowering<'_, 'ctx>,
     row: IntValue<'ctx>,
     shift: u32,
@@ -231,7 +263,7 @@ fn vector_of(elem: BasicTypeEnum<'_>, width: usize) -> Result<inkwell::types::Ve
 
 /// The 32-bit shared-memory address of 16-bit element `elem` of the buffer at
 /// byte `offset` from `base`.
-fn shared_address<'ctx>(
+pub(crate) fn shared_address<'ctx>(
     lw: &Lowering<'_, 'ctx>,
     base: PointerValue<'ctx>,
     offset: usize,
@@ -244,7 +276,7 @@ fn shared_address<'ctx>(
 }
 
 /// Pointer to element `index` of type `elem` of the buffer at byte `offset` from `base`.
-fn elem_ptr<'ctx>(
+pub(crate) fn elem_ptr<'ctx>(
     lw: &Lowering<'_, 'ctx>,
     base: PointerValue<'ctx>,
     offset: usize,

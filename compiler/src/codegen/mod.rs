@@ -23,8 +23,10 @@
 //!
 //! # Known limits (each an `Unsupported` error or a documented slow path)
 //! - `Dot` with f16/bf16 inputs and an f32 accumulator runs on tensor cores
-//!   (`mma.sync` m16n8k16, [`mma`]); other dots on FMA units ([`dot`]). No
-//!   cp.async pipelining yet: operands go registers -> shared memory.
+//!   (`mma.sync` m16n8k16, [`mma`]); other dots on FMA units ([`dot`]). A loop
+//!   that loads a tensor-core dot's operands straight from pointers is
+//!   software-pipelined with `cp.async` ([`pipeline`]; `TRITONC_NO_PIPELINE=1`
+//!   turns it off); other dots' operands go registers -> shared memory.
 //!   Transposes and 2-D conversions stage through a swizzled shared buffer
 //!   with vector writes ([`trans`]); other conversions element by element.
 //! - Transcendentals on f64; float atomic max/min; float compare-and-swap.
@@ -38,7 +40,7 @@
 //!
 //! One file per concern: [`target`] (module, kernel declaration, PTX),
 //! [`elementwise`], [`memory`] (vectorized/predicated global accesses),
-//! [`control_flow`], [`convert_layout`], [`trans`], [`reduce`], [`dot`], [`mma`],
+//! [`control_flow`], [`convert_layout`], [`trans`], [`reduce`], [`dot`], [`mma`], [`pipeline`],
 //! [`atomics`], [`shared_alloc`].
 use crate::analysis::{axis_info, layout_assign};
 use crate::ir::Function;
@@ -52,6 +54,7 @@ pub mod elementwise;
 pub mod lower;
 pub mod memory;
 pub mod mma;
+pub mod pipeline;
 pub mod reduce;
 pub mod shared_alloc;
 pub mod target;

@@ -17,6 +17,9 @@ pub struct SharedMemory<'ctx> {
     global: GlobalValue<'ctx>,
     /// Peak bytes needed by any op.
     pub peak_bytes: usize,
+    /// Bytes below which scratch buffers must not go: a pipelined loop's
+    /// operand buffers live there while the loop runs (0 otherwise).
+    pub floor: usize,
 }
 
 /// Alignment of every buffer inside the dynamic shared memory.
@@ -31,12 +34,14 @@ impl<'ctx> SharedMemory<'ctx> {
         SharedMemory {
             global,
             peak_bytes: 0,
+            floor: 0,
         }
     }
 
     /// Records that one op uses `bytes` bytes from offset 0.
     pub fn reserve(&mut self, bytes: usize) {
-        self.peak_bytes = self.peak_bytes.max(bytes.next_multiple_of(BUFFER_ALIGN));
+        let end = self.floor + bytes;
+        self.peak_bytes = self.peak_bytes.max(end.next_multiple_of(BUFFER_ALIGN));
     }
 
     pub fn base(&self) -> PointerValue<'ctx> {
@@ -62,7 +67,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             self.builder.build_in_bounds_gep(
                 i8t,
                 self.smem.base(),
-                &[self.i32_const(offset as u64)],
+                &[self.i32_const((self.smem.floor + offset) as u64)],
                 "smem",
             )?
         };

@@ -1,0 +1,516 @@
+//! Software pipelining of a reduction loop around a tensor-core dot.
+//!
+//! Pattern: a `While` whose body loads the dot's `a` and `b` straight from
+//! pointer tiles (`a = *pa`, plain or masked with a zero fill), the loads
+//! (`other` absent or a zero constant) feeding only the dot, and the dot accumulating into a loop-carried tile
+//! (`c = a @ b + c`, `c` used by nothing else in the loop). Then the loads
+//! become `cp.async` copies global -> shared memory (swizzled as
+//! [`super::mma`] reads them) into `stages` buffers, and the dot is delayed:
+//! iteration `i` issues the copies of tile `i` into buffer `i % stages` and
+//! computes tile `i - stages + 1`, so the copies of the next tiles fly while
+//! the tensor cores work. After the loop the last `stages - 1` tiles are
+//! drained. The buffers sit at the bottom of the shared memory; other scratch
+//! users start above them (`SharedMemory::floor`) until the drain is done.
+//! Anything else keeps the plain lowering.
+use super::control_flow::{current_block, yielded};
+use super::lower::{Lowering, Result};
+use super::mma::{self, add, elem_ptr, mul, phase};
+use super::tile::{Slot, Tile};
+use crate::analysis::layout::Layout;
+use crate::analysis::mma::{accumulator_layout, plan_for_op, swizzle_shift_mask, MmaConfig};
+use crate::ir::walk::{walk_ops, DefUse};
+use crate::ir::{Const, Op, OpKind, ValueId};
+use inkwell::types::BasicMetadataTypeEnum;
+use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, PhiValue};
+use inkwell::IntPredicate;
+
+/// Shared memory the operand buffers may take (all stages).
+const MAX_PIPELINE_BYTES: usize = 96 * 1024;
+
+/// Whether loops are pipelined (`TRITONC_NO_PIPELINE=1` turns it off).
+pub fn enabled() -> bool {
+    std::env::var_os("TRITONC_NO_PIPELINE").is_none_or(|v| v == "0")
+}
+
+/// What a matched loop looks like.
+#[derive(Clone, Debug)]
+pub struct PipelinePlan {
+    /// Indices in the body's ops.
+    pub dot: usize,
+    pub loads: [usize; 2],
+    /// Position of the accumulator among the carried values.
+    pub acc: usize,
+    pub cfg: MmaConfig,
+    pub stages: usize,
+    /// Elements per `cp.async` of `a` and of `b`.
+    pub widths: [usize; 2],
+}
+
+/// Buffers for the operand tiles: 3 with at most 4 warps when they fit in
+/// 64 KiB, else 2 (with 8 warps ptxas aims at 128 registers a thread, and a
+/// third buffer's drain tips 128x128 tiles into spills on sm_90).
+/// `TRITONC_PIPELINE_STAGES` overrides it (experiments).
+pub fn choose_stages(cfg: &MmaConfig, num_warps: usize) -> Option<usize> {
+    let (_, stage) = mma::stage_bytes(cfg);
+    if let Some(s) = std::env::var("TRITONC_PIPELINE_STAGES")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|s| (2..=4).contains(s) && s * stage <= MAX_PIPELINE_BYTES)
+    {
+        return Some(s);
+    }
+    [3, 2].into_iter().find(|s| {
+        s * stage <= MAX_PIPELINE_BYTES && (*s == 2 || (s * stage <= 64 * 1024 && num_warps <= 4))
+    })
+}
+
+/// The plan for `op` when it is a loop of the pipelined pattern.
+pub fn plan(lw: &Lowering<'_, '_>, op: &Op) -> Option<PipelinePlan> {
+    let OpKind::While {
+        inits, body_region, ..
+    } = &op.kind
+    else {
+        return None;
+    };
+    let ops = &body_region.ops;
+    let dot = ops.iter().position(|o| {
+        matches!(o.kind, OpKind::Dot { .. }) && plan_for_op(lw.func, o, lw.num_warps).is_some()
+    })?;
+    let cfg = plan_for_op(lw.func, &ops[dot], lw.num_warps)?;
+    let OpKind::Dot { a, b, acc } = ops[dot].kind else {
+        return None;
+    };
+    let du = DefUse::compute(lw.func);
+    let single_use = |v: ValueId| du.uses_of(v).len() == 1;
+    let result = *ops[dot].results.first()?;
+    let acc_pos = body_region.args.iter().position(|&x| x == acc)?;
+    let yields_acc = body_region.yields.get(acc_pos) == Some(&result);
+    if !yields_acc || !single_use(acc) || !single_use(result) || inits.len() != op.results.len() {
+        return None;
+    }
+    let mut loads = [0; 2];
+    let mut widths = [0; 2];
+    for (i, operand) in [a, b].into_iter().enumerate() {
+        let at = ops[..dot]
+            .iter()
+            .position(|o| o.results.first() == Some(&operand))?;
+        let OpKind::Load { ptr, mask, other } = ops[at].kind else {
+            return None;
+        };
+        let zero_fill = other.is_none_or(|o| is_zero_constant(lw.func, o));
+        if !zero_fill || !single_use(operand) {
+            return None;
+        }
+        widths[i] = copy_width(lw, ptr, mask)?;
+        loads[i] = at;
+    }
+    Some(PipelinePlan {
+        dot,
+        loads,
+        acc: acc_pos,
+        cfg,
+        stages: choose_stages(&cfg, lw.num_warps)?,
+        widths,
+    })
+}
+
+/// Whether `v` is a `constant 0` (what `cp.async`'s zero fill gives).
+fn is_zero_constant(func: &crate::ir::Function, v: ValueId) -> bool {
+    walk_ops(func).iter().any(|visit| {
+        visit.op.results.first() == Some(&v)
+            && match &visit.op.kind {
+                OpKind::Constant { value } => match value {
+                    Const::Int(i) => *i == 0,
+                    // +0.0 only: a zero fill has no sign bit.
+                    Const::Float(f) => f.to_bits() == 0,
+                    Const::Bool(b) => !b,
+                },
+                _ => false,
+            }
+    })
+}
+
+/// Elements per `cp.async` (2, 4 or 8 of 16 bits: 4, 8 or 16 bytes) for
+/// `ptr` in its layout, or `None` when the copies cannot be that wide.
+fn copy_width(lw: &Lowering<'_, '_>, ptr: ValueId, mask: Option<ValueId>) -> Option<usize> {
+    let shape = lw.shape(ptr);
+    let (axis, run) = lw.assigned_layout(ptr).tile_map(&shape).fastest_run()?;
+    if axis + 1 != shape.len() {
+        return None;
+    }
+    let w = (lw.widths.vector_width_along(ptr, mask, axis, lw.func) as usize)
+        .min(run)
+        .min(8);
+    (w >= 2 && w.is_power_of_two()).then_some(w)
+}
+
+pub fn lower_while(lw: &mut Lowering<'_, '_>, op: &Op, plan: &PipelinePlan) -> Result<()> {
+    let OpKind::While {
+        inits,
+        cond_region,
+        body_region,
+    } = &op.kind
+    else {
+        return lw.unsupported("this op as a loop", op.span);
+    };
+    pipelined(lw, op, plan, inits, cond_region, body_region)
+}
+
+fn pipelined(
+    lw: &mut Lowering<'_, '_>,
+    op: &Op,
+    plan: &PipelinePlan,
+    inits: &[ValueId],
+    cond_region: &crate::ir::Region,
+    body_region: &crate::ir::Region,
+) -> Result<()> {
+    let cfg = plan.cfg;
+    let a_val = body_region.ops[plan.loads[0]].results[0];
+    let Some(input) = mma::input_name(lw.func.dtype(a_val)) else {
+        return lw.unsupported("a pipelined dot of this element type", op.span);
+    };
+    let (b_offset, stage_bytes) = mma::stage_bytes(&cfg);
+    let stages = plan.stages;
+    let acc_layout = Layout::Blocked(accumulator_layout(&cfg));
+    let mut layouts: Vec<Layout> = op.results.iter().map(|r| lw.assigned_layout(*r)).collect();
+    layouts[plan.acc] = acc_layout.clone();
+    let init_vals = yielded(lw, inits, &layouts, op)?;
+    let saved_floor = lw.smem.floor;
+    lw.smem.reserve(stages * stage_bytes);
+    lw.smem.floor = saved_floor + stages * stage_bytes;
+    let pre = current_block(lw)?;
+    let (header, body, exit) = (
+        lw.new_block("pipe_while"),
+        lw.new_block("pipe_body"),
+        lw.new_block("pipe_endwhile"),
+    );
+    lw.builder.build_unconditional_branch(header)?;
+    lw.builder.position_at_end(header);
+    let i32t = lw.ctx.i32_type();
+    let counter = lw.builder.build_phi(i32t, "tile")?;
+    counter.add_incoming(&[(&lw.i32_const(0), pre)]);
+    // `counter % stages`, carried to avoid a division.
+    let slot_phi = lw.builder.build_phi(i32t, "slot")?;
+    slot_phi.add_incoming(&[(&lw.i32_const(0), pre)]);
+    let mut phis: Vec<Vec<PhiValue>> = Vec::new();
+    for (i, vals) in init_vals.iter().enumerate() {
+        let ty = lw.reg_type(op.results[i]);
+        let mut row = Vec::new();
+        for v in vals {
+            let phi = lw.builder.build_phi(ty, "carried")?;
+            phi.add_incoming(&[(v, pre)]);
+            row.push(phi);
+        }
+        phis.push(row);
+    }
+    for (i, (layout, row)) in layouts.iter().zip(&phis).enumerate() {
+        let tile = Tile {
+            layout: layout.clone(),
+            regs: row.iter().map(|p| p.as_basic_value()).collect(),
+        };
+        for args in [&cond_region.args, &body_region.args] {
+            if let Some(&a) = args.get(i) {
+                lw.define(a, Slot::Tile(tile.clone()));
+            }
+        }
+        lw.define(op.results[i], Slot::Tile(tile));
+    }
+    lw.region(cond_region)?;
+    let Some(&c) = cond_region.yields.first() else {
+        return lw.unsupported("a loop condition region without a condition", op.span);
+    };
+    let c = lw.scalar(c)?.into_int_value();
+    lw.builder.build_conditional_branch(c, body, exit)?;
+    lw.builder.position_at_end(body);
+    let tile_index = counter.as_basic_value().into_int_value();
+    let slot = slot_phi.as_basic_value().into_int_value();
+    // Tile i - stages + 1 is in buffer (i + 1) % stages, the next one to fill.
+    let next_slot = wrap_add(lw, slot, 1, stages)?;
+    for (idx, body_op) in body_region.ops.iter().enumerate() {
+        if plan.loads.contains(&idx) {
+            continue;
+        }
+        if idx != plan.dot {
+            lw.op(body_op)?;
+            continue;
+        }
+        // Readers of the buffer about to be refilled (tile i - stages) are done.
+        lw.barrier()?;
+        let slot_base = slot_offset(lw, slot, stage_bytes)?;
+        for (which, &at) in plan.loads.iter().enumerate() {
+            let OpKind::Load { ptr, mask, .. } = body_region.ops[at].kind else {
+                return lw.unsupported("a pipelined operand that is not a load", op.span);
+            };
+            let (row_len, offset) = if which == 0 {
+                (cfg.k, 0)
+            } else {
+                (cfg.n, b_offset)
+            };
+            issue_copies(
+                lw,
+                ptr,
+                mask,
+                plan.widths[which],
+                row_len,
+                slot_base,
+                offset,
+            )?;
+        }
+        async_asm(lw, "cp.async.commit_group;")?;
+        async_asm(lw, &format!("cp.async.wait_group {};", stages - 1))?;
+        lw.barrier()?;
+        let acc_regs = lw.value(body_region.args[plan.acc], &acc_layout)?;
+        let ready = lw.builder.build_int_compare(
+            IntPredicate::UGE,
+            tile_index,
+            lw.i32_const(stages as u64 - 1),
+            "ready",
+        )?;
+        let regs = guarded_compute(
+            lw,
+            &cfg,
+            input,
+            ready,
+            next_slot,
+            stage_bytes,
+            b_offset,
+            acc_regs,
+        )?;
+        lw.define_tile(body_op.results[0], acc_layout.clone(), regs);
+    }
+    let next = yielded(lw, &body_region.yields, &layouts, op)?;
+    let next_index = lw
+        .builder
+        .build_int_add(tile_index, lw.i32_const(1), "next_tile")?;
+    let latch = current_block(lw)?;
+    lw.builder.build_unconditional_branch(header)?;
+    counter.add_incoming(&[(&next_index, latch)]);
+    slot_phi.add_incoming(&[(&next_slot, latch)]);
+    for (row, vals) in phis.iter().zip(&next) {
+        for (phi, v) in row.iter().zip(vals) {
+            phi.add_incoming(&[(v, latch)]);
+        }
+    }
+    // Drain: tiles n - stages + 1 .. n are still to be multiplied.
+    lw.builder.position_at_end(exit);
+    let mut acc_regs: Vec<BasicValueEnum> =
+        phis[plan.acc].iter().map(|p| p.as_basic_value()).collect();
+    for d in (1..stages).rev() {
+        let ready = lw.builder.build_int_compare(
+            IntPredicate::UGE,
+            tile_index,
+            lw.i32_const(d as u64),
+            "pending",
+        )?;
+        let t_slot = wrap_add(lw, slot, stages - d, stages)?;
+        async_asm(lw, &format!("cp.async.wait_group {};", d - 1))?;
+        lw.barrier()?;
+        acc_regs = guarded_compute(
+            lw,
+            &cfg,
+            input,
+            ready,
+            t_slot,
+            stage_bytes,
+            b_offset,
+            acc_regs,
+        )?;
+    }
+    lw.smem.floor = saved_floor;
+    lw.define_tile(op.results[plan.acc], acc_layout, acc_regs);
+    Ok(())
+}
+
+/// `(x + by) % stages` for `x < stages`, `by < stages`.
+fn wrap_add<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    x: IntValue<'ctx>,
+    by: usize,
+    stages: usize,
+) -> Result<IntValue<'ctx>> {
+    let sum = lw.builder.build_int_add(x, lw.i32_const(by as u64), "")?;
+    let wrapped = lw
+        .builder
+        .build_int_sub(sum, lw.i32_const(stages as u64), "")?;
+    let over =
+        lw.builder
+            .build_int_compare(IntPredicate::UGE, sum, lw.i32_const(stages as u64), "")?;
+    Ok(lw
+        .builder
+        .build_select(over, wrapped, sum, "wrap")?
+        .into_int_value())
+}
+
+/// `acc +` the dot of the tile in buffer `slot` when `ready`, else `acc` (a uniform branch).
+#[allow(clippy::too_many_arguments)]
+fn guarded_compute<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    cfg: &MmaConfig,
+    input: &str,
+    ready: IntValue<'ctx>,
+    slot: IntValue<'ctx>,
+    stage_bytes: usize,
+    b_offset: usize,
+    acc: Vec<BasicValueEnum<'ctx>>,
+) -> Result<Vec<BasicValueEnum<'ctx>>> {
+    let before = current_block(lw)?;
+    let (compute_bb, join) = (lw.new_block("pipe_mma"), lw.new_block("pipe_join"));
+    lw.builder
+        .build_conditional_branch(ready, compute_bb, join)?;
+    lw.builder.position_at_end(compute_bb);
+    let base = slot_offset(lw, slot, stage_bytes)?;
+    let out = mma::compute(lw, cfg, input, base, b_offset, acc.clone())?;
+    let end = current_block(lw)?;
+    lw.builder.build_unconditional_branch(join)?;
+    lw.builder.position_at_end(join);
+    let mut merged = Vec::with_capacity(acc.len());
+    for (old, new) in acc.iter().zip(&out) {
+        let phi = lw.builder.build_phi(old.get_type(), "acc")?;
+        phi.add_incoming(&[(old, before), (new, end)]);
+        merged.push(phi.as_basic_value());
+    }
+    Ok(merged)
+}
+
+/// Pointer to buffer `slot` (bytes `slot * stage_bytes` of the shared memory).
+fn slot_offset<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    slot: IntValue<'ctx>,
+    stage_bytes: usize,
+) -> Result<inkwell::values::PointerValue<'ctx>> {
+    let off = mul(lw, slot, stage_bytes as u64)?;
+    Ok(unsafe {
+        lw.builder
+            .build_in_bounds_gep(lw.ctx.i8_type(), lw.smem.base(), &[off], "slot")?
+    })
+}
+
+/// One `cp.async` per `width` consecutive elements of the tile `*ptr` into its
+/// swizzled place (rows of `row_len`) at `base + offset`; masked-off elements
+/// are zero-filled (source size 0), replicas skip their copies.
+fn issue_copies<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    ptr: ValueId,
+    mask: Option<ValueId>,
+    width: usize,
+    row_len: usize,
+    base: inkwell::values::PointerValue<'ctx>,
+    offset: usize,
+) -> Result<()> {
+    let shape = lw.shape(ptr);
+    let layout = lw.assigned_layout(ptr);
+    let ptrs = lw.value(ptr, &layout)?;
+    let masks = match mask {
+        Some(m) => Some(lw.value(m, &layout)?),
+        None => None,
+    };
+    let owner = lw.owner_pred(&layout, &shape)?;
+    let map = layout.tile_map(&shape);
+    let idx = lw.indices(&layout, &shape)?;
+    let (shift, mask_bits) = swizzle_shift_mask(row_len / 8);
+    let bytes = 2 * width;
+    let i16t = lw.ctx.i16_type();
+    for (reg, i) in idx.iter().enumerate() {
+        if map.reg_locals(reg)[1] % width != 0 {
+            continue;
+        }
+        let (row, col) = (i[0], i[1]);
+        let chunk = lw
+            .builder
+            .build_right_shift(col, lw.i32_const(3), false, "")?;
+        let within = lw.builder.build_and(col, lw.i32_const(7), "")?;
+        let ph = phase(lw, row, shift, mask_bits)?;
+        let chunk = lw.builder.build_xor(chunk, ph, "")?;
+        let at = add(lw, mul(lw, row, row_len as u64)?, mul(lw, chunk, 8)?)?;
+        let at = add(lw, at, within)?;
+        let dst = elem_ptr(lw, base, offset, i16t.into(), at)?;
+        let dst = lw
+            .builder
+            .build_ptr_to_int(dst, lw.ctx.i32_type(), "smem_dst")?;
+        let src = lw.builder.build_ptr_to_int(
+            ptrs[reg].into_pointer_value(),
+            lw.ctx.i64_type(),
+            "gmem_src",
+        )?;
+        let size = match &masks {
+            Some(m) => lw.builder.build_select(
+                m[reg].into_int_value(),
+                lw.i32_const(bytes as u64),
+                lw.i32_const(0),
+                "src_size",
+            )?,
+            None => lw.i32_const(bytes as u64).into(),
+        };
+        cp_async(lw, dst, src, bytes, size.into_int_value(), owner)?;
+    }
+    Ok(())
+}
+
+/// `cp.async.{cg,ca}.shared.global [dst], [src], bytes, size`, under `pred`.
+fn cp_async<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    dst: IntValue<'ctx>,
+    src: IntValue<'ctx>,
+    bytes: usize,
+    size: IntValue<'ctx>,
+    pred: Option<IntValue<'ctx>>,
+) -> Result<()> {
+    let cache = if bytes == 16 { "cg" } else { "ca" };
+    let copy = format!("cp.async.{cache}.shared.global [$0], [$1], {bytes}, $2;");
+    let (i32t, i64t) = (lw.ctx.i32_type(), lw.ctx.i64_type());
+    let mut params: Vec<BasicMetadataTypeEnum> = vec![i32t.into(), i64t.into(), i32t.into()];
+    let mut args: Vec<BasicMetadataValueEnum> = vec![dst.into(), src.into(), size.into()];
+    let (asm, constraints) = match pred {
+        None => (copy, "r,l,r"),
+        Some(p) => {
+            params.push(i32t.into());
+            let p = lw.builder.build_int_z_extend(p, i32t, "")?;
+            args.push(p.into());
+            (
+                format!("{{ .reg .pred p; setp.ne.b32 p, $3, 0; @p {copy} }}"),
+                "r,l,r,r",
+            )
+        }
+    };
+    let fn_ty = lw.ctx.void_type().fn_type(&params, false);
+    let asm_ptr =
+        lw.ctx
+            .create_inline_asm(fn_ty, asm, constraints.into(), true, false, None, false);
+    lw.builder.build_indirect_call(fn_ty, asm_ptr, &args, "")?;
+    Ok(())
+}
+
+/// An operand-less asynchronous-copy instruction (commit or wait).
+fn async_asm(lw: &Lowering<'_, '_>, asm: &str) -> Result<()> {
+    let fn_ty = lw.ctx.void_type().fn_type(&[], false);
+    let asm_ptr = lw.ctx.create_inline_asm(
+        fn_ty,
+        asm.to_string(),
+        "~{memory}".into(),
+        true,
+        false,
+        None,
+        false,
+    );
+    lw.builder.build_indirect_call(fn_ty, asm_ptr, &[], "")?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::mma::plan;
+    use crate::ir::DType;
+
+    #[test]
+    fn stages_follow_warps_and_shared_memory() {
+        let cfg = |m, n, k, w| plan(m, n, k, DType::F16, DType::F32, w).unwrap();
+        // 16 KiB a stage: 3 stages with 4 warps, 2 with 8.
+        assert_eq!(choose_stages(&cfg(128, 128, 32, 4), 4), Some(3));
+        assert_eq!(choose_stages(&cfg(128, 128, 32, 8), 8), Some(2));
+        // 32 KiB a stage: 3 would pass 64 KiB.
+        assert_eq!(choose_stages(&cfg(128, 128, 64, 4), 4), Some(2));
+        // 64 KiB a stage: 2 is the most that fits in 96 KiB... and it does not.
+        assert_eq!(choose_stages(&cfg(256, 256, 64, 8), 8), None);
+    }
+}
