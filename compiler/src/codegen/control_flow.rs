@@ -70,9 +70,7 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
 /// `While` as a header, a body and an exit (no pipelining).
 fn plain_while(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
     let OpKind::While {
-        inits,
-        cond_region,
-        body_region,
+        inits, body_region, ..
     } = &op.kind
     else {
         return lw.unsupported("this op as a loop", op.span);
@@ -87,11 +85,40 @@ fn plain_while(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
     );
     lw.builder.build_unconditional_branch(header)?;
     lw.builder.position_at_end(header);
+    let phis = carried_phis(lw, op, &init_vals, &layouts, pre)?;
+    enter_body(lw, op, body, exit)?;
+    lw.region(body_region)?;
+    let next = yielded(lw, &body_region.yields, &layouts, op)?;
+    let latch = current_block(lw)?;
+    lw.builder.build_unconditional_branch(header)?;
+    close_carried(&phis, &next, latch);
+    lw.builder.position_at_end(exit);
+    Ok(())
+}
+
+/// At the loop header: one phi per register of each carried value, entered
+/// from `pre` with `init_vals`; the results and both regions' args are bound
+/// to them (as tiles in `layouts`).
+pub(crate) fn carried_phis<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    op: &Op,
+    init_vals: &[Vec<BasicValueEnum<'ctx>>],
+    layouts: &[Layout],
+    pre: BasicBlock<'ctx>,
+) -> Result<Vec<Vec<PhiValue<'ctx>>>> {
+    let OpKind::While {
+        cond_region,
+        body_region,
+        ..
+    } = &op.kind
+    else {
+        return lw.unsupported("this op as a loop", op.span);
+    };
     let mut phis: Vec<Vec<PhiValue>> = Vec::new();
-    for (i, &r) in op.results.iter().enumerate() {
-        let ty = lw.reg_type(r);
+    for (i, vals) in init_vals.iter().enumerate() {
+        let ty = lw.reg_type(op.results[i]);
         let mut row = Vec::new();
-        for v in &init_vals[i] {
+        for v in vals {
             let phi = lw.builder.build_phi(ty, "carried")?;
             phi.add_incoming(&[(v, pre)]);
             row.push(phi);
@@ -110,6 +137,20 @@ fn plain_while(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
         }
         lw.define(op.results[i], super::tile::Slot::Tile(tile));
     }
+    Ok(phis)
+}
+
+/// Lowers the loop's condition region, branches to `body` or `exit`, and
+/// continues in `body`.
+pub(crate) fn enter_body<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    op: &Op,
+    body: BasicBlock<'ctx>,
+    exit: BasicBlock<'ctx>,
+) -> Result<()> {
+    let OpKind::While { cond_region, .. } = &op.kind else {
+        return lw.unsupported("this op as a loop", op.span);
+    };
     lw.region(cond_region)?;
     let Some(&c) = cond_region.yields.first() else {
         return lw.unsupported("a loop condition region without a condition", op.span);
@@ -117,17 +158,20 @@ fn plain_while(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
     let c = lw.scalar(c)?.into_int_value();
     lw.builder.build_conditional_branch(c, body, exit)?;
     lw.builder.position_at_end(body);
-    lw.region(body_region)?;
-    let next = yielded(lw, &body_region.yields, &layouts, op)?;
-    let latch = current_block(lw)?;
-    lw.builder.build_unconditional_branch(header)?;
-    for (row, vals) in phis.iter().zip(&next) {
+    Ok(())
+}
+
+/// The back edge: each carried phi takes its next value from `latch`.
+pub(crate) fn close_carried<'ctx>(
+    phis: &[Vec<PhiValue<'ctx>>],
+    next: &[Vec<BasicValueEnum<'ctx>>],
+    latch: BasicBlock<'ctx>,
+) {
+    for (row, vals) in phis.iter().zip(next) {
         for (phi, v) in row.iter().zip(vals) {
             phi.add_incoming(&[(v, latch)]);
         }
     }
-    lw.builder.position_at_end(exit);
-    Ok(())
 }
 
 /// The registers of `values` in `layouts` (one per value).

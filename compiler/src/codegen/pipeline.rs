@@ -12,16 +12,15 @@
 //! drained. The buffers sit at the bottom of the shared memory; other scratch
 //! users start above them (`SharedMemory::floor`) until the drain is done.
 //! Anything else keeps the plain lowering.
-use super::control_flow::{current_block, yielded};
+use super::control_flow::{carried_phis, close_carried, current_block, enter_body, yielded};
 use super::lower::{Lowering, Result};
 use super::mma::{self, add, elem_ptr, mul, phase};
-use super::tile::{Slot, Tile};
 use crate::analysis::layout::Layout;
 use crate::analysis::mma::{accumulator_layout, plan_for_op, swizzle_shift_mask, MmaConfig};
 use crate::ir::walk::{walk_ops, DefUse};
 use crate::ir::{Const, Op, OpKind, ValueId};
 use inkwell::types::BasicMetadataTypeEnum;
-use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, PhiValue};
+use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue};
 use inkwell::IntPredicate;
 
 /// Shared memory the operand buffers may take (all stages).
@@ -146,14 +145,12 @@ fn copy_width(lw: &Lowering<'_, '_>, ptr: ValueId, mask: Option<ValueId>) -> Opt
 
 pub fn lower_while(lw: &mut Lowering<'_, '_>, op: &Op, plan: &PipelinePlan) -> Result<()> {
     let OpKind::While {
-        inits,
-        cond_region,
-        body_region,
+        inits, body_region, ..
     } = &op.kind
     else {
         return lw.unsupported("this op as a loop", op.span);
     };
-    pipelined(lw, op, plan, inits, cond_region, body_region)
+    pipelined(lw, op, plan, inits, body_region)
 }
 
 fn pipelined(
@@ -161,7 +158,6 @@ fn pipelined(
     op: &Op,
     plan: &PipelinePlan,
     inits: &[ValueId],
-    cond_region: &crate::ir::Region,
     body_region: &crate::ir::Region,
 ) -> Result<()> {
     let cfg = plan.cfg;
@@ -192,36 +188,8 @@ fn pipelined(
     // `counter % stages`, carried to avoid a division.
     let slot_phi = lw.builder.build_phi(i32t, "slot")?;
     slot_phi.add_incoming(&[(&lw.i32_const(0), pre)]);
-    let mut phis: Vec<Vec<PhiValue>> = Vec::new();
-    for (i, vals) in init_vals.iter().enumerate() {
-        let ty = lw.reg_type(op.results[i]);
-        let mut row = Vec::new();
-        for v in vals {
-            let phi = lw.builder.build_phi(ty, "carried")?;
-            phi.add_incoming(&[(v, pre)]);
-            row.push(phi);
-        }
-        phis.push(row);
-    }
-    for (i, (layout, row)) in layouts.iter().zip(&phis).enumerate() {
-        let tile = Tile {
-            layout: layout.clone(),
-            regs: row.iter().map(|p| p.as_basic_value()).collect(),
-        };
-        for args in [&cond_region.args, &body_region.args] {
-            if let Some(&a) = args.get(i) {
-                lw.define(a, Slot::Tile(tile.clone()));
-            }
-        }
-        lw.define(op.results[i], Slot::Tile(tile));
-    }
-    lw.region(cond_region)?;
-    let Some(&c) = cond_region.yields.first() else {
-        return lw.unsupported("a loop condition region without a condition", op.span);
-    };
-    let c = lw.scalar(c)?.into_int_value();
-    lw.builder.build_conditional_branch(c, body, exit)?;
-    lw.builder.position_at_end(body);
+    let phis = carried_phis(lw, op, &init_vals, &layouts, pre)?;
+    enter_body(lw, op, body, exit)?;
     let tile_index = counter.as_basic_value().into_int_value();
     let slot = slot_phi.as_basic_value().into_int_value();
     // Tile i - stages + 1 is in buffer (i + 1) % stages, the next one to fill.
@@ -286,11 +254,7 @@ fn pipelined(
     lw.builder.build_unconditional_branch(header)?;
     counter.add_incoming(&[(&next_index, latch)]);
     slot_phi.add_incoming(&[(&next_slot, latch)]);
-    for (row, vals) in phis.iter().zip(&next) {
-        for (phi, v) in row.iter().zip(vals) {
-            phi.add_incoming(&[(v, latch)]);
-        }
-    }
+    close_carried(&phis, &next, latch);
     // Drain: tiles n - stages + 1 .. n are still to be multiplied.
     lw.builder.position_at_end(exit);
     let mut acc_regs: Vec<BasicValueEnum> =
