@@ -5,41 +5,23 @@
 //! argument). Skipped with a notice when onnxruntime/onnx cannot be imported,
 //! except in CI (env CI set), where that fails.
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
+mod ort_support;
+
+use ort_support::{build_options, repo, require_onnxruntime};
 use triton_opgen::ort::{generate, OrtOptions};
 use tritonc::codegen::Arch;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn onnxruntime_importable() -> bool {
-    Command::new("python3")
-        .args(["-c", "import onnxruntime, onnx, numpy"])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 #[test]
 fn ort_add_library_loads_and_reports_errors() {
-    if !onnxruntime_importable() {
-        if std::env::var_os("CI").is_some() {
-            panic!("onnxruntime/onnx/numpy cannot be imported by python3 (scripts/setup.sh installs them)");
-        }
-        eprintln!("SKIPPED ort_add: python3 cannot import onnxruntime and onnx (pip install onnxruntime==1.31.1 onnx==1.23.2)");
+    if !require_onnxruntime("ort_add") {
         return;
     }
     let out = tempfile::tempdir().expect("temp dir");
-    let opts = OrtOptions {
-        input: repo().join("tests/ops/add.tc"),
-        out_dir: Some(out.path().join("triton_add_ort")),
-        arch: Arch::Sm90,
-        include_dirs: Vec::new(),
-        no_build: false,
-        // Shared between runs so ort-sys compiles once.
-        target_dir: Some(repo().join("target/ort-ops")),
-    };
+    let opts = build_options(
+        repo().join("tests/ops/add.tc"),
+        out.path().join("triton_add_ort"),
+    );
     let done = generate(&opts, |_| {}).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
         done.variants, 6,

@@ -5,23 +5,14 @@
 //! like ort_add when onnxruntime cannot be imported outside CI.
 
 use serde_json::json;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use triton_opgen::ort::{generate, OrtOptions};
+mod ort_support;
+
+use ort_support::{build_options, repo, require_onnxruntime};
+use triton_opgen::ort::generate;
 use triton_opgen::read_spec;
 use triton_opgen::spec::{Dim, TensorSpec};
-use tritonc::codegen::Arch;
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn onnxruntime_importable() -> bool {
-    Command::new("python3")
-        .args(["-c", "import onnxruntime, onnx, numpy"])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
 
 fn tensors(list: &[TensorSpec]) -> serde_json::Value {
     list.iter()
@@ -42,14 +33,7 @@ fn tensors(list: &[TensorSpec]) -> serde_json::Value {
 fn check_op(file: &str, out: &Path) {
     let input = repo().join("tests/ops").join(file);
     let (spec, _) = read_spec(&input).unwrap_or_else(|e| panic!("{e}"));
-    let opts = OrtOptions {
-        input,
-        out_dir: Some(out.join(file)),
-        arch: Arch::Sm90,
-        include_dirs: Vec::new(),
-        no_build: false,
-        target_dir: Some(repo().join("target/ort-ops")),
-    };
+    let opts = build_options(input, out.join(file));
     let done = generate(&opts, |_| {}).unwrap_or_else(|e| panic!("{file}: {e}"));
     let desc = json!({
         "lib": done.library.expect("built library"),
@@ -81,11 +65,7 @@ fn check_op(file: &str, out: &Path) {
 
 #[test]
 fn ort_bundled_ops_load_and_infer_shapes() {
-    if !onnxruntime_importable() {
-        if std::env::var_os("CI").is_some() {
-            panic!("onnxruntime/onnx/numpy cannot be imported by python3 (scripts/setup.sh installs them)");
-        }
-        eprintln!("SKIPPED ort_ops: python3 cannot import onnxruntime and onnx");
+    if !require_onnxruntime("ort_ops") {
         return;
     }
     let out = tempfile::tempdir().expect("temp dir");
