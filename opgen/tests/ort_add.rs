@@ -34,6 +34,22 @@ fn ort_add_library_loads_and_reports_errors() {
         spec_rs.contains("pub const DOMAIN: &str = \"triton\\0\";"),
         "{spec_rs}"
     );
+    // Every variant's PTX is written next to the crate and embedded.
+    assert_eq!(
+        spec_rs.matches("include_str!(\"../ptx/").count(),
+        6,
+        "{spec_rs}"
+    );
+    let ptx = std::fs::read_to_string(done.out_dir.join("ptx/5.ptx")).unwrap();
+    assert!(ptx.contains(".visible .entry add("), "{ptx}");
+    assert!(
+        spec_rs.contains("(LaunchArg::I32(c.dim(\"N\")), \"N\")"),
+        "{spec_rs}"
+    );
+    assert!(
+        spec_rs.contains("[cdiv(c.dim(\"N\"), m(\"SIZE\")), 1i64, 1i64, ]"),
+        "{spec_rs}"
+    );
     let run = Command::new("python3")
         .arg(repo().join("scripts/ort/check_add.py"))
         .arg(&lib)

@@ -6,6 +6,7 @@ wrong dtype is refused with a message naming the argument.
 usage: python3 check_add.py LIBRARY
 Prints one `ok: ...` line per check; exits non-zero on the first failure."""
 
+import ctypes
 import sys
 
 import numpy as np
@@ -98,7 +99,36 @@ def main():
         ),
         "input `x` must have rank 1",
     )
+    check_embedded(lib)
     print("ort checks: all passed")
+
+
+def check_embedded(lib):
+    """The PTX of every variant is inside the library, and the library lists
+    its variants (ctypes, same mapping as onnxruntime's)."""
+    cdll = ctypes.CDLL(lib)
+    buf = ctypes.create_string_buffer(1 << 14)
+    cdll.opgen_ort_variants(buf, len(buf))
+    rows = [line.split("\t") for line in buf.value.decode().splitlines()]
+    want = [
+        (dtype, f"SIZE={size} num_warps=4") for dtype in ("T=float32", "T=float16") for size in (256, 1024, 4096)
+    ]
+    if [(r[0], r[1]) for r in rows] != want or any(r[2] != "add" or int(r[3]) < 500 for r in rows):
+        sys.exit(f"FAIL variants: {rows}")
+    print(f"ok: {len(rows)} variants listed: {', '.join(r[0] + ' ' + r[1] for r in rows[:3])}, ...")
+    data = open(lib, "rb").read()
+    entries = data.count(b".visible .entry add(")
+    if entries != len(rows) or b".target sm_90" not in data:
+        sys.exit(f"FAIL embedded PTX: {entries} `.entry add` in the library, want {len(rows)}")
+    print(f"ok: the library embeds {entries} PTX modules (.target sm_90)")
+    cdll.opgen_ort_stat_names.restype = ctypes.c_char_p
+    names = cdll.opgen_ort_stat_names().decode().split()
+    counters = (ctypes.c_uint64 * len(names))()
+    cdll.opgen_ort_stats(counters, len(names))
+    stats = dict(zip(names, counters))
+    if stats["launches"] != 0 or stats["h2d_copies"] != 0:
+        sys.exit(f"FAIL stats without a GPU: {stats}")
+    print(f"ok: copy/launch counters readable, all zero without a GPU ({len(names)} counters)")
 
 
 if __name__ == "__main__":

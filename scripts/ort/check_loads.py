@@ -4,7 +4,8 @@ symbolic dims, and the "no CUDA device" error when the node runs.
 
 usage: python3 check_loads.py DESCRIPTION.json
 DESCRIPTION: {"lib", "domain", "name", "qualified",
-              "inputs": [{"name", "dims": ["M", 4, ...]}], "outputs": [...]}
+              "inputs": [{"name", "dims": ["M", 4, ...]}], "outputs": [...],
+              "reject" (optional): {"shapes": {input: shape}, "needles": [text]}}
 (every input and output float32). Prints `ok: ...` lines; exits non-zero on failure."""
 
 import json
@@ -51,14 +52,24 @@ def main():
     for t in inputs:
         shape = [d if isinstance(d, int) else sizes.setdefault(d, 3 + 2 * len(sizes)) for d in t["dims"]]
         feeds[t["name"]] = np.ones(shape, dtype=np.float32)
+    expect_error(q, "run reports no CUDA device", lambda: sess.run(None, feeds), ["no CUDA device", q])
+    # Inputs no compiled config accepts are refused before looking for a GPU.
+    reject = desc.get("reject")
+    if reject:
+        bad = {n: np.ones(shape, dtype=np.float32) for n, shape in reject["shapes"].items()}
+        expect_error(q, "inputs no config accepts", lambda: sess.run(None, bad), reject["needles"] + ["INVALID_ARGUMENT"])
+
+
+def expect_error(q, what, fn, needles):
     try:
-        sess.run(None, feeds)
+        fn()
     except Exception as e:
-        if "no CUDA device" not in str(e) or q not in str(e):
-            sys.exit(f"FAIL {q}: unexpected error: {e}")
-        print(f"ok: {q}: run reports no CUDA device")
+        missing = [n for n in needles if n not in str(e)]
+        if missing:
+            sys.exit(f"FAIL {q}: {what}: the error lacks {missing}: {e}")
+        print(f"ok: {q}: {what}: {str(e).strip().splitlines()[-1][-160:]}")
         return
-    sys.exit(f"FAIL {q}: ran without a GPU")
+    sys.exit(f"FAIL {q}: {what}: no error")
 
 
 if __name__ == "__main__":

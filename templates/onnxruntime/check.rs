@@ -13,6 +13,10 @@ pub struct Seen {
 /// with the symbol each unknown dim stands for.
 pub struct Derived {
     pub outputs: Vec<(i32, Vec<i64>, Vec<&'static str>)>,
+    /// The dtype group (row of GROUPS) the inputs select.
+    pub group: usize,
+    /// Each symbolic dim with its value (-1: unknown), in binding order.
+    pub dims: Vec<(&'static str, i64)>,
 }
 
 pub fn check(inputs: &[Seen]) -> Result<Derived, String> {
@@ -86,7 +90,11 @@ pub fn check(inputs: &[Seen]) -> Result<Derived, String> {
             (dtype, dims, names)
         })
         .collect();
-    Ok(Derived { outputs })
+    Ok(Derived {
+        outputs,
+        group,
+        dims: syms.iter().map(|&(s, v, _)| (s, v)).collect(),
+    })
 }
 
 /// The dtype group the inputs select: each variable is set by the first

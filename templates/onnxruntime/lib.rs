@@ -4,10 +4,14 @@
 // `RegisterCustomOps`, which adds the op to its domain.
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
+mod call;
 mod check;
-mod cuda;
+mod ep;
+mod ep_abi;
+mod gpu;
 mod op_spec;
 mod spec_types;
+mod stats;
 
 use check::Seen;
 use ort_sys::*;
@@ -15,9 +19,9 @@ use std::ffi::{c_char, c_int, c_void, CString};
 use std::sync::atomic::{AtomicPtr, Ordering};
 
 /// The API table of the onnxruntime that loaded us.
-static API: AtomicPtr<OrtApi> = AtomicPtr::new(std::ptr::null_mut());
+pub(crate) static API: AtomicPtr<OrtApi> = AtomicPtr::new(std::ptr::null_mut());
 
-fn api() -> &'static OrtApi {
+pub(crate) fn api() -> &'static OrtApi {
     // SAFETY: set in RegisterCustomOps before ORT can call any op callback.
     unsafe { &*API.load(Ordering::Acquire) }
 }
@@ -47,6 +51,11 @@ static OP: OrtCustomOp = OrtCustomOp {
     InferOutputShapeFn: Some(infer_shapes),
     GetStartVersion: Some(start_version),
     GetEndVersion: Some(end_version),
+    // No aliasing or in-place outputs.
+    GetMayInplace: None,
+    ReleaseMayInplace: None,
+    GetAliasMap: None,
+    ReleaseAliasMap: None,
 };
 
 #[no_mangle]
@@ -77,14 +86,14 @@ pub unsafe extern "C" fn RegisterCustomOps(
     (api.AddCustomOpDomain)(options, domain)
 }
 
-fn error(code: OrtErrorCode, message: &str) -> OrtStatusPtr {
+pub(crate) fn error(code: OrtErrorCode, message: &str) -> OrtStatusPtr {
     let text = CString::new(message.replace('\0', " ")).unwrap_or_default();
     // SAFETY: CreateStatus copies the message.
     unsafe { (api().CreateStatus)(code, text.as_ptr()) }
 }
 
 /// Turns an ORT status into a Result (releasing it).
-unsafe fn ok(status: OrtStatusPtr) -> Result<(), OrtStatusPtr> {
+pub(crate) unsafe fn ok(status: OrtStatusPtr) -> Result<(), OrtStatusPtr> {
     if status.0.is_null() {
         Ok(())
     } else {
@@ -180,20 +189,42 @@ fn element_type(code: i32) -> ONNXTensorElementDataType {
 }
 
 unsafe extern "system" fn compute_v2(
-    _kernel: *mut c_void,
+    kernel: *mut c_void,
     ctx: *mut OrtKernelContext,
 ) -> OrtStatusPtr {
-    match compute(ctx) {
-        Ok(()) => OrtStatusPtr(std::ptr::null_mut()),
-        Err(status) => status,
+    // A panic must not unwind into onnxruntime's C++ frames.
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| compute(kernel, ctx))) {
+        Ok(Ok(())) => OrtStatusPtr(std::ptr::null_mut()),
+        Ok(Err(status)) => status,
+        Err(_) => error(
+            OrtErrorCode::ORT_FAIL,
+            &format!("{}: internal error (panic in the op library)", op_spec::QUALIFIED),
+        ),
     }
 }
 
-unsafe fn compute(ctx: *mut OrtKernelContext) -> Result<(), OrtStatusPtr> {
+/// Where a node's tensors live: host memory (custom op on ORT's CPU
+/// provider: copied to the GPU and back) or the GPU (the plugin EP's nodes).
+pub(crate) enum Memory<'a> {
+    Host(&'a gpu::KernelState),
+    Device,
+}
+
+unsafe fn compute(kernel: *mut c_void, ctx: *mut OrtKernelContext) -> Result<(), OrtStatusPtr> {
+    compute_node(Memory::Host(&*(kernel as *const gpu::KernelState)), ctx)
+}
+
+/// One node's run: checks, plan, outputs, launch.
+pub(crate) unsafe fn compute_node(
+    memory: Memory,
+    ctx: *mut OrtKernelContext,
+) -> Result<(), OrtStatusPtr> {
+    let started = std::time::Instant::now();
     let api = api();
     let mut count = 0usize;
     ok((api.KernelContext_GetInputCount)(ctx, &mut count))?;
     let mut seen = Vec::with_capacity(count);
+    let mut tensors = Vec::with_capacity(count + op_spec::OUTPUTS.len());
     for i in 0..count {
         let mut value: *const OrtValue = std::ptr::null();
         ok((api.KernelContext_GetInput)(ctx, i, &mut value))?;
@@ -201,26 +232,67 @@ unsafe fn compute(ctx: *mut OrtKernelContext) -> Result<(), OrtStatusPtr> {
         ok((api.GetTensorTypeAndShape)(value, &mut info))?;
         let described = describe(info);
         (api.ReleaseTensorTypeAndShapeInfo)(info);
-        seen.push(described?);
+        let described = described?;
+        let mut data: *mut c_void = std::ptr::null_mut();
+        // Read only (host memory, or device memory under the EP).
+        ok((api.GetTensorMutableData)(value as *mut OrtValue, &mut data))?;
+        tensors.push(host_tensor(data, described.dtype, &described.dims));
+        seen.push(described);
     }
-    check::check(&seen).map_err(|m| error(OrtErrorCode::ORT_INVALID_ARGUMENT, &m))?;
+    let derived =
+        check::check(&seen).map_err(|m| error(OrtErrorCode::ORT_INVALID_ARGUMENT, &m))?;
+    let shapes = seen
+        .iter()
+        .map(|s| s.dims.clone())
+        .chain(derived.outputs.iter().map(|(_, dims, _)| dims.clone()))
+        .collect();
+    let plan = gpu::plan(derived.group, shapes, derived.dims).map_err(failure)?;
     // The CPU package hands us host tensors; the kernels need a GPU.
-    match cuda::device_count() {
-        Err(why) => Err(error(
+    let device = match plan {
+        Some(_) => Some(gpu::device().map_err(failure)?),
+        None => None,
+    };
+    for (index, (dtype, dims, _)) in derived.outputs.iter().enumerate() {
+        let mut value: *mut OrtValue = std::ptr::null_mut();
+        ok((api.KernelContext_GetOutput)(ctx, index, dims.as_ptr(), dims.len(), &mut value))?;
+        let mut data: *mut c_void = std::ptr::null_mut();
+        ok((api.GetTensorMutableData)(value, &mut data))?;
+        tensors.push(host_tensor(data, *dtype, dims));
+    }
+    let result = match (&plan, &device, memory) {
+        (Some(plan), Some(device), Memory::Host(state)) => {
+            gpu::run(state, device, plan, &tensors).map_err(failure)
+        }
+        (Some(plan), Some(device), Memory::Device) => {
+            let addrs: Vec<u64> = tensors.iter().map(|t| t.data as u64).collect();
+            gpu::launch(device, plan, &addrs).map_err(failure)
+        }
+        _ => Ok(()), // an empty tensor: nothing to launch
+    };
+    stats::add(stats::CALLS, 1);
+    stats::add(stats::COMPUTE_NS, started.elapsed().as_nanos() as u64);
+    result
+}
+
+fn host_tensor(data: *mut c_void, dtype: i32, dims: &[i64]) -> gpu::HostTensor {
+    let elements: i64 = dims.iter().map(|&d| d.max(0)).product();
+    gpu::HostTensor {
+        data: data.cast(),
+        bytes: elements as usize * spec_types::dtype_bytes(dtype),
+    }
+}
+
+pub(crate) fn failure(f: gpu::Failure) -> OrtStatusPtr {
+    match f {
+        gpu::Failure::NoDevice(why) => error(
             OrtErrorCode::ORT_FAIL,
             &format!(
                 "{}: no CUDA device ({why}); this op runs its Triton kernels on an NVIDIA GPU",
                 op_spec::QUALIFIED
             ),
-        )),
-        Ok(_) => Err(error(
-            OrtErrorCode::ORT_NOT_IMPLEMENTED,
-            &format!(
-                "{}: a CUDA device exists, but running on it from the CPU package of onnxruntime (host copies through the opgen runtime) is not implemented yet ({} compiled variants are in this library)",
-                op_spec::QUALIFIED,
-                op_spec::VARIANTS.iter().map(|g| g.len()).sum::<usize>()
-            ),
-        )),
+        ),
+        gpu::Failure::Invalid(m) => error(OrtErrorCode::ORT_INVALID_ARGUMENT, &m),
+        gpu::Failure::Cuda(m) => error(OrtErrorCode::ORT_EP_FAIL, &m),
     }
 }
 
@@ -233,8 +305,8 @@ unsafe extern "system" fn create_kernel(
     _api: *const OrtApi,
     _info: *const OrtKernelInfo,
 ) -> *mut c_void {
-    // A stateless kernel: any non-null handle does.
-    Box::into_raw(Box::new(0u8)).cast()
+    // Device buffers reused between this node's calls.
+    Box::into_raw(Box::new(gpu::KernelState::default())).cast()
 }
 
 unsafe extern "system" fn create_kernel_v2(
@@ -249,7 +321,7 @@ unsafe extern "system" fn create_kernel_v2(
 
 unsafe extern "system" fn destroy_kernel(kernel: *mut c_void) {
     if !kernel.is_null() {
-        drop(Box::from_raw(kernel.cast::<u8>()));
+        drop(Box::from_raw(kernel.cast::<gpu::KernelState>()));
     }
 }
 

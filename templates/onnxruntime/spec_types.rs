@@ -45,3 +45,14 @@ pub fn dtype_name(code: i32) -> &'static str {
         _ => "an unsupported type",
     }
 }
+
+/// Bytes per element of an ONNX element type (0: not a fixed-size number).
+pub fn dtype_bytes(code: i32) -> usize {
+    match code {
+        2 | 3 | 9 => 1,
+        4 | 5 | 10 | 16 => 2,
+        1 | 6 | 12 => 4,
+        7 | 11 | 13 => 8,
+        _ => 0,
+    }
+}

@@ -1,6 +1,8 @@
 //! The values `templates/onnxruntime/op_spec.rs.hbs` renders: the op's
 //! tensors, dtype groups and variants as Rust constants.
 
+use super::rust_expr::{to_rust, NameUse};
+use crate::bind::{ArgKind, BoundArg};
 use crate::spec::{Dim, OpSpec, TensorSpec};
 use crate::variants::Group;
 use serde::Serialize;
@@ -17,8 +19,52 @@ pub struct OrtContext {
     pub groups: Vec<Vec<i32>>,
     pub inputs: Vec<TensorContext>,
     pub outputs: Vec<TensorContext>,
-    /// The configs of each group's variants.
-    pub variants: Vec<Vec<String>>,
+    pub launch: LaunchContext,
+}
+
+/// How the GPU path launches the kernel: the embedded variants and the
+/// spec's arguments, grid and requirements as Rust.
+#[derive(Debug, Serialize)]
+pub struct LaunchContext {
+    /// Absolute paths of `plugins/runtime` and `plugins/bridge`.
+    pub runtime_dir: String,
+    pub bridge_dir: String,
+    pub variants: Vec<VariantRow>,
+    pub groups: Vec<GroupRow>,
+    /// The macros the grid and the requirements read, one column each.
+    pub cfg_names: Vec<String>,
+    pub args: Vec<ArgRow>,
+    /// Three Rust expressions (missing axes are 1).
+    pub grid: Vec<String>,
+    pub persistent: bool,
+    pub requires: Vec<String>,
+    pub requires_text: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct VariantRow {
+    pub index: usize,
+    /// Rust string literals, NUL-terminated for the bridge's C ABI.
+    pub kernel: String,
+    pub config: String,
+    pub json: String,
+    /// The variant's macros named in `cfg_names`.
+    pub cfg: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct GroupRow {
+    /// `T=float32`: the autotuner's dtype key (a Rust literal, NUL-terminated).
+    pub label: String,
+    pub first: usize,
+    pub count: usize,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ArgRow {
+    /// A Rust `LaunchArg` expression.
+    pub value: String,
+    pub label: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -46,7 +92,13 @@ pub fn onnx_code(dtype: &str) -> Option<i32> {
     })
 }
 
-pub fn build(spec: &OpSpec, groups: &[Group], source: &str) -> Result<OrtContext, String> {
+pub fn build(
+    spec: &OpSpec,
+    groups: &[Group],
+    kinds: &[BoundArg],
+    source: &str,
+    plugins_dir: &std::path::Path,
+) -> Result<OrtContext, String> {
     let dtype_vars: Vec<String> = spec.dtypes.iter().map(|v| v.var.clone()).collect();
     let code = |d: &str| onnx_code(d).ok_or_else(|| format!("dtype `{d}` has no ONNX type"));
     let group_codes = groups
@@ -97,9 +149,159 @@ pub fn build(spec: &OpSpec, groups: &[Group], source: &str) -> Result<OrtContext
         groups: group_codes,
         inputs,
         outputs,
-        variants: groups
-            .iter()
-            .map(|g| g.variants.iter().map(|v| v.config.clone()).collect())
-            .collect(),
+        launch: launch_context(spec, groups, kinds, plugins_dir)?,
+    })
+}
+
+/// A Rust string literal of `text` plus a NUL.
+fn c_literal(text: &str) -> String {
+    format!("{:?}", format!("{text}\0"))
+}
+
+fn launch_context(
+    spec: &OpSpec,
+    groups: &[Group],
+    kinds: &[BoundArg],
+    plugins_dir: &std::path::Path,
+) -> Result<LaunchContext, String> {
+    let dims: Vec<String> = spec.dim_bindings().into_iter().map(|(s, _, _)| s).collect();
+    let is_macro =
+        |n: &str| spec.tune.iter().any(|m| m.name == n) || spec.defines.iter().any(|m| m.name == n);
+    let classify = |n: &str| {
+        if dims.iter().any(|d| d == n) {
+            Some(NameUse::Dim)
+        } else if is_macro(n) {
+            Some(NameUse::Macro)
+        } else {
+            None
+        }
+    };
+    let only_dims = |n: &str| dims.iter().any(|d| d == n).then_some(NameUse::Dim);
+    let args = spec
+        .args
+        .iter()
+        .zip(kinds)
+        .map(|(arg, bound)| {
+            let value = match &bound.kind {
+                ArgKind::Ptr(t) => {
+                    let index = spec
+                        .inputs
+                        .iter()
+                        .chain(spec.outputs.iter())
+                        .position(|x| &x.name == t)
+                        .ok_or_else(|| format!("`{t}` is not a tensor of the op"))?;
+                    format!("LaunchArg::Ptr({index})")
+                }
+                ArgKind::I32 => {
+                    format!("LaunchArg::I32({})", to_rust(&arg.value, spec, &only_dims)?)
+                }
+                ArgKind::I64 => {
+                    format!("LaunchArg::I64({})", to_rust(&arg.value, spec, &only_dims)?)
+                }
+            };
+            Ok(ArgRow {
+                value,
+                label: bound.param.clone(),
+            })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    let mut cfg_names: Vec<String> = Vec::new();
+    let read = spec
+        .grid
+        .iter()
+        .map(|g| &g.value)
+        .chain(spec.requires.iter().flat_map(|r| [&r.left, &r.right]));
+    for e in read {
+        for (name, _) in e.names() {
+            if is_macro(name)
+                && !dims.iter().any(|d| d == name)
+                && !cfg_names.iter().any(|n| n == name)
+            {
+                cfg_names.push(name.to_string());
+            }
+        }
+    }
+    let mut variants = Vec::new();
+    let mut group_rows = Vec::new();
+    for g in groups {
+        group_rows.push(GroupRow {
+            label: c_literal(
+                &g.dtypes
+                    .iter()
+                    .map(|(v, d)| format!("{v}={d}"))
+                    .collect::<Vec<_>>()
+                    .join(","),
+            ),
+            first: variants.len(),
+            count: g.variants.len(),
+        });
+        for v in &g.variants {
+            let mut cfg = Vec::new();
+            for name in &cfg_names {
+                let text = v
+                    .macros
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, val)| val.as_str())
+                    .unwrap_or("");
+                let value: i64 = text.trim().parse().map_err(|_| {
+                    format!("macro `{name}` = `{text}` is used in the grid or a `require` but is not an integer")
+                })?;
+                cfg.push(format!("{value}"));
+            }
+            variants.push(VariantRow {
+                index: variants.len(),
+                kernel: c_literal(&v.kernel),
+                config: c_literal(&v.config),
+                json: c_literal(&crate::torch::variant_json(v)),
+                cfg: cfg.join(", "),
+            });
+        }
+    }
+    let mut grid = spec
+        .grid
+        .iter()
+        .map(|g| to_rust(&g.value, spec, &classify))
+        .collect::<Result<Vec<_>, String>>()?;
+    while grid.len() < 3 {
+        grid.push("1i64".to_string());
+    }
+    let requires = spec
+        .requires
+        .iter()
+        .map(|r| {
+            Ok(format!(
+                "{} {} {}",
+                to_rust(&r.left, spec, &classify)?,
+                r.cmp,
+                to_rust(&r.right, spec, &classify)?
+            ))
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    let requires_text = spec
+        .requires
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {} {}",
+                crate::torch::context::expr_text(&r.left),
+                r.cmp,
+                crate::torch::context::expr_text(&r.right)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let dir = |name: &str| plugins_dir.join(name).display().to_string();
+    Ok(LaunchContext {
+        runtime_dir: dir("runtime"),
+        bridge_dir: dir("bridge"),
+        variants,
+        groups: group_rows,
+        cfg_names,
+        args,
+        grid,
+        persistent: spec.grid.first().is_some_and(|g| g.persistent),
+        requires,
+        requires_text,
     })
 }

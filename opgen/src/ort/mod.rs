@@ -4,6 +4,7 @@
 //! the crate is the same for every op (`templates/onnxruntime/*.rs`).
 
 pub mod context;
+pub mod rust_expr;
 
 use crate::generate::{compile_op, read_spec, CompiledOp, GenerateError, Progress};
 use context::OrtContext;
@@ -25,8 +26,24 @@ const STATIC_FILES: &[(&str, &str)] = &[
         include_str!("../../../templates/onnxruntime/check.rs"),
     ),
     (
-        "cuda.rs",
-        include_str!("../../../templates/onnxruntime/cuda.rs"),
+        "call.rs",
+        include_str!("../../../templates/onnxruntime/call.rs"),
+    ),
+    (
+        "ep.rs",
+        include_str!("../../../templates/onnxruntime/ep.rs"),
+    ),
+    (
+        "ep_abi.rs",
+        include_str!("../../../templates/onnxruntime/ep_abi.rs"),
+    ),
+    (
+        "gpu.rs",
+        include_str!("../../../templates/onnxruntime/gpu.rs"),
+    ),
+    (
+        "stats.rs",
+        include_str!("../../../templates/onnxruntime/stats.rs"),
     ),
     (
         "spec_types.rs",
@@ -88,9 +105,9 @@ pub fn generate(
     // The same compilation and argument checks as the torch path.
     let CompiledOp {
         groups,
+        kinds,
         source_name,
         warnings,
-        ..
     } = compile_op(
         &spec,
         &source,
@@ -99,8 +116,15 @@ pub fn generate(
         &opts.include_dirs,
         &mut progress,
     )?;
-    let ctx = context::build(&spec, &groups, &source_name).map_err(GenerateError)?;
-    let files = render(&ctx).map_err(GenerateError)?;
+    let plugins = plugins_dir()?;
+    let ctx =
+        context::build(&spec, &groups, &kinds, &source_name, &plugins).map_err(GenerateError)?;
+    let mut files = render(&ctx).map_err(GenerateError)?;
+    // The PTX of every variant, embedded with include_str!.
+    let ptx = groups.iter().flat_map(|g| &g.variants);
+    for (index, v) in ptx.enumerate() {
+        files.push((format!("ptx/{index}.ptx"), v.ptx.clone()));
+    }
     let out_dir = opts.out_dir.clone().unwrap_or_else(|| {
         PathBuf::from("out").join(format!("{}_{}_ort", spec.namespace, spec.name))
     });
@@ -119,6 +143,24 @@ pub fn generate(
         library,
         warnings,
     })
+}
+
+/// The repository's `plugins/` folder (runtime and bridge crates the
+/// library depends on): `$OPGEN_PLUGINS_DIR`, else the one this binary
+/// was built from.
+fn plugins_dir() -> Result<PathBuf, GenerateError> {
+    let dir = std::env::var_os("OPGEN_PLUGINS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins"));
+    let dir = dir.canonicalize().unwrap_or(dir);
+    if dir.join("runtime/Cargo.toml").is_file() && dir.join("bridge/Cargo.toml").is_file() {
+        Ok(dir)
+    } else {
+        Err(GenerateError(format!(
+            "{} does not hold the opgen runtime and bridge crates (runtime/, bridge/); set OPGEN_PLUGINS_DIR to the repository's plugins/ folder",
+            dir.display()
+        )))
+    }
 }
 
 fn write_files(out_dir: &Path, files: &[(String, String)]) -> Result<(), GenerateError> {

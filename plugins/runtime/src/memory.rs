@@ -112,3 +112,52 @@ impl Drop for DeviceBuffer {
         }
     }
 }
+
+/// Device memory a framework owns and frees (an execution provider's
+/// allocator, its copies between host and device): plain addresses, no
+/// ownership. The device's context is made current first.
+pub mod raw {
+    use super::*;
+
+    /// `cuMemAlloc` of at least one byte; free it with [`free`].
+    pub fn alloc(device: &Arc<Device>, bytes: usize) -> Result<u64> {
+        device.bind()?;
+        // SAFETY: plain allocation in the bound context.
+        unsafe { result::malloc_sync(bytes.max(1)) }.call("cuMemAlloc", || {
+            format!("{bytes} bytes on device {}", device.ordinal())
+        })
+    }
+
+    /// # Safety
+    /// `ptr` came from [`alloc`] on `device` and is freed once.
+    pub unsafe fn free(device: &Arc<Device>, ptr: u64) -> Result<()> {
+        device.bind()?;
+        result::free_sync(ptr).call("cuMemFree", String::new)
+    }
+
+    /// # Safety
+    /// `dst` is a device allocation of at least `src.len()` bytes.
+    pub unsafe fn copy_to_device(device: &Arc<Device>, dst: u64, src: &[u8]) -> Result<()> {
+        device.bind()?;
+        result::memcpy_htod_sync(dst, src).call("cuMemcpyHtoD", || format!("{} bytes", src.len()))
+    }
+
+    /// # Safety
+    /// `src` is a device allocation of at least `dst.len()` bytes.
+    pub unsafe fn copy_to_host(device: &Arc<Device>, dst: &mut [u8], src: u64) -> Result<()> {
+        device.bind()?;
+        result::memcpy_dtoh_sync(dst, src).call("cuMemcpyDtoH", || format!("{} bytes", dst.len()))
+    }
+
+    /// # Safety
+    /// Both are device allocations of at least `bytes` bytes.
+    pub unsafe fn copy_on_device(
+        device: &Arc<Device>,
+        dst: u64,
+        src: u64,
+        bytes: usize,
+    ) -> Result<()> {
+        device.bind()?;
+        result::memcpy_dtod_sync(dst, src, bytes).call("cuMemcpyDtoD", || format!("{bytes} bytes"))
+    }
+}

@@ -1,0 +1,282 @@
+// Copied verbatim by triton-opgen: runs the op on the GPU for onnxruntime's
+// CPU package, whose tensors live in host memory: copies the inputs to device
+// buffers the kernel instance keeps, launches the embedded PTX through the
+// opgen bridge (autotuning among the variants the call allows), and copies
+// the outputs back. Every copy and launch is counted in stats.rs.
+use crate::call::{Call, LaunchArg};
+use crate::op_spec::{self, CFG_NAMES, GROUP_VARIANTS, VARIANT_DATA};
+use crate::stats;
+use opgen_bridge::{OpgenArg, OpgenGrid, OpgenVariant, ARG_I32, ARG_I64, ARG_PTR};
+use opgen_runtime::{Device, DeviceBuffer, EventTimer, KernelTimer, RuntimeError, Stream};
+use std::ffi::{c_char, c_void};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
+
+/// Why a call could not run.
+pub enum Failure {
+    /// No driver or device: the caller reports ORT_FAIL.
+    NoDevice(String),
+    /// The inputs do not fit the kernel (argument range, no config).
+    Invalid(String),
+    /// A CUDA call failed.
+    Cuda(String),
+}
+
+/// One tensor of the call in host memory.
+pub struct HostTensor {
+    pub data: *mut u8,
+    pub bytes: usize,
+}
+
+/// Per kernel instance: device buffers reused between calls (inputs, then
+/// outputs), grown when a call needs more.
+#[derive(Default)]
+pub struct KernelState {
+    buffers: Mutex<Vec<Option<DeviceBuffer>>>,
+}
+
+/// The device, or why there is none (as the runtime words it).
+pub fn device() -> Result<Arc<Device>, Failure> {
+    Device::open(0).map_err(|e| match e {
+        RuntimeError::NoDevice(why) => Failure::NoDevice(why),
+        other => Failure::Cuda(other.to_string()),
+    })
+}
+
+/// The bridge's op handle over the embedded variants (created once).
+fn op_handle() -> *mut c_void {
+    static HANDLE: OnceLock<usize> = OnceLock::new();
+    let addr = *HANDLE.get_or_init(|| {
+        let table: Vec<OpgenVariant> = VARIANT_DATA
+            .iter()
+            .map(|v| OpgenVariant {
+                kernel: v.kernel.as_ptr().cast(),
+                config: v.config.as_ptr().cast(),
+                variant_json: v.json.as_ptr().cast(),
+                image: v.ptx.as_ptr(),
+                image_len: v.ptx.len(),
+            })
+            .collect();
+        // The table points into static data and lives as long as the process.
+        let table: &'static [OpgenVariant] = Box::leak(table.into_boxed_slice());
+        let name = format!("{}\0", op_spec::QUALIFIED);
+        // SAFETY: NUL-terminated name (copied by the bridge) and a static table.
+        let op = unsafe { opgen_bridge::opgen_op_new(name.as_ptr().cast(), table.as_ptr(), table.len()) };
+        op as usize
+    });
+    addr as *mut c_void
+}
+
+/// What a call launches, worked out before any GPU work: the kernel's
+/// arguments and the candidate variants with their grids.
+pub struct Plan {
+    group: usize,
+    call: Call,
+    args: Vec<(LaunchArg, &'static str)>,
+    candidates: Vec<u32>,
+    grids: Vec<OpgenGrid>,
+}
+
+/// Plans the kernel of `group` for tensors of these shapes (inputs, then
+/// outputs); `dims` are the spec's dims. `None`: a tensor is empty, nothing to do.
+pub fn plan(
+    group: usize,
+    shapes: Vec<Vec<i64>>,
+    dims: Vec<(&'static str, i64)>,
+) -> Result<Option<Plan>, Failure> {
+    if shapes.iter().any(|s| s.iter().product::<i64>() == 0) {
+        return Ok(None);
+    }
+    let call = Call { shapes, dims };
+    let args = op_spec::kernel_args(&call);
+    for (arg, label) in &args {
+        if let LaunchArg::I32(v) = arg {
+            if i32::try_from(*v).is_err() {
+                return Err(Failure::Invalid(format!(
+                    "{}: kernel argument `{label}` = {v} does not fit the kernel's 32-bit int",
+                    op_spec::QUALIFIED
+                )));
+            }
+        }
+    }
+    let (candidates, grids) = candidates(&call, group)?;
+    Ok(Some(Plan {
+        group,
+        call,
+        args,
+        candidates,
+        grids,
+    }))
+}
+
+/// Runs `plan` on `tensors` (host memory, inputs then outputs, already
+/// allocated by ORT).
+pub fn run(
+    state: &KernelState,
+    device: &Arc<Device>,
+    plan: &Plan,
+    tensors: &[HostTensor],
+) -> Result<(), Failure> {
+    let mut buffers = state.buffers.lock().unwrap_or_else(|e| e.into_inner());
+    buffers.resize_with(tensors.len(), || None);
+    for (slot, t) in buffers.iter_mut().zip(tensors) {
+        if slot.as_ref().is_none_or(|b| b.len_bytes() < t.bytes) {
+            *slot = None; // free the small one first
+            *slot = Some(DeviceBuffer::alloc(device, t.bytes).map_err(cuda)?);
+        }
+    }
+    let inputs = op_spec::INPUTS.len();
+    for (buffer, t) in buffers.iter().zip(tensors).take(inputs) {
+        let start = Instant::now();
+        // SAFETY: ORT's input tensor holds `bytes` bytes.
+        let host = unsafe { std::slice::from_raw_parts(t.data, t.bytes) };
+        buffer.as_ref().map_or(Ok(()), |b| b.copy_from_host(host)).map_err(cuda)?;
+        stats::add(stats::H2D_NS, start.elapsed().as_nanos() as u64);
+        stats::add(stats::H2D_COPIES, 1);
+        stats::add(stats::H2D_BYTES, t.bytes as u64);
+    }
+    let addrs: Vec<u64> = buffers
+        .iter()
+        .map(|b| b.as_ref().map_or(0, |b| b.addr()))
+        .collect();
+    launch(device, plan, &addrs)?;
+    for (buffer, t) in buffers.iter().zip(tensors).skip(inputs) {
+        let start = Instant::now();
+        // SAFETY: ORT allocated `bytes` bytes for this output.
+        let host = unsafe { std::slice::from_raw_parts_mut(t.data, t.bytes) };
+        buffer.as_ref().map_or(Ok(()), |b| b.copy_to_host(host)).map_err(cuda)?;
+        stats::add(stats::D2H_NS, start.elapsed().as_nanos() as u64);
+        stats::add(stats::D2H_COPIES, 1);
+        stats::add(stats::D2H_BYTES, t.bytes as u64);
+    }
+    Ok(())
+}
+
+/// Launches `plan` on device memory: `addrs` holds each tensor's device
+/// address (inputs, then outputs). Counts the launch and its GPU time.
+pub fn launch(device: &Arc<Device>, plan: &Plan, addrs: &[u64]) -> Result<(), Failure> {
+    let Plan {
+        group,
+        call,
+        args,
+        candidates,
+        grids,
+    } = plan;
+    let addr = |i: usize| addrs.get(i).copied().unwrap_or(0);
+    let raw_args: Vec<OpgenArg> = args
+        .iter()
+        .map(|(arg, _)| match *arg {
+            LaunchArg::Ptr(i) => OpgenArg { kind: ARG_PTR, reserved: 0, bits: addr(i) },
+            LaunchArg::I32(v) => OpgenArg { kind: ARG_I32, reserved: 0, bits: v as i32 as u32 as u64 },
+            LaunchArg::I64(v) => OpgenArg { kind: ARG_I64, reserved: 0, bits: v as u64 },
+        })
+        .collect();
+    let key_dims: Vec<i64> = call.dims.iter().map(|&(_, v)| v).collect();
+    let dtype_key = GROUP_VARIANTS[*group].0;
+    let stream = Stream::default_stream(device);
+    let mut timer = EventTimer::new(&stream).map_err(cuda)?;
+    let mut message = vec![0 as c_char; 2048];
+    let ms = timer
+        .time_ms(&mut || {
+            // SAFETY: every slice outlives the call; the handle is the bridge's.
+            let rc = unsafe {
+                opgen_bridge::opgen_op_launch(
+                    op_handle().cast(),
+                    device.ordinal() as i32,
+                    std::ptr::null_mut(),
+                    candidates.as_ptr(),
+                    grids.as_ptr(),
+                    candidates.len(),
+                    raw_args.as_ptr(),
+                    raw_args.len(),
+                    dtype_key.as_ptr().cast(),
+                    key_dims.as_ptr(),
+                    key_dims.len(),
+                    message.as_mut_ptr(),
+                    message.len(),
+                )
+            };
+            if rc == 0 {
+                return Ok(());
+            }
+            // SAFETY: the bridge NUL-terminates the message.
+            let text = unsafe { std::ffi::CStr::from_ptr(message.as_ptr()) };
+            Err(RuntimeError::InvalidLaunch {
+                kernel: op_spec::QUALIFIED.to_string(),
+                reason: text.to_string_lossy().into_owned(),
+            })
+        })
+        .map_err(cuda)?;
+    stats::add(stats::LAUNCHES, 1);
+    stats::add(stats::KERNEL_NS, (ms * 1e6) as u64);
+    Ok(())
+}
+
+fn cuda(e: RuntimeError) -> Failure {
+    Failure::Cuda(format!("{}: {e}", op_spec::QUALIFIED))
+}
+
+/// The group's variants that meet the spec's requirements, with their grids.
+fn candidates(call: &Call, group: usize) -> Result<(Vec<u32>, Vec<OpgenGrid>), Failure> {
+    let (_, first, count) = GROUP_VARIANTS[group];
+    let mut picked = Vec::new();
+    let mut grids = Vec::new();
+    for index in first..first + count {
+        let cfg = VARIANT_DATA[index].cfg;
+        let m = |name: &str| {
+            CFG_NAMES
+                .iter()
+                .position(|n| *n == name)
+                .and_then(|i| cfg.get(i).copied())
+                .unwrap_or(0)
+        };
+        if !op_spec::accepts(call, &m) {
+            continue;
+        }
+        let g = op_spec::grid(call, &m);
+        let mut axes = [0u32; 3];
+        for (axis, (&v, out)) in g.iter().zip(axes.iter_mut()).enumerate() {
+            *out = u32::try_from(v).ok().filter(|&v| v > 0).ok_or_else(|| {
+                Failure::Invalid(format!(
+                    "{}: grid axis {axis} is {v} for config `{}`, out of range",
+                    op_spec::QUALIFIED,
+                    VARIANT_DATA[index].config.trim_end_matches('\0')
+                ))
+            })?;
+        }
+        picked.push(index as u32);
+        grids.push(OpgenGrid {
+            x: axes[0],
+            y: axes[1],
+            z: axes[2],
+            persistent: u32::from(op_spec::PERSISTENT),
+        });
+    }
+    if picked.is_empty() {
+        let dims: Vec<String> = call.dims.iter().map(|(n, v)| format!("{n} = {v}")).collect();
+        return Err(Failure::Invalid(format!(
+            "{}: no compiled config accepts these inputs (each needs {}); {}",
+            op_spec::QUALIFIED,
+            op_spec::REQUIRES_TEXT,
+            dims.join(", ")
+        )));
+    }
+    Ok((picked, grids))
+}
+
+/// One line per embedded variant: dtypes, config, kernel, PTX bytes.
+pub fn variant_listing() -> String {
+    let mut out = String::new();
+    for &(label, first, count) in GROUP_VARIANTS {
+        for v in &VARIANT_DATA[first..first + count] {
+            out.push_str(&format!(
+                "{}\t{}\t{}\t{}\n",
+                label.trim_end_matches('\0'),
+                v.config.trim_end_matches('\0'),
+                v.kernel.trim_end_matches('\0'),
+                v.ptx.len()
+            ));
+        }
+    }
+    out
+}
