@@ -5,7 +5,7 @@
 //! like ort_add when onnxruntime cannot be imported outside CI.
 
 use serde_json::json;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 mod ort_support;
 
@@ -30,7 +30,8 @@ fn tensors(list: &[TensorSpec]) -> serde_json::Value {
         .collect()
 }
 
-fn check_op(file: &str, out: &Path) {
+/// Builds and checks one op; returns its library.
+fn check_op(file: &str, out: &Path) -> PathBuf {
     let input = repo().join("tests/ops").join(file);
     let (spec, _) = read_spec(&input).unwrap_or_else(|e| panic!("{e}"));
     let opts = build_options(input, out.join(file));
@@ -39,9 +40,10 @@ fn check_op(file: &str, out: &Path) {
     let reject = (file == "softmax.tc").then(|| {
         json!({"shapes": {"x": [2, 5000]}, "needles": ["no compiled config accepts these inputs", "N <= TN", "N = 5000"]})
     });
+    let lib = done.library.expect("built library");
     let desc = json!({
         "reject": reject,
-        "lib": done.library.expect("built library"),
+        "lib": lib,
         "domain": spec.namespace,
         "name": spec.name,
         "qualified": spec.qualified_name(),
@@ -66,6 +68,7 @@ fn check_op(file: &str, out: &Path) {
         stdout.contains("run reports no CUDA device"),
         "{file}:\n{stdout}"
     );
+    lib
 }
 
 #[test]
@@ -74,6 +77,7 @@ fn ort_bundled_ops_load_and_infer_shapes() {
         return;
     }
     let out = tempfile::tempdir().expect("temp dir");
+    let mut libs = std::collections::HashMap::new();
     for file in [
         "softmax.tc",
         "dot.tc",
@@ -81,6 +85,20 @@ fn ort_bundled_ops_load_and_infer_shapes() {
         "dot_tn.tc",
         "transpose.tc",
     ] {
-        check_op(file, out.path());
+        libs.insert(file, check_op(file, out.path()));
     }
+    // Two libraries of the `triton` domain in one session (transpose -> softmax).
+    let run = Command::new("python3")
+        .arg(repo().join("scripts/ort/check_shared_domain.py"))
+        .arg(&libs["transpose.tc"])
+        .arg(&libs["softmax.tc"])
+        .output()
+        .expect("python3 runs");
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    println!("{stdout}");
+    assert!(
+        run.status.success() && stdout.contains("session created"),
+        "check_shared_domain.py failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
 }

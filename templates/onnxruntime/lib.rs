@@ -6,6 +6,7 @@
 
 mod call;
 mod check;
+mod domain;
 mod ep;
 mod ep_abi;
 mod gpu;
@@ -72,18 +73,10 @@ pub unsafe extern "C" fn RegisterCustomOps(
         return OrtStatusPtr(std::ptr::null_mut());
     }
     API.store(table as *mut OrtApi, Ordering::Release);
-    let api = api();
-    // The domain must outlive every session that uses it: it is never freed.
-    let mut domain: *mut OrtCustomOpDomain = std::ptr::null_mut();
-    let status = (api.CreateCustomOpDomain)(op_spec::DOMAIN.as_ptr().cast(), &mut domain);
-    if !status.0.is_null() {
-        return status;
+    match domain::add_op(options, op_spec::DOMAIN, &OP) {
+        Ok(()) => OrtStatusPtr(std::ptr::null_mut()),
+        Err(status) => status,
     }
-    let status = (api.CustomOpDomain_Add)(domain, &OP);
-    if !status.0.is_null() {
-        return status;
-    }
-    (api.AddCustomOpDomain)(options, domain)
 }
 
 pub(crate) fn error(code: OrtErrorCode, message: &str) -> OrtStatusPtr {

@@ -30,6 +30,10 @@ const STATIC_FILES: &[(&str, &str)] = &[
         include_str!("../../../templates/onnxruntime/call.rs"),
     ),
     (
+        "domain.rs",
+        include_str!("../../../templates/onnxruntime/domain.rs"),
+    ),
+    (
         "ep.rs",
         include_str!("../../../templates/onnxruntime/ep.rs"),
     ),
