@@ -221,8 +221,8 @@ fn candidates(call: &Call, group: usize) -> Result<(Vec<u32>, Vec<OpgenGrid>), F
     let (_, first, count) = GROUP_VARIANTS[group];
     let mut picked = Vec::new();
     let mut grids = Vec::new();
-    for index in first..first + count {
-        let cfg = VARIANT_DATA[index].cfg;
+    for (index, variant) in VARIANT_DATA.iter().enumerate().skip(first).take(count) {
+        let cfg = variant.cfg;
         let m = |name: &str| {
             CFG_NAMES
                 .iter()
@@ -240,7 +240,7 @@ fn candidates(call: &Call, group: usize) -> Result<(Vec<u32>, Vec<OpgenGrid>), F
                 Failure::Invalid(format!(
                     "{}: grid axis {axis} is {v} for config `{}`, out of range",
                     op_spec::QUALIFIED,
-                    VARIANT_DATA[index].config.trim_end_matches('\0')
+                    variant.config.trim_end_matches('\0')
                 ))
             })?;
         }
