@@ -217,3 +217,17 @@ pub fn assert_close<T: Num>(got: &[T], want: &[f64], tol: impl Fn(usize, f64) ->
         );
     }
 }
+
+impl Num for half::bf16 {
+    const C_TYPE: &'static str = "bf16";
+    fn from_f64(x: f64) -> Self {
+        half::bf16::from_f64(x)
+    }
+    fn to_f64(self) -> f64 {
+        half::bf16::to_f64(self)
+    }
+    fn ulp(x: f64) -> f64 {
+        let x = half::bf16::from_f64(x.abs());
+        half::bf16::from_bits(x.to_bits() + 1).to_f64() - x.to_f64()
+    }
+}
