@@ -61,11 +61,16 @@ pub mod target;
 pub mod tile;
 pub mod trans;
 pub mod types;
+pub mod wgmma;
+pub mod wgmma_pipeline;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Arch {
     Sm80,
     Sm90,
+    /// sm_90 plus the arch-specific Hopper instructions: pipelined tensor-core
+    /// dots run on warpgroup MMA ([`wgmma`]).
+    Sm90a,
 }
 
 #[derive(Clone, Debug)]
@@ -113,6 +118,7 @@ pub fn compile(func: &Function, options: &CodegenOptions) -> Result<CompiledKern
     let layouts = layout_assign::assign(func, num_warps, &widths);
     let shared_bytes = {
         let mut lw = lower::Lowering::new(&ctx, &module, kernel, func, layouts, widths)?;
+        lw.arch = options.arch;
         lw.region(&func.body)?;
         lw.builder.build_unconditional_branch(lw.exit_block)?;
         lw.smem.peak_bytes
