@@ -67,7 +67,7 @@ def main(root):
                 print(f"FAIL {tag} load: {exc}", flush=True)
                 continue
             tag += f" regs={k.registers}"
-            for (m, n, kk) in ((256, 256, 128), (256, 512, 192), (512, 256, 1024)):
+            for (m, n, kk) in ((256, 256, 64), (256, 256, 128), (256, 512, 192), (512, 256, 1024)):
                 if kk % int(mac["TK"]):
                     continue  # dot.tc has no K mask: K must be a multiple of TK
                 try:

@@ -3,7 +3,9 @@
 //! copies into `S` rotating buffers, laid out for the `wgmma` descriptors, with
 //! one group of `wgmma`s in flight while the next tiles' copies fly.
 //!
-//! Iteration `i` (tile `i` is copied into buffer `i % S`):
+//! A prologue loop (the same body, its dot replaced by the copies) issues the
+//! copies of tiles `0 .. S - 2`; then iteration `i` of the main loop (tile `i`
+//! is copied into buffer `i % S`):
 //! 1. `cp.async.wait_group S-2`: this thread's copies of tile `i - S + 1`
 //!    landed; `fence.proxy.async.shared::cta`: they were generic-proxy writes
 //!    and `wgmma` reads through the async proxy; `bar.sync`: every thread's.
@@ -13,16 +15,15 @@
 //! 3. `bar.sync`: ... in every warpgroup; only then the copies of tile `i`
 //!    overwrite buffer `i % S`.
 //!
-//! After the loop the last `S - 1` tiles are issued and `wgmma.wait_group 0`
+//! After the loops the last `S - 1` tiles are issued and `wgmma.wait_group 0`
 //! hands the accumulator to the epilogue.
 //!
 //! No `wgmma` is under a branch: ptxas serializes every `wgmma` (C7515) when
-//! a path that skips one merges its accumulator with one in flight. Instead
-//! the buffers are zeroed before the loop, so the tiles "before the first"
-//! and "after the last" (the first `S - 1` iterations, a drain step past a
-//! short loop) are zeros and add nothing: `S - 1` tiles of extra tensor
-//! work a program.
-use super::control_flow::{carried_phis, close_carried, current_block, enter_body, yielded};
+//! a path that skips one merges its accumulator with one in flight. So the
+//! drain always issues `S - 1` tiles; the buffers are zeroed before the
+//! loops, so when the loop ran fewer than `S - 1` times the missing tiles are
+//! zeros and add nothing.
+use super::control_flow::{carried_phis, close_carried, current_block, yielded};
 use super::lower::{Lowering, Result};
 use super::mma::{self, elem_ptr};
 use super::pipeline::{async_asm, issue_copies, slot_offset, wrap_add, PipelinePlan};
@@ -30,7 +31,8 @@ use super::wgmma::{self, WgmmaConfig};
 use crate::analysis::layout::Layout;
 use crate::analysis::mma::accumulator_layout;
 use crate::ir::{Op, OpKind, Region, ValueId};
-use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
+use inkwell::basic_block::BasicBlock;
+use inkwell::values::{BasicValueEnum, IntValue, PhiValue, PointerValue};
 use inkwell::IntPredicate;
 
 /// Shared memory the operand buffers may take (all stages): an H100 block may
@@ -79,27 +81,67 @@ pub fn pipelined<'ctx>(
     let saved_floor = lw.smem.floor;
     lw.smem.reserve(stages * stage_bytes);
     lw.smem.floor = saved_floor + stages * stage_bytes;
-    // Earlier scratch users (a layout conversion, say) may still read there.
+    // Earlier scratch users (a layout conversion, say) may still read there;
+    // the copies of the first tiles must not overtake the zeros.
     lw.barrier()?;
     zero_buffers(lw, stages * stage_bytes)?;
+    lw.barrier()?;
     let pre = current_block(lw)?;
-    let (header, body, exit) = (
-        lw.new_block("wgmma_while"),
-        lw.new_block("wgmma_body"),
-        lw.new_block("wgmma_endwhile"),
-    );
-    lw.builder.build_unconditional_branch(header)?;
-    lw.builder.position_at_end(header);
-    let i32t = lw.ctx.i32_type();
-    let counter = lw.builder.build_phi(i32t, "tile")?;
-    counter.add_incoming(&[(&lw.i32_const(0), pre)]);
-    let slot_phi = lw.builder.build_phi(i32t, "slot")?;
-    slot_phi.add_incoming(&[(&lw.i32_const(0), pre)]);
-    let phis = carried_phis(lw, op, &init_vals, &layouts, pre)?;
-    enter_body(lw, op, body, exit)?;
-    let tile_index = counter.as_basic_value().into_int_value();
-    let slot = slot_phi.as_basic_value().into_int_value();
-    let next_slot = wrap_add(lw, slot, 1, stages)?;
+    let exit = lw.new_block("wgmma_endwhile");
+    let zero = lw.i32_const(0);
+
+    // Prologue loop: the copies of tiles 0 .. stages - 2, no tensor work.
+    let p_header = lw.new_block("wgmma_prologue");
+    lw.builder.build_unconditional_branch(p_header)?;
+    let p = open_loop(
+        lw,
+        op,
+        &layouts,
+        p_header,
+        exit,
+        (zero, zero, &init_vals, pre),
+    )?;
+    for (idx, body_op) in body_region.ops.iter().enumerate() {
+        if plan.loads.contains(&idx) {
+            continue;
+        }
+        if idx != plan.dot {
+            lw.op(body_op)?;
+            continue;
+        }
+        let slot_base = slot_offset(lw, p.slot, stage_bytes)?;
+        copy_operands(lw, w, plan, body_region, slot_base)?;
+        async_asm(lw, "cp.async.commit_group;")?;
+        let acc_regs = lw.value(body_region.args[plan.acc], &acc_layout)?;
+        lw.define_tile(body_op.results[0], acc_layout.clone(), acc_regs);
+    }
+    let p_next = yielded(lw, &body_region.yields, &layouts, op)?;
+    let p_next_index = lw
+        .builder
+        .build_int_add(p.tile, lw.i32_const(1), "next_tile")?;
+    let p_next_slot = wrap_add(lw, p.slot, 1, stages)?;
+    let p_latch = current_block(lw)?;
+    let m_header = lw.new_block("wgmma_while");
+    let more = lw.builder.build_int_compare(
+        IntPredicate::ULT,
+        p_next_index,
+        lw.i32_const(stages as u64 - 1),
+        "prologue",
+    )?;
+    lw.builder
+        .build_conditional_branch(more, p_header, m_header)?;
+    p.close(&p_next, p_next_index, p_next_slot, p_latch);
+
+    // Main loop: tile i is copied while tile i - stages + 1 is multiplied.
+    let m = open_loop(
+        lw,
+        op,
+        &layouts,
+        m_header,
+        exit,
+        (p_next_index, p_next_slot, &p_next, p_latch),
+    )?;
+    let next_slot = wrap_add(lw, m.slot, 1, stages)?;
     for (idx, body_op) in body_region.ops.iter().enumerate() {
         if plan.loads.contains(&idx) {
             continue;
@@ -115,7 +157,7 @@ pub fn pipelined<'ctx>(
         wgmma::wait_pending(lw, 1)?;
         // Every warpgroup is done with the buffer about to be refilled.
         lw.barrier()?;
-        let slot_base = slot_offset(lw, slot, stage_bytes)?;
+        let slot_base = slot_offset(lw, m.slot, stage_bytes)?;
         copy_operands(lw, w, plan, body_region, slot_base)?;
         async_asm(lw, "cp.async.commit_group;")?;
         lw.define_tile(body_op.results[0], acc_layout.clone(), regs);
@@ -123,16 +165,35 @@ pub fn pipelined<'ctx>(
     let next = yielded(lw, &body_region.yields, &layouts, op)?;
     let next_index = lw
         .builder
-        .build_int_add(tile_index, lw.i32_const(1), "next_tile")?;
+        .build_int_add(m.tile, lw.i32_const(1), "next_tile")?;
     let latch = current_block(lw)?;
-    lw.builder.build_unconditional_branch(header)?;
-    counter.add_incoming(&[(&next_index, latch)]);
-    slot_phi.add_incoming(&[(&next_slot, latch)]);
-    close_carried(&phis, &next, latch);
-    // Drain: tiles n - stages + 1 .. n are still to be multiplied.
+    lw.builder.build_unconditional_branch(m_header)?;
+    m.close(&next, next_index, next_slot, latch);
+
+    // Drain: tiles n - stages + 1 .. n are still to be multiplied (zeros
+    // where the loop was shorter than the prologue).
     lw.builder.position_at_end(exit);
-    let mut acc_regs: Vec<BasicValueEnum> =
-        phis[plan.acc].iter().map(|p| p.as_basic_value()).collect();
+    let merge = |lw: &Lowering<'_, 'ctx>, a: BasicValueEnum<'ctx>, b: BasicValueEnum<'ctx>| {
+        let phi = lw.builder.build_phi(a.get_type(), "exit")?;
+        phi.add_incoming(&[(&a, p.exit_from), (&b, m.exit_from)]);
+        Ok::<_, super::CodegenError>(phi.as_basic_value())
+    };
+    let slot = merge(lw, p.slot.into(), m.slot.into())?.into_int_value();
+    let mut results = Vec::with_capacity(p.phis.len());
+    for (prow, mrow) in p.phis.iter().zip(&m.phis) {
+        let row: Vec<BasicValueEnum> = prow
+            .iter()
+            .zip(mrow)
+            .map(|(a, b)| merge(lw, a.as_basic_value(), b.as_basic_value()))
+            .collect::<std::result::Result<_, _>>()?;
+        results.push(row);
+    }
+    for (i, row) in results.iter().enumerate() {
+        if i != plan.acc {
+            lw.define_tile(op.results[i], layouts[i].clone(), row.clone());
+        }
+    }
+    let mut acc_regs = results[plan.acc].clone();
     for d in (1..stages).rev() {
         let t_slot = wrap_add(lw, slot, stages - d, stages)?;
         operands_ready(lw, d - 1)?;
@@ -143,6 +204,79 @@ pub fn pipelined<'ctx>(
     lw.smem.floor = saved_floor;
     lw.define_tile(op.results[plan.acc], acc_layout, acc_regs);
     Ok(())
+}
+
+/// One of the two loops at its header: the tile counter, the buffer index and
+/// the carried values, and the block whose branch leaves for the drain.
+struct OpenLoop<'ctx> {
+    tile: IntValue<'ctx>,
+    slot: IntValue<'ctx>,
+    counter_phi: PhiValue<'ctx>,
+    slot_phi: PhiValue<'ctx>,
+    phis: Vec<Vec<PhiValue<'ctx>>>,
+    exit_from: BasicBlock<'ctx>,
+}
+
+impl<'ctx> OpenLoop<'ctx> {
+    /// The back edge from `latch`.
+    fn close(
+        &self,
+        next: &[Vec<BasicValueEnum<'ctx>>],
+        tile: IntValue<'ctx>,
+        slot: IntValue<'ctx>,
+        latch: BasicBlock<'ctx>,
+    ) {
+        self.counter_phi.add_incoming(&[(&tile, latch)]);
+        self.slot_phi.add_incoming(&[(&slot, latch)]);
+        close_carried(&self.phis, next, latch);
+    }
+}
+
+/// Fills `header` (already branched to from `entry.3`): phis entered with
+/// `entry`, the loop condition, a branch to a new body block or to `exit`;
+/// continues in the body.
+#[allow(clippy::type_complexity)]
+fn open_loop<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    op: &Op,
+    layouts: &[Layout],
+    header: BasicBlock<'ctx>,
+    exit: BasicBlock<'ctx>,
+    entry: (
+        IntValue<'ctx>,
+        IntValue<'ctx>,
+        &[Vec<BasicValueEnum<'ctx>>],
+        BasicBlock<'ctx>,
+    ),
+) -> Result<OpenLoop<'ctx>> {
+    let OpKind::While { cond_region, .. } = &op.kind else {
+        return lw.unsupported("this op as a loop", op.span);
+    };
+    let (tile, slot, vals, from) = entry;
+    lw.builder.position_at_end(header);
+    let i32t = lw.ctx.i32_type();
+    let counter_phi = lw.builder.build_phi(i32t, "tile")?;
+    counter_phi.add_incoming(&[(&tile, from)]);
+    let slot_phi = lw.builder.build_phi(i32t, "slot")?;
+    slot_phi.add_incoming(&[(&slot, from)]);
+    let phis = carried_phis(lw, op, vals, layouts, from)?;
+    lw.region(cond_region)?;
+    let Some(&c) = cond_region.yields.first() else {
+        return lw.unsupported("a loop condition region without a condition", op.span);
+    };
+    let c = lw.scalar(c)?.into_int_value();
+    let exit_from = current_block(lw)?;
+    let body = lw.new_block("wgmma_body");
+    lw.builder.build_conditional_branch(c, body, exit)?;
+    lw.builder.position_at_end(body);
+    Ok(OpenLoop {
+        tile: counter_phi.as_basic_value().into_int_value(),
+        slot: slot_phi.as_basic_value().into_int_value(),
+        counter_phi,
+        slot_phi,
+        phis,
+        exit_from,
+    })
 }
 
 /// Waits until at most `pending` copy groups of this thread fly, makes the
