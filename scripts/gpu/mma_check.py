@@ -31,6 +31,13 @@ def padded(rows, cols, dt, extra):
     return flat[: rows * cols].view(rows, cols)
 
 
+def grid_of(mac, m, n):
+    """Programs for an m x n output: (M / TM, N / TN), or grouped (dot_grouped.tc)."""
+    tm, tn = int(mac["TM"]), int(mac["TN"])
+    g = int(mac.get("GROUP_M", 1))
+    return (m // tm * g, n // tn // g)
+
+
 def run_dot(k, e, m, n, kk):
     mac = e["macros"]
     dt = DT[mac["TYPE"]]
@@ -42,7 +49,7 @@ def run_dot(k, e, m, n, kk):
     a = a_mem.t() if ta else a_mem
     b = b_mem.t() if tb else b_mem
     c = torch.full((m, n), float("nan"), device="cuda", dtype=dt)
-    k((m // tm, n // tn), A=a_mem, B=b_mem, C=c, M=m, N=n, K=kk,
+    k(grid_of(mac, m, n), A=a_mem, B=b_mem, C=c, M=m, N=n, K=kk,
       lda=a_mem.stride(0), ldb=b_mem.stride(0), ldc=c.stride(0))
     torch.cuda.synchronize()
     ref = a.double() @ b.double()
@@ -67,9 +74,10 @@ def main(root):
                 print(f"FAIL {tag} load: {exc}", flush=True)
                 continue
             tag += f" regs={k.registers}"
-            for (m, n, kk) in ((256, 256, 64), (256, 256, 128), (256, 512, 192), (512, 256, 1024)):
-                if kk % int(mac["TK"]):
-                    continue  # dot.tc has no K mask: K must be a multiple of TK
+            for (m, n, kk) in ((256, 256, 64), (256, 256, 128), (256, 512, 192), (512, 256, 1024),
+                               (256, 2048, 320)):
+                if kk % int(mac["TK"]) or (n // int(mac["TN"])) % int(mac.get("GROUP_M", 1)):
+                    continue  # no K mask: K must be a multiple of TK; whole groups
                 try:
                     err, tol = run_dot(k, e, m, n, kk)
                 except Exception as exc:
@@ -131,11 +139,10 @@ def big_check(k, e, size):
     """Relative error against float64 at size^3 (inputs uniform in [-1, 1))."""
     mac = e["macros"]
     dt = DT[mac["TYPE"]]
-    tm, tn = int(mac["TM"]), int(mac["TN"])
     a = (torch.rand(size, size, device="cuda") * 2 - 1).to(dt)
     b = (torch.rand(size, size, device="cuda") * 2 - 1).to(dt)
     c = torch.full((size, size), float("nan"), device="cuda", dtype=dt)
-    k((size // tm, size // tn), A=a, B=b, C=c, M=size, N=size, K=size, lda=size, ldb=size, ldc=size)
+    k(grid_of(mac, size, size), A=a, B=b, C=c, M=size, N=size, K=size, lda=size, ldb=size, ldc=size)
     torch.cuda.synchronize()
     ref = a.double() @ b.double()
     out = c.double()
@@ -175,16 +182,19 @@ def wgmma_section(root):
                 if mac["TYPE"] != dtn:
                     continue
                 tm, tn, tk = int(mac["TM"]), int(mac["TN"]), int(mac["TK"])
-                tag = f"{name} TM={tm} TN={tn} TK={tk} w={e['num_warps']} regs={k.registers} smem={k.shared}"
+                group = f" GROUP_M={mac['GROUP_M']}" if "GROUP_M" in mac else ""
+                tag = (f"{name} TM={tm} TN={tn} TK={tk}{group} w={e['num_warps']} regs={k.registers} "
+                       f"smem={k.shared}")
                 if size == 4096:
                     err, tol = big_check(k, e, size)
                     ok = err < tol
                     fails += 0 if ok else 1
                     print(f"{'PASS' if ok else 'FAIL'} {tag} {size}^3 err={err:.2e}", flush=True)
 
+                grid = grid_of(mac, size, size)
+
                 def launch():
-                    k((size // tm, size // tn), A=a, B=b, C=c, M=size, N=size, K=size,
-                      lda=size, ldb=size, ldc=size)
+                    k(grid, A=a, B=b, C=c, M=size, N=size, K=size, lda=size, ldb=size, ldc=size)
                 ms = triton.testing.do_bench(launch, warmup=10, rep=60, return_mode="median")
                 print(f"bench {size}^3 {dtn} {tag}: {ms:.3f} ms {flops / ms / 1e9:.1f} TFLOP/s = "
                       f"{ms_t / ms:.3f}x torch", flush=True)

@@ -48,8 +48,11 @@ pub const ATOM: usize = 64;
 const ROW_BYTES: usize = 128;
 /// Largest `N` of one instruction.
 pub const MAX_N: usize = 256;
-/// Accumulator registers a thread may hold (f32), so that ptxas does not spill.
-pub const MAX_ACC_REGS: usize = 128;
+/// Registers a thread may spend on the accumulator (f32) plus the source
+/// addresses of its 16-byte copies (64-bit): ptxas 13.0 fits 128x256x64 with
+/// 8 warps (128 + 24) without spills, and spills a few bytes for 128x128x64
+/// with 4 warps (128 + 32), whose threads issue twice the copies.
+pub const MAX_LIVE_REGS: usize = 152;
 
 /// A tile `[m, k] @ [k, n]` on `num_warps / 4` warpgroups.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,7 +100,7 @@ impl WgmmaConfig {
 /// The warpgroup plan for `[m, k] @ [k, n]` (16-bit inputs checked by the
 /// caller): whole warpgroups, 64-row blocks per warpgroup, `k` and `n`
 /// multiples of a 128-byte swizzled row, `n` within one instruction and the
-/// accumulator within [`MAX_ACC_REGS`] registers a thread.
+/// accumulator and copy addresses within [`MAX_LIVE_REGS`] registers a thread.
 pub fn plan(m: usize, n: usize, k: usize, num_warps: usize) -> Option<WgmmaConfig> {
     let ok = num_warps >= 4
         && num_warps % 4 == 0
@@ -108,8 +111,14 @@ pub fn plan(m: usize, n: usize, k: usize, num_warps: usize) -> Option<WgmmaConfi
         && n > 0
         && n % ATOM == 0
         && n <= MAX_N
-        && m * n / (32 * num_warps) <= MAX_ACC_REGS;
+        && live_registers(m, n, k, num_warps) <= MAX_LIVE_REGS;
     ok.then_some(WgmmaConfig { m, n, k, num_warps })
+}
+
+/// Accumulator registers plus two per 16-byte copy a thread issues for one tile.
+pub fn live_registers(m: usize, n: usize, k: usize, num_warps: usize) -> usize {
+    let threads = 32 * num_warps;
+    m * n / threads + 2 * (m * k + k * n) / (8 * threads)
 }
 
 /// The plan for a `Dot` op of `func` when it runs on tensor cores and fits warpgroups.
@@ -421,15 +430,20 @@ mod tests {
             (128, 64, 128, 4),
         ]
         .into_iter()
-        .map(|(m, n, k, w)| plan(m, n, k, w).unwrap())
+        .map(|(m, n, k, num_warps)| WgmmaConfig { m, n, k, num_warps })
         .collect()
     }
 
     #[test]
     fn plans() {
         assert!(plan(128, 256, 64, 8).is_some());
-        // 256 registers a thread: too many.
+        assert!(plan(256, 128, 64, 8).is_some());
+        assert!(plan(64, 128, 64, 4).is_some());
+        assert_eq!(live_registers(128, 256, 64, 8), 152);
+        // 256 accumulator registers a thread: too many.
         assert!(plan(128, 256, 64, 4).is_none());
+        // 128 + 32 (spills a few bytes).
+        assert!(plan(128, 128, 64, 4).is_none());
         assert!(plan(128, 128, 32, 8).is_none());
         assert!(plan(128, 96, 64, 8).is_none());
         assert!(plan(64, 128, 64, 8).is_none());
@@ -497,7 +511,12 @@ mod tests {
             assert_eq!(cfg.b_offset() % 1024, 0);
         }
         // The 128-byte swizzle: chunk c of row r at chunk c ^ (r % 8).
-        let cfg = plan(128, 128, 64, 4).unwrap();
+        let cfg = WgmmaConfig {
+            m: 128,
+            n: 128,
+            k: 64,
+            num_warps: 4,
+        };
         assert_eq!(a_byte_offset(&cfg, 3, 8), 3 * 128 + (1 ^ 3) * 16);
         assert_eq!(
             a_byte_offset(&cfg, 9, 70),
