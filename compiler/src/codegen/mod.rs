@@ -27,6 +27,9 @@
 //!   that loads a tensor-core dot's operands straight from pointers is
 //!   software-pipelined with `cp.async` ([`pipeline`]; `TRITONC_NO_PIPELINE=1`
 //!   turns it off); other dots' operands go registers -> shared memory.
+//!   On sm_90a that loop runs on warpgroup MMA instead when the tile fits
+//!   the warpgroups ([`wgmma`], [`wgmma_pipeline`]); everything else keeps
+//!   `mma.sync` there.
 //!   Transposes and 2-D conversions stage through a swizzled shared buffer
 //!   with vector writes ([`trans`]); other conversions element by element.
 //! - Transcendentals on f64; float atomic max/min; float compare-and-swap.
@@ -41,7 +44,7 @@
 //! One file per concern: [`target`] (module, kernel declaration, PTX),
 //! [`elementwise`], [`memory`] (vectorized/predicated global accesses),
 //! [`control_flow`], [`convert_layout`], [`trans`], [`reduce`], [`dot`], [`mma`], [`pipeline`],
-//! [`atomics`], [`shared_alloc`].
+//! [`wgmma`], [`wgmma_pipeline`], [`atomics`], [`shared_alloc`].
 use crate::analysis::{axis_info, layout_assign};
 use crate::ir::Function;
 use inkwell::context::Context;
@@ -62,6 +65,7 @@ pub mod tile;
 pub mod trans;
 pub mod types;
 pub mod wgmma;
+pub mod wgmma_layout;
 pub mod wgmma_pipeline;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

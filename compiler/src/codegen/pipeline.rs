@@ -11,6 +11,8 @@
 //! the tensor cores work. After the loop the last `stages - 1` tiles are
 //! drained. The buffers sit at the bottom of the shared memory; other scratch
 //! users start above them (`SharedMemory::floor`) until the drain is done.
+//! On sm_90a a matched loop whose tile fits the warpgroups is lowered by
+//! [`super::wgmma_pipeline`] instead (same pattern, `wgmma` for the dot).
 //! Anything else keeps the plain lowering.
 use super::control_flow::{carried_phis, close_carried, current_block, enter_body, yielded};
 use super::lower::{Lowering, Result};
