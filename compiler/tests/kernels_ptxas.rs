@@ -1,6 +1,6 @@
 //! Every kernel under `tests/kernels/` compiles for each macro set its
-//! `// tritonc: ...` lines give (every point of list macros), for sm_80 and
-//! sm_90, and ptxas accepts every PTX file.
+//! `// tritonc: ...` lines give (every point of list macros), for sm_80,
+//! sm_90 and sm_90a, and ptxas accepts every PTX file.
 
 mod common;
 
@@ -76,7 +76,7 @@ fn every_test_kernel_passes_ptxas() {
             path.display()
         );
         for (defines, num_warps) in &lines {
-            for arch in [Arch::Sm80, Arch::Sm90] {
+            for arch in [Arch::Sm80, Arch::Sm90, Arch::Sm90a] {
                 let options = CompileOptions {
                     include_dirs: vec![dir.clone()],
                     codegen: CodegenOptions {

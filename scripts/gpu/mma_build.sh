@@ -7,9 +7,9 @@ T=${TRITONC:-./target/debug/tritonc}
 O=${1:-out/mma}
 rm -rf "$O"; mkdir -p "$O"
 cp scripts/gpu/mma_check.py scripts/gpu/cuda_driver.py "$O/"
-build() { # name warps file defines...
+build() { # name warps file defines... (ARCH=sm_90a for the wgmma variants; KDIR: the kernel's folder)
   local name=$1 warps=$2 file=$3; shift 3
-  $T "tests/kernels/$file" "$@" --num-warps "$warps" --arch sm_90 --all-configs -o "$O/$name" 2>&1 | tail -1
+  $T "${KDIR:-tests/kernels}/$file" "$@" --num-warps "$warps" --arch "${ARCH:-sm_90}" --all-configs -o "$O/$name" 2>&1 | tail -1
 }
 build dot_f16_w4 4 dot.tc -DTYPE=half '-DTM=[32,64,128]' '-DTN=[32,64,128]' '-DTK=[16,32,64]'
 build dot_f16_w8 8 dot.tc -DTYPE=half '-DTM=[32,64,128]' '-DTN=[32,64,128]' '-DTK=[16,32,64]'
@@ -23,6 +23,20 @@ build big_f16_w8 8 dot.tc -DTYPE=half -DTM=128 -DTN=256 -DTK=32
 build big_prefetch_f16_w8 8 dot_prefetch.tc -DTYPE=half -DTM=128 -DTN=256 -DTK=32
 build big2_f16_w8 8 dot.tc -DTYPE=half -DTM=256 -DTN=128 -DTK=32
 build prefetch_bf16_w4 4 dot_prefetch.tc -DTYPE=bf16 -DTM=64 -DTN=64 -DTK=32
+# sm_90a: the pipelined loop on wgmma (names wg_*: mma_check.py times them at 4096^3 and 8192^3).
+ARCH=sm_90a build wg_f16_w8 8 dot.tc -DTYPE=half -DTM=128 '-DTN=[128,256]' -DTK=64
+ARCH=sm_90a build wg_f16_w8_m256 8 dot.tc -DTYPE=half -DTM=256 -DTN=128 -DTK=64
+ARCH=sm_90a build wg_f16_w8_k128 8 dot.tc -DTYPE=half -DTM=128 -DTN=128 -DTK=128
+ARCH=sm_90a build wg_f16_w4 4 dot.tc -DTYPE=half -DTM=64 -DTN=128 -DTK=64
+ARCH=sm_90a build wg_bf16_w8 8 dot.tc -DTYPE=bf16 -DTM=128 '-DTN=[128,256]' -DTK=64
+# 3 buffers instead of 4 (experiment: how much the 4th buys).
+TRITONC_PIPELINE_STAGES=3 ARCH=sm_90a build wg_f16_w8_s3 8 dot.tc -DTYPE=half -DTM=128 -DTN=256 -DTK=64
+# The same loop with programs grouped for L2 reuse (GROUP_M, seed 004).
+ARCH=sm_90a KDIR=scripts/gpu/kernels build wg_grouped_f16_w8 8 dot_grouped.tc -DTYPE=half -DTM=128 -DTN=256 -DTK=64 '-DGROUP_M=[4,8]'
+ARCH=sm_90a KDIR=scripts/gpu/kernels build wg_grouped_bf16_w8 8 dot_grouped.tc -DTYPE=bf16 -DTM=128 -DTN=256 -DTK=64 -DGROUP_M=8
+# sm_90a kernels that keep mma.sync (no matched loop): still correct there.
+ARCH=sm_90a build sm90a_prefetch_f16_w8 8 dot_prefetch.tc -DTYPE=half -DTM=128 -DTN=128 -DTK=32
+ARCH=sm_90a build sm90a_dot_f16_w4_k32 4 dot.tc -DTYPE=half -DTM=64 -DTN=64 -DTK=32
 i=0
 grep '^// tritonc:' tests/kernels/dot_trans.tc | sed 's|^// tritonc:||; s/-DTM=64/-DTM=128/; s/-DTN=32/-DTN=64/; s/-DTK=16/-DTK=32/' |
 while read -r line; do

@@ -51,6 +51,9 @@ enum ArchArg {
     Sm80,
     #[value(name = "sm_90")]
     Sm90,
+    /// Hopper with its arch-specific instructions (`wgmma`).
+    #[value(name = "sm_90a")]
+    Sm90a,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
@@ -84,6 +87,7 @@ fn run(cli: &Cli) -> Result<(), String> {
             arch: match cli.arch {
                 ArchArg::Sm80 => Arch::Sm80,
                 ArchArg::Sm90 => Arch::Sm90,
+                ArchArg::Sm90a => Arch::Sm90a,
             },
             num_warps: cli.num_warps,
         },

@@ -48,6 +48,8 @@ pub struct Lowering<'a, 'ctx> {
     pub tid: IntValue<'ctx>,
     pub lane: IntValue<'ctx>,
     pub warp: IntValue<'ctx>,
+    /// The target (picks `wgmma` over `mma.sync` on sm_90a).
+    pub arch: super::Arch,
 }
 
 impl<'a, 'ctx> Lowering<'a, 'ctx> {
@@ -103,6 +105,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             tid,
             lane,
             warp,
+            arch: super::Arch::Sm90,
         })
     }
 

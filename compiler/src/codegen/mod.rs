@@ -27,6 +27,9 @@
 //!   that loads a tensor-core dot's operands straight from pointers is
 //!   software-pipelined with `cp.async` ([`pipeline`]; `TRITONC_NO_PIPELINE=1`
 //!   turns it off); other dots' operands go registers -> shared memory.
+//!   On sm_90a that loop runs on warpgroup MMA instead when the tile fits
+//!   the warpgroups ([`wgmma`], [`wgmma_pipeline`]); everything else keeps
+//!   `mma.sync` there.
 //!   Transposes and 2-D conversions stage through a swizzled shared buffer
 //!   with vector writes ([`trans`]); other conversions element by element.
 //! - Transcendentals on f64; float atomic max/min; float compare-and-swap.
@@ -41,7 +44,7 @@
 //! One file per concern: [`target`] (module, kernel declaration, PTX),
 //! [`elementwise`], [`memory`] (vectorized/predicated global accesses),
 //! [`control_flow`], [`convert_layout`], [`trans`], [`reduce`], [`dot`], [`mma`], [`pipeline`],
-//! [`atomics`], [`shared_alloc`].
+//! [`wgmma`], [`wgmma_pipeline`], [`atomics`], [`shared_alloc`].
 use crate::analysis::{axis_info, layout_assign};
 use crate::ir::Function;
 use inkwell::context::Context;
@@ -61,11 +64,17 @@ pub mod target;
 pub mod tile;
 pub mod trans;
 pub mod types;
+pub mod wgmma;
+pub mod wgmma_layout;
+pub mod wgmma_pipeline;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Arch {
     Sm80,
     Sm90,
+    /// sm_90 plus the arch-specific Hopper instructions: pipelined tensor-core
+    /// dots run on warpgroup MMA ([`wgmma`]).
+    Sm90a,
 }
 
 #[derive(Clone, Debug)]
@@ -113,6 +122,7 @@ pub fn compile(func: &Function, options: &CodegenOptions) -> Result<CompiledKern
     let layouts = layout_assign::assign(func, num_warps, &widths);
     let shared_bytes = {
         let mut lw = lower::Lowering::new(&ctx, &module, kernel, func, layouts, widths)?;
+        lw.arch = options.arch;
         lw.region(&func.body)?;
         lw.builder.build_unconditional_branch(lw.exit_block)?;
         lw.smem.peak_bytes

@@ -11,10 +11,13 @@
 //! the tensor cores work. After the loop the last `stages - 1` tiles are
 //! drained. The buffers sit at the bottom of the shared memory; other scratch
 //! users start above them (`SharedMemory::floor`) until the drain is done.
+//! On sm_90a a matched loop whose tile fits the warpgroups is lowered by
+//! [`super::wgmma_pipeline`] instead (same pattern, `wgmma` for the dot).
 //! Anything else keeps the plain lowering.
 use super::control_flow::{carried_phis, close_carried, current_block, enter_body, yielded};
 use super::lower::{Lowering, Result};
 use super::mma::{self, add, elem_ptr, mul, phase};
+use super::wgmma::{self, WgmmaConfig};
 use crate::analysis::layout::Layout;
 use crate::analysis::mma::{accumulator_layout, plan_for_op, swizzle_shift_mask, MmaConfig};
 use crate::ir::walk::{walk_ops, DefUse};
@@ -43,6 +46,9 @@ pub struct PipelinePlan {
     pub stages: usize,
     /// Elements per `cp.async` of `a` and of `b`.
     pub widths: [usize; 2],
+    /// On sm_90a, the warpgroup plan when the dot fits one (then `cfg` is its
+    /// accumulator, see [`super::wgmma`]).
+    pub wgmma: Option<WgmmaConfig>,
 }
 
 /// Buffers for the operand tiles: 3 with at most 4 warps when they fit in
@@ -75,7 +81,13 @@ pub fn plan(lw: &Lowering<'_, '_>, op: &Op) -> Option<PipelinePlan> {
     let dot = ops.iter().position(|o| {
         matches!(o.kind, OpKind::Dot { .. }) && plan_for_op(lw.func, o, lw.num_warps).is_some()
     })?;
-    let cfg = plan_for_op(lw.func, &ops[dot], lw.num_warps)?;
+    let mut cfg = plan_for_op(lw.func, &ops[dot], lw.num_warps)?;
+    let wgmma = (lw.arch == super::Arch::Sm90a)
+        .then(|| wgmma::plan_for_op(lw.func, &ops[dot], lw.num_warps))
+        .flatten();
+    if let Some(w) = &wgmma {
+        cfg = w.mma();
+    }
     let OpKind::Dot { a, b, acc } = ops[dot].kind else {
         return None;
     };
@@ -103,13 +115,18 @@ pub fn plan(lw: &Lowering<'_, '_>, op: &Op) -> Option<PipelinePlan> {
         widths[i] = copy_width(lw, ptr, mask)?;
         loads[i] = at;
     }
+    let stages = match &wgmma {
+        Some(w) => super::wgmma_pipeline::choose_stages(w)?,
+        None => choose_stages(&cfg, lw.num_warps)?,
+    };
     Some(PipelinePlan {
         dot,
         loads,
         acc: acc_pos,
         cfg,
-        stages: choose_stages(&cfg, lw.num_warps)?,
+        stages,
         widths,
+        wgmma,
     })
 }
 
@@ -150,11 +167,14 @@ pub fn lower_while(lw: &mut Lowering<'_, '_>, op: &Op, plan: &PipelinePlan) -> R
     else {
         return lw.unsupported("this op as a loop", op.span);
     };
+    if let Some(w) = &plan.wgmma {
+        return super::wgmma_pipeline::pipelined(lw, op, plan, w, inits, body_region);
+    }
     pipelined(lw, op, plan, inits, body_region)
 }
 
-fn pipelined(
-    lw: &mut Lowering<'_, '_>,
+fn pipelined<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
     op: &Op,
     plan: &PipelinePlan,
     inits: &[ValueId],
@@ -214,15 +234,11 @@ fn pipelined(
             } else {
                 (cfg.n, b_offset)
             };
-            issue_copies(
-                lw,
-                ptr,
-                mask,
-                plan.widths[which],
-                row_len,
-                slot_base,
-                offset,
-            )?;
+            let (shift, mask_bits) = swizzle_shift_mask(row_len / 8);
+            let dst = |lw: &Lowering<'_, 'ctx>, row: IntValue<'ctx>, col: IntValue<'ctx>| {
+                swizzled_destination(lw, row, col, row_len, shift, mask_bits, slot_base, offset)
+            };
+            issue_copies(lw, ptr, mask, plan.widths[which], &dst)?;
         }
         async_asm(lw, "cp.async.commit_group;")?;
         async_asm(lw, &format!("cp.async.wait_group {};", stages - 1))?;
@@ -286,7 +302,7 @@ fn pipelined(
 }
 
 /// `(x + by) % stages` for `x < stages`, `by < stages`.
-fn wrap_add<'ctx>(
+pub(crate) fn wrap_add<'ctx>(
     lw: &Lowering<'_, 'ctx>,
     x: IntValue<'ctx>,
     by: usize,
@@ -337,7 +353,7 @@ fn guarded_compute<'ctx>(
 }
 
 /// Pointer to buffer `slot` (bytes `slot * stage_bytes` of the shared memory).
-fn slot_offset<'ctx>(
+pub(crate) fn slot_offset<'ctx>(
     lw: &Lowering<'_, 'ctx>,
     slot: IntValue<'ctx>,
     stage_bytes: usize,
@@ -352,14 +368,12 @@ fn slot_offset<'ctx>(
 /// One `cp.async` per `width` consecutive elements of the tile `*ptr` into its
 /// swizzled place (rows of `row_len`) at `base + offset`; masked-off elements
 /// are zero-filled (source size 0), replicas skip their copies.
-fn issue_copies<'ctx>(
+pub(crate) fn issue_copies<'ctx>(
     lw: &mut Lowering<'_, 'ctx>,
     ptr: ValueId,
     mask: Option<ValueId>,
     width: usize,
-    row_len: usize,
-    base: inkwell::values::PointerValue<'ctx>,
-    offset: usize,
+    dst_of: &CopyDestination<'_, 'ctx>,
 ) -> Result<()> {
     let shape = lw.shape(ptr);
     let layout = lw.assigned_layout(ptr);
@@ -371,26 +385,12 @@ fn issue_copies<'ctx>(
     let owner = lw.owner_pred(&layout, &shape)?;
     let map = layout.tile_map(&shape);
     let idx = lw.indices(&layout, &shape)?;
-    let (shift, mask_bits) = swizzle_shift_mask(row_len / 8);
     let bytes = 2 * width;
-    let i16t = lw.ctx.i16_type();
     for (reg, i) in idx.iter().enumerate() {
         if map.reg_locals(reg)[1] % width != 0 {
             continue;
         }
-        let (row, col) = (i[0], i[1]);
-        let chunk = lw
-            .builder
-            .build_right_shift(col, lw.i32_const(3), false, "")?;
-        let within = lw.builder.build_and(col, lw.i32_const(7), "")?;
-        let ph = phase(lw, row, shift, mask_bits)?;
-        let chunk = lw.builder.build_xor(chunk, ph, "")?;
-        let at = add(lw, mul(lw, row, row_len as u64)?, mul(lw, chunk, 8)?)?;
-        let at = add(lw, at, within)?;
-        let dst = elem_ptr(lw, base, offset, i16t.into(), at)?;
-        let dst = lw
-            .builder
-            .build_ptr_to_int(dst, lw.ctx.i32_type(), "smem_dst")?;
+        let dst = dst_of(&*lw, i[0], i[1])?;
         let src = lw.builder.build_ptr_to_int(
             ptrs[reg].into_pointer_value(),
             lw.ctx.i64_type(),
@@ -408,6 +408,38 @@ fn issue_copies<'ctx>(
         cp_async(lw, dst, src, bytes, size.into_int_value(), owner)?;
     }
     Ok(())
+}
+
+/// Where a `cp.async` of the element at `(row, col)` of a tile goes: a
+/// 32-bit shared-memory address.
+pub(crate) type CopyDestination<'a, 'ctx> =
+    dyn Fn(&Lowering<'_, 'ctx>, IntValue<'ctx>, IntValue<'ctx>) -> Result<IntValue<'ctx>> + 'a;
+
+/// The `mma.sync` staging: rows of `row_len` elements, 16-byte chunks
+/// XOR-swizzled by `(row >> shift) & mask`, at `base + offset`.
+#[allow(clippy::too_many_arguments)]
+fn swizzled_destination<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    row: IntValue<'ctx>,
+    col: IntValue<'ctx>,
+    row_len: usize,
+    shift: u32,
+    mask_bits: usize,
+    base: inkwell::values::PointerValue<'ctx>,
+    offset: usize,
+) -> Result<IntValue<'ctx>> {
+    let chunk = lw
+        .builder
+        .build_right_shift(col, lw.i32_const(3), false, "")?;
+    let within = lw.builder.build_and(col, lw.i32_const(7), "")?;
+    let ph = phase(lw, row, shift, mask_bits)?;
+    let chunk = lw.builder.build_xor(chunk, ph, "")?;
+    let at = add(lw, mul(lw, row, row_len as u64)?, mul(lw, chunk, 8)?)?;
+    let at = add(lw, at, within)?;
+    let dst = elem_ptr(lw, base, offset, lw.ctx.i16_type().into(), at)?;
+    Ok(lw
+        .builder
+        .build_ptr_to_int(dst, lw.ctx.i32_type(), "smem_dst")?)
 }
 
 /// `cp.async.{cg,ca}.shared.global [dst], [src], bytes, size`, under `pred`.
@@ -445,7 +477,7 @@ fn cp_async<'ctx>(
 }
 
 /// An operand-less asynchronous-copy instruction (commit or wait).
-fn async_asm(lw: &Lowering<'_, '_>, asm: &str) -> Result<()> {
+pub(crate) fn async_asm(lw: &Lowering<'_, '_>, asm: &str) -> Result<()> {
     let fn_ty = lw.ctx.void_type().fn_type(&[], false);
     let asm_ptr = lw.ctx.create_inline_asm(
         fn_ty,

@@ -27,6 +27,7 @@ pub fn cpu_name(arch: Arch) -> &'static str {
     match arch {
         Arch::Sm80 => "sm_80",
         Arch::Sm90 => "sm_90",
+        Arch::Sm90a => "sm_90a",
     }
 }
 

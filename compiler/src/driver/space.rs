@@ -109,5 +109,6 @@ pub fn arch_name(arch: crate::codegen::Arch) -> &'static str {
     match arch {
         crate::codegen::Arch::Sm80 => "sm_80",
         crate::codegen::Arch::Sm90 => "sm_90",
+        crate::codegen::Arch::Sm90a => "sm_90a",
     }
 }

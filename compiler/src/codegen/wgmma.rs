@@ -1,0 +1,242 @@
+//! Warpgroup MMA on sm_90a: the instructions (`wgmma.fence`,
+//! `wgmma.mma_async` with shared-memory descriptors, `wgmma.commit_group`,
+//! `wgmma.wait_group`) and the IR forms of the shared-memory index math.
+//! Layouts, swizzle and descriptors: [`super::wgmma_layout`].
+use super::lower::{Lowering, Result};
+use super::wgmma_layout::{
+    a_descriptor_bits, a_operand_offset, acc_register, b_descriptor_bits, b_operand_offset,
+    ROW_BYTES, WG_M,
+};
+pub use super::wgmma_layout::{plan, WgmmaConfig};
+use super::CodegenError;
+use crate::ir::{Function, Op};
+use inkwell::types::BasicMetadataTypeEnum;
+use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, PointerValue};
+
+/// The plan for a `Dot` op of `func` when it runs on tensor cores and fits warpgroups.
+pub fn plan_for_op(func: &Function, op: &Op, num_warps: usize) -> Option<WgmmaConfig> {
+    let mma = crate::analysis::mma::plan_for_op(func, op, num_warps)?;
+    plan(mma.m, mma.n, mma.k, num_warps)
+}
+
+/// [`super::wgmma_layout::physical_row`] on LLVM values (every factor is a power of two).
+pub fn physical_row_ir<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    cfg: &WgmmaConfig,
+    row: IntValue<'ctx>,
+) -> Result<IntValue<'ctx>> {
+    let b = &lw.builder;
+    let c = |v: usize| lw.i32_const(v as u64);
+    let nw_bits = cfg.num_warps.trailing_zeros() as usize;
+    let r = b.build_and(row, c(7), "")?;
+    let block8 = b.build_right_shift(row, c(3), false, "")?;
+    let w = b.build_and(block8, c(cfg.num_warps - 1), "")?;
+    let i = b.build_right_shift(block8, c(nw_bits), false, "")?;
+    let g = b.build_right_shift(w, c(2), false, "")?;
+    let ww = b.build_and(w, c(3), "")?;
+    let blk = b.build_right_shift(i, c(1), false, "")?;
+    let h = b.build_and(i, c(1), "")?;
+    let mut at = b.build_int_mul(g, c(cfg.group_rows()), "")?;
+    for (v, scale) in [(blk, WG_M), (ww, 16), (h, 8)] {
+        let part = b.build_int_mul(v, c(scale), "")?;
+        at = b.build_int_add(at, part, "")?;
+    }
+    Ok(b.build_int_add(at, r, "prow")?)
+}
+
+/// The swizzled byte offset of element `col` of 128-byte row `row` of a
+/// `[blocks][rows][64]` operand (`rows` rows per 64-column block).
+pub fn swizzled_offset_ir<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    row: IntValue<'ctx>,
+    col: IntValue<'ctx>,
+    rows: usize,
+) -> Result<IntValue<'ctx>> {
+    let b = &lw.builder;
+    let c = |v: usize| lw.i32_const(v as u64);
+    let block = b.build_right_shift(col, c(6), false, "")?;
+    let chunk = b.build_and(b.build_right_shift(col, c(3), false, "")?, c(7), "")?;
+    let within = b.build_and(col, c(7), "")?;
+    let chunk = b.build_xor(chunk, b.build_and(row, c(7), "")?, "")?;
+    let line = b.build_int_add(b.build_int_mul(block, c(rows), "")?, row, "")?;
+    let at = b.build_int_mul(line, c(ROW_BYTES), "")?;
+    let at = b.build_int_add(at, b.build_int_mul(chunk, c(16), "")?, "")?;
+    Ok(b.build_int_add(at, b.build_int_mul(within, c(2), "")?, "swz")?)
+}
+
+/// `acc + a @ b` for the operands of the stage at `stage`: `wgmma.fence`, one
+/// instruction per block and `k` step, `wgmma.commit_group`. The results are
+/// in flight until a [`wait`].
+pub fn issue<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    cfg: &WgmmaConfig,
+    input: &str,
+    stage: PointerValue<'ctx>,
+    mut acc: Vec<BasicValueEnum<'ctx>>,
+) -> Result<Vec<BasicValueEnum<'ctx>>> {
+    let i64t = lw.ctx.i64_type();
+    let addr = lw
+        .builder
+        .build_ptr_to_int(stage, lw.ctx.i32_type(), "stage_addr")?;
+    let addr = lw.builder.build_int_z_extend(addr, i64t, "")?;
+    // Start address field: bits 4..18 of the address, in 16-byte units.
+    let start = lw
+        .builder
+        .build_right_shift(addr, i64t.const_int(4, false), false, "")?;
+    let start = lw
+        .builder
+        .build_and(start, i64t.const_int(0x3fff, false), "")?;
+    let group = lw
+        .builder
+        .build_right_shift(lw.warp, lw.i32_const(2), false, "warpgroup")?;
+    let group_off = lw.builder.build_int_mul(
+        group,
+        lw.i32_const((cfg.group_rows() * ROW_BYTES / 16) as u64),
+        "",
+    )?;
+    let group_off = lw.builder.build_int_z_extend(group_off, i64t, "")?;
+    let a_base = lw.builder.build_int_add(start, group_off, "")?;
+    let a_base =
+        lw.builder
+            .build_or(a_base, i64t.const_int(a_descriptor_bits(), false), "desc_a")?;
+    let b_base = lw.builder.build_or(
+        start,
+        i64t.const_int(b_descriptor_bits(cfg), false),
+        "desc_b",
+    )?;
+    fence(lw)?;
+    let regs: Vec<Vec<usize>> = (0..cfg.blocks())
+        .map(|b| (0..cfg.n / 2).map(|d| acc_register(cfg, b, d)).collect())
+        .collect();
+    for s in 0..cfg.steps_k() {
+        let b_desc = lw.builder.build_int_add(
+            b_base,
+            i64t.const_int((b_operand_offset(cfg, s) / 16) as u64, false),
+            "",
+        )?;
+        for (blk, regs) in regs.iter().enumerate() {
+            let a_desc = lw.builder.build_int_add(
+                a_base,
+                i64t.const_int((a_operand_offset(cfg, 0, blk, s) / 16) as u64, false),
+                "",
+            )?;
+            let c: Vec<BasicValueEnum> = regs.iter().map(|&r| acc[r]).collect();
+            let d = mma_async(lw, cfg.n, input, a_desc, b_desc, &c)?;
+            for (&r, v) in regs.iter().zip(d) {
+                acc[r] = v;
+            }
+        }
+    }
+    sync_asm(lw, "wgmma.commit_group.sync.aligned;")?;
+    Ok(acc)
+}
+
+/// `wgmma.fence.sync.aligned`: orders earlier register and shared-memory
+/// accesses before the next `wgmma`.
+pub fn fence(lw: &Lowering<'_, '_>) -> Result<()> {
+    sync_asm(lw, "wgmma.fence.sync.aligned;")
+}
+
+/// `wgmma.wait_group.sync.aligned pending` without touching the accumulator.
+pub fn wait_pending(lw: &Lowering<'_, '_>, pending: usize) -> Result<()> {
+    sync_asm(lw, &format!("wgmma.wait_group.sync.aligned {pending};"))
+}
+
+/// `wgmma.wait_group.sync.aligned 0`, passing `acc` through so that no reader
+/// of the accumulator moves above it.
+pub fn wait_all<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    acc: Vec<BasicValueEnum<'ctx>>,
+) -> Result<Vec<BasicValueEnum<'ctx>>> {
+    let n = acc.len();
+    let f32t = lw.ctx.f32_type();
+    let ret = lw.ctx.struct_type(&vec![f32t.into(); n], false);
+    let params: Vec<BasicMetadataTypeEnum> = vec![f32t.into(); n];
+    let fn_ty = ret.fn_type(&params, false);
+    let mut constraints: Vec<String> = (0..n).map(|_| "=f".to_string()).collect();
+    constraints.extend((0..n).map(|i| i.to_string()));
+    constraints.push("~{memory}".into());
+    let asm = lw.ctx.create_inline_asm(
+        fn_ty,
+        "wgmma.wait_group.sync.aligned 0;".into(),
+        constraints.join(","),
+        true,
+        false,
+        None,
+        false,
+    );
+    let args: Vec<BasicMetadataValueEnum> = acc.iter().map(|v| (*v).into()).collect();
+    let call = lw
+        .builder
+        .build_indirect_call(fn_ty, asm, &args, "wgmma_wait")?;
+    unpack(lw, call, n)
+}
+
+/// One `wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{input}.{input}`, `a`
+/// K-major and `b` transposed (N-major), accumulating into `c`.
+fn mma_async<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    n: usize,
+    input: &str,
+    a_desc: IntValue<'ctx>,
+    b_desc: IntValue<'ctx>,
+    c: &[BasicValueEnum<'ctx>],
+) -> Result<Vec<BasicValueEnum<'ctx>>> {
+    let count = c.len();
+    let outs: Vec<String> = (0..count).map(|i| format!("${i}")).collect();
+    let asm = format!(
+        "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{input}.{input} {{{}}}, ${}, ${}, 1, 1, 1, 0, 1;",
+        outs.join(", "),
+        count,
+        count + 1,
+    );
+    let mut constraints: Vec<String> = (0..count).map(|_| "=f".to_string()).collect();
+    constraints.extend(["l".to_string(), "l".to_string()]);
+    constraints.extend((0..count).map(|i| i.to_string()));
+    let (i64t, f32t) = (lw.ctx.i64_type(), lw.ctx.f32_type());
+    let ret = lw.ctx.struct_type(&vec![f32t.into(); count], false);
+    let mut params: Vec<BasicMetadataTypeEnum> = vec![i64t.into(), i64t.into()];
+    params.extend(vec![BasicMetadataTypeEnum::from(f32t); count]);
+    let fn_ty = ret.fn_type(&params, false);
+    // Side effects: it reads shared memory, so it stays between the barriers.
+    let asm_ptr =
+        lw.ctx
+            .create_inline_asm(fn_ty, asm, constraints.join(","), true, false, None, false);
+    let mut args: Vec<BasicMetadataValueEnum> = vec![a_desc.into(), b_desc.into()];
+    args.extend(c.iter().map(|v| BasicMetadataValueEnum::from(*v)));
+    let call = lw
+        .builder
+        .build_indirect_call(fn_ty, asm_ptr, &args, "wgmma")?;
+    unpack(lw, call, count)
+}
+
+fn unpack<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    call: inkwell::values::CallSiteValue<'ctx>,
+    count: usize,
+) -> Result<Vec<BasicValueEnum<'ctx>>> {
+    let value = call
+        .try_as_basic_value()
+        .basic()
+        .ok_or_else(|| CodegenError::Llvm("wgmma returned nothing".into()))?
+        .into_struct_value();
+    (0..count)
+        .map(|i| Ok(lw.builder.build_extract_value(value, i as u32, "")?))
+        .collect()
+}
+
+/// An operand-less synchronizing instruction with a memory clobber.
+pub fn sync_asm(lw: &Lowering<'_, '_>, asm: &str) -> Result<()> {
+    let fn_ty = lw.ctx.void_type().fn_type(&[], false);
+    let asm_ptr = lw.ctx.create_inline_asm(
+        fn_ty,
+        asm.to_string(),
+        "~{memory}".into(),
+        true,
+        false,
+        None,
+        false,
+    );
+    lw.builder.build_indirect_call(fn_ty, asm_ptr, &[], "")?;
+    Ok(())
+}

@@ -1,0 +1,330 @@
+//! Warpgroup MMA on sm_90a: `wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}`
+//! with both operands in shared memory, read through matrix descriptors.
+//!
+//! # Warpgroups and the accumulator
+//! `num_warps / 4` warpgroups split the `[M, N]` tile along `M`: warpgroup `g`
+//! owns rows `g * M / G ..` in blocks of 64 (one instruction each, all `N`
+//! columns). Within one instruction warp `w` of the warpgroup holds rows
+//! `16 w + {0..16}` as the `m16n8` C fragment repeated over the `N / 8` column
+//! groups: register `4 j + 2 h + c` is row `16 w + 8 h + lane / 4`, column
+//! `8 j + 2 (lane % 4) + c`.
+//!
+//! The accumulator keeps the `mma.sync` layout with warps `[num_warps, 1]`
+//! ([`WgmmaConfig::mma`]): there, register `(i, 2 j + c)` of warp `w` is
+//! logical row `8 w + lane / 4 + 8 num_warps i`. So `a`'s rows are permuted
+//! when they are copied to shared memory ([`physical_row`]): logical row
+//! `8 w + r + 8 num_warps (2 b + h)` goes to physical row
+//! `g M / G + 64 b + 16 (w % 4) + 8 h + r` (`g = w / 4`), the row the
+//! instruction for block `b` delivers to exactly that register. The epilogue
+//! and every other user of the accumulator layout are unchanged.
+//!
+//! # Shared memory (one stage)
+//! Both operands use the 128-byte swizzle (16-byte chunk `c` of a 128-byte
+//! row `r` lands at chunk `c ^ (r % 8)`, i.e. `Swizzle<3,4,3>` on addresses,
+//! which needs 1024-byte aligned atoms):
+//! - `a` (K-major): `[K / 64][M][64]`, physical rows; descriptor stride
+//!   between 8-row groups (SBO) 1024 bytes, the leading offset unused.
+//! - `b` (row-major `[K][N]`, N-major, read with the transpose immediate):
+//!   `[N / 64][K][64]`; SBO 1024 bytes between 8-row groups along `K`, LBO
+//!   `K * 128` bytes between 64-column blocks along `N`.
+//!
+//! A `k16` step advances `a`'s descriptor by 32 bytes inside the swizzle atom
+//! (the hardware swizzles the computed address) and `b`'s by 16 rows.
+//!
+//! This file holds the pure index math (tested here); [`super::wgmma`] emits
+//! the instructions.
+use crate::analysis::layout::Layout;
+use crate::analysis::mma::{accumulator_layout, MmaConfig};
+
+/// Rows of one instruction.
+pub const WG_M: usize = 64;
+/// `k` of one instruction.
+pub const WG_K: usize = 16;
+/// 16-bit elements in one 128-byte swizzled row.
+pub const ATOM: usize = 64;
+/// Bytes of one swizzled row.
+pub const ROW_BYTES: usize = 128;
+/// Largest `N` of one instruction.
+pub const MAX_N: usize = 256;
+/// Registers a thread may spend on the accumulator (f32) plus the source
+/// addresses of its 16-byte copies (64-bit): ptxas 13.0 fits 128x256x64 with
+/// 8 warps (128 + 24) without spills, and spills a few bytes for 128x128x64
+/// with 4 warps (128 + 32), whose threads issue twice the copies.
+pub const MAX_LIVE_REGS: usize = 152;
+
+/// A tile `[m, k] @ [k, n]` on `num_warps / 4` warpgroups.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WgmmaConfig {
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub num_warps: usize,
+}
+
+impl WgmmaConfig {
+    pub fn groups(&self) -> usize {
+        self.num_warps / 4
+    }
+    /// Rows of the tile one warpgroup owns.
+    pub fn group_rows(&self) -> usize {
+        self.m / self.groups()
+    }
+    /// Instructions along `M` per warpgroup and `k` step.
+    pub fn blocks(&self) -> usize {
+        self.group_rows() / WG_M
+    }
+    pub fn steps_k(&self) -> usize {
+        self.k / WG_K
+    }
+    /// The accumulator as an `mma.sync` config (its layout, see the module doc).
+    pub fn mma(&self) -> MmaConfig {
+        MmaConfig {
+            warps: [self.num_warps, 1],
+            m: self.m,
+            n: self.n,
+            k: self.k,
+        }
+    }
+    /// Byte offset of `b` in a stage.
+    pub fn b_offset(&self) -> usize {
+        self.m * self.k * 2
+    }
+    /// Bytes of one stage (`a` then `b`), a multiple of 1024.
+    pub fn stage_bytes(&self) -> usize {
+        self.b_offset() + self.k * self.n * 2
+    }
+}
+
+/// The warpgroup plan for `[m, k] @ [k, n]` (16-bit inputs checked by the
+/// caller): whole warpgroups, 64-row blocks per warpgroup, `k` and `n`
+/// multiples of a 128-byte swizzled row, `n` within one instruction and the
+/// accumulator and copy addresses within [`MAX_LIVE_REGS`] registers a thread.
+pub fn plan(m: usize, n: usize, k: usize, num_warps: usize) -> Option<WgmmaConfig> {
+    let ok = num_warps >= 4
+        && num_warps % 4 == 0
+        && m > 0
+        && m % (WG_M * (num_warps / 4)) == 0
+        && k > 0
+        && k % ATOM == 0
+        && n > 0
+        && n % ATOM == 0
+        && n <= MAX_N
+        && live_registers(m, n, k, num_warps) <= MAX_LIVE_REGS;
+    ok.then_some(WgmmaConfig { m, n, k, num_warps })
+}
+
+/// Accumulator registers plus two per 16-byte copy a thread issues for one tile.
+pub fn live_registers(m: usize, n: usize, k: usize, num_warps: usize) -> usize {
+    let threads = 32 * num_warps;
+    m * n / threads + 2 * (m * k + k * n) / (8 * threads)
+}
+
+/// Physical row of `a` in shared memory for logical row `row` (module doc).
+pub fn physical_row(cfg: &WgmmaConfig, row: usize) -> usize {
+    let (r, block8) = (row % 8, row / 8);
+    let (w, i) = (block8 % cfg.num_warps, block8 / cfg.num_warps);
+    let (g, ww) = (w / 4, w % 4);
+    let (b, h) = (i / 2, i % 2);
+    g * cfg.group_rows() + WG_M * b + 16 * ww + 8 * h + r
+}
+
+/// The 128-byte swizzle (`Swizzle<3,4,3>`) of a byte offset from a 1024-byte aligned base.
+pub fn swizzle128(offset: usize) -> usize {
+    offset ^ (((offset >> 7) & 7) << 4)
+}
+
+/// Byte offset in a stage of `a`'s element at physical row `prow`, column `col`.
+pub fn a_byte_offset(cfg: &WgmmaConfig, prow: usize, col: usize) -> usize {
+    swizzle128(((col / ATOM) * cfg.m + prow) * ROW_BYTES + (col % ATOM) * 2)
+}
+
+/// Byte offset in a stage of `b`'s element at row `kr`, column `col`.
+pub fn b_byte_offset(cfg: &WgmmaConfig, kr: usize, col: usize) -> usize {
+    cfg.b_offset() + swizzle128(((col / ATOM) * cfg.k + kr) * ROW_BYTES + (col % ATOM) * 2)
+}
+
+/// Descriptor bits other than the start address: LBO, SBO (16-byte units)
+/// and the 128-byte swizzle mode.
+pub fn descriptor_bits(lbo_bytes: usize, sbo_bytes: usize) -> u64 {
+    (((lbo_bytes >> 4) as u64 & 0x3fff) << 16)
+        | (((sbo_bytes >> 4) as u64 & 0x3fff) << 32)
+        | (1 << 62)
+}
+
+/// `a`'s descriptor bits (K-major: the leading offset is unused, 1 by convention).
+pub fn a_descriptor_bits() -> u64 {
+    descriptor_bits(16, 8 * ROW_BYTES)
+}
+
+/// `b`'s descriptor bits (N-major: 64-column blocks `K * 128` bytes apart).
+pub fn b_descriptor_bits(cfg: &WgmmaConfig) -> u64 {
+    descriptor_bits(cfg.k * ROW_BYTES, 8 * ROW_BYTES)
+}
+
+/// Byte offset (within the stage) of the `a` operand of instruction block
+/// `b`, warpgroup `g`, `k` step `s`.
+pub fn a_operand_offset(cfg: &WgmmaConfig, g: usize, b: usize, s: usize) -> usize {
+    let col = s * WG_K;
+    ((col / ATOM) * cfg.m + g * cfg.group_rows() + WG_M * b) * ROW_BYTES + (col % ATOM) * 2
+}
+
+/// Byte offset (within the stage) of the `b` operand of `k` step `s`.
+pub fn b_operand_offset(cfg: &WgmmaConfig, s: usize) -> usize {
+    cfg.b_offset() + s * WG_K * ROW_BYTES
+}
+
+/// Accumulator register (in the [`WgmmaConfig::mma`] layout) behind result
+/// `d` of the instruction for block `b`.
+pub fn acc_register(cfg: &WgmmaConfig, b: usize, d: usize) -> usize {
+    let map = Layout::Blocked(accumulator_layout(&cfg.mma())).tile_map(&[cfg.m, cfg.n]);
+    let (j, h, c) = (d / 4, (d / 2) % 2, d % 2);
+    map.reg_of_locals(&[2 * b + h, 2 * j + c])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn configs() -> Vec<WgmmaConfig> {
+        [
+            (128, 256, 64, 8),
+            (128, 128, 64, 8),
+            (128, 128, 64, 4),
+            (64, 256, 64, 4),
+            (256, 128, 64, 8),
+            (128, 64, 128, 4),
+        ]
+        .into_iter()
+        .map(|(m, n, k, num_warps)| WgmmaConfig { m, n, k, num_warps })
+        .collect()
+    }
+
+    #[test]
+    fn plans() {
+        assert!(plan(128, 256, 64, 8).is_some());
+        assert!(plan(256, 128, 64, 8).is_some());
+        assert!(plan(64, 128, 64, 4).is_some());
+        assert_eq!(live_registers(128, 256, 64, 8), 152);
+        // 256 accumulator registers a thread: too many.
+        assert!(plan(128, 256, 64, 4).is_none());
+        // 128 + 32 (spills a few bytes).
+        assert!(plan(128, 128, 64, 4).is_none());
+        assert!(plan(128, 128, 32, 8).is_none());
+        assert!(plan(128, 96, 64, 8).is_none());
+        assert!(plan(64, 128, 64, 8).is_none());
+        assert!(plan(128, 128, 64, 2).is_none());
+        assert!(plan(128, 512, 64, 8).is_none());
+    }
+
+    #[test]
+    fn rows_are_permuted_once() {
+        for cfg in configs() {
+            let mut seen = vec![0; cfg.m];
+            for r in 0..cfg.m {
+                let p = physical_row(&cfg, r);
+                assert_eq!(p % 8, r % 8);
+                seen[p] += 1;
+            }
+            assert!(seen.iter().all(|&s| s == 1), "{cfg:?}");
+        }
+    }
+
+    #[test]
+    fn instructions_deliver_the_accumulator_layout() {
+        // Register d of the instruction for block b in warp w (of warpgroup g)
+        // holds physical row g M/G + 64 b + 16 (w % 4) + 8 h + lane / 4 and
+        // column 8 j + 2 (lane % 4) + c: the accumulator register it lands in
+        // must stand for the logical row whose physical row that is.
+        for cfg in configs() {
+            let map = Layout::Blocked(accumulator_layout(&cfg.mma())).tile_map(&[cfg.m, cfg.n]);
+            for warp in 0..cfg.num_warps {
+                let (g, ww) = (warp / 4, warp % 4);
+                for lane in 0..32 {
+                    let tid = warp * 32 + lane;
+                    for b in 0..cfg.blocks() {
+                        for d in 0..cfg.n / 2 {
+                            let (j, h, c) = (d / 4, (d / 2) % 2, d % 2);
+                            let prow = g * cfg.group_rows() + 64 * b + 16 * ww + 8 * h + lane / 4;
+                            let col = 8 * j + 2 * (lane % 4) + c;
+                            let reg = acc_register(&cfg, b, d);
+                            let logical = map.element_index(tid, reg);
+                            assert_eq!(logical[1], col);
+                            assert_eq!(physical_row(&cfg, logical[0]), prow, "{cfg:?}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn stage_is_a_permutation_of_swizzled_rows() {
+        for cfg in configs() {
+            let mut seen = vec![0u8; cfg.stage_bytes() / 2];
+            for r in 0..cfg.m {
+                for c in 0..cfg.k {
+                    seen[a_byte_offset(&cfg, r, c) / 2] += 1;
+                }
+            }
+            for r in 0..cfg.k {
+                for c in 0..cfg.n {
+                    seen[b_byte_offset(&cfg, r, c) / 2] += 1;
+                }
+            }
+            assert!(seen.iter().all(|&s| s == 1), "{cfg:?}");
+            assert_eq!(cfg.stage_bytes() % 1024, 0);
+            assert_eq!(cfg.b_offset() % 1024, 0);
+        }
+        // The 128-byte swizzle: chunk c of row r at chunk c ^ (r % 8).
+        let cfg = WgmmaConfig {
+            m: 128,
+            n: 128,
+            k: 64,
+            num_warps: 4,
+        };
+        assert_eq!(a_byte_offset(&cfg, 3, 8), 3 * 128 + (1 ^ 3) * 16);
+        assert_eq!(
+            a_byte_offset(&cfg, 9, 70),
+            // second 64-column block, chunk 0 of row 9 lands at chunk 1
+            (128 + 9) * 128 + 16 + 12
+        );
+        assert_eq!(
+            b_byte_offset(&cfg, 5, 64 + 17),
+            cfg.b_offset() + (64 + 5) * 128 + (2 ^ 5) * 16 + 2
+        );
+    }
+
+    #[test]
+    fn operand_offsets_start_whole_atoms() {
+        for cfg in configs() {
+            for s in 0..cfg.steps_k() {
+                // k steps move 32 bytes inside one 1024-byte atom for a ...
+                for g in 0..cfg.groups() {
+                    for b in 0..cfg.blocks() {
+                        let off = a_operand_offset(&cfg, g, b, s);
+                        assert_eq!(off % 1024, (s % 4) * 32);
+                        assert_eq!(
+                            off - (s % 4) * 32,
+                            a_byte_offset(&cfg, g * cfg.group_rows() + 64 * b, (s / 4) * 64)
+                        );
+                    }
+                }
+                // ... and whole atoms (16 rows) for b.
+                assert_eq!(b_operand_offset(&cfg, s), b_byte_offset(&cfg, 16 * s, 0));
+            }
+        }
+    }
+
+    #[test]
+    fn descriptor_fields() {
+        let cfg = plan(128, 256, 64, 8).unwrap();
+        let a = a_descriptor_bits();
+        assert_eq!((a >> 16) & 0x3fff, 1);
+        assert_eq!((a >> 32) & 0x3fff, 64);
+        assert_eq!(a >> 62, 1);
+        let b = b_descriptor_bits(&cfg);
+        assert_eq!((b >> 16) & 0x3fff, 64 * 128 / 16);
+        assert_eq!((b >> 32) & 0x3fff, 64);
+        assert_eq!(b & 0x3fff, 0);
+    }
+}

@@ -1,0 +1,393 @@
+//! The pipelined reduction loop of [`super::pipeline`] on warpgroup MMA
+//! (sm_90a, [`super::wgmma`]): the same pattern and the same `cp.async`
+//! copies into `S` rotating buffers, laid out for the `wgmma` descriptors, with
+//! one group of `wgmma`s in flight while the next tiles' copies fly.
+//!
+//! A prologue loop (the same body, its dot replaced by the copies) issues the
+//! copies of tiles `0 .. S - 2`; then iteration `i` of the main loop (tile `i`
+//! is copied into buffer `i % S`):
+//! 1. `cp.async.wait_group S-2`: this thread's copies of tile `i - S + 1`
+//!    landed; `fence.proxy.async.shared::cta`: they were generic-proxy writes
+//!    and `wgmma` reads through the async proxy; `bar.sync`: every thread's.
+//! 2. The `wgmma`s of tile `i - S + 1` (buffer `(i + 1) % S`), committed as
+//!    one group, then `wgmma.wait_group 1`: the group of tile `i - S` (buffer
+//!    `i % S`) is done in this warpgroup.
+//! 3. `bar.sync`: ... in every warpgroup; only then the copies of tile `i`
+//!    overwrite buffer `i % S`.
+//!
+//! After the loops the last `S - 1` tiles are issued and `wgmma.wait_group 0`
+//! hands the accumulator to the epilogue.
+//!
+//! No `wgmma` is under a branch: ptxas serializes every `wgmma` (C7515) when
+//! a path that skips one merges its accumulator with one in flight. So the
+//! drain always issues `S - 1` tiles; the buffers are zeroed before the
+//! loops, so when the loop ran fewer than `S - 1` times the missing tiles are
+//! zeros and add nothing.
+use super::control_flow::{carried_phis, close_carried, current_block, yielded};
+use super::lower::{Lowering, Result};
+use super::mma::{self, elem_ptr};
+use super::pipeline::{async_asm, issue_copies, slot_offset, wrap_add, PipelinePlan};
+use super::wgmma::{self, WgmmaConfig};
+use crate::analysis::layout::Layout;
+use crate::analysis::mma::accumulator_layout;
+use crate::ir::{Op, OpKind, Region, ValueId};
+use inkwell::basic_block::BasicBlock;
+use inkwell::values::{BasicValueEnum, IntValue, PhiValue, PointerValue};
+use inkwell::IntPredicate;
+
+/// Shared memory the operand buffers may take (all stages): an H100 block may
+/// have 227 KiB; the rest is left to the epilogue's scratch users.
+pub const MAX_WGMMA_PIPELINE_BYTES: usize = 200 * 1024;
+
+/// Alignment of the dynamic shared memory: the 128-byte swizzle repeats every 1024 bytes.
+pub const SWIZZLE_ALIGN: u32 = 1024;
+
+/// Buffers: as many as fit, 4 at most (`TRITONC_PIPELINE_STAGES` overrides, 2 to 4).
+pub fn choose_stages(cfg: &WgmmaConfig) -> Option<usize> {
+    let stage = cfg.stage_bytes();
+    let fits = |s: &usize| s * stage <= MAX_WGMMA_PIPELINE_BYTES;
+    if let Some(s) = std::env::var("TRITONC_PIPELINE_STAGES")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|s| (2..=4).contains(s) && fits(s))
+    {
+        return Some(s);
+    }
+    [4, 3, 2].into_iter().find(fits)
+}
+
+pub fn pipelined<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    op: &Op,
+    plan: &PipelinePlan,
+    w: &WgmmaConfig,
+    inits: &[ValueId],
+    body_region: &Region,
+) -> Result<()> {
+    let a_val = body_region.ops[plan.loads[0]].results[0];
+    let Some(input) = mma::input_name(lw.func.dtype(a_val)) else {
+        return lw.unsupported("a pipelined dot of this element type", op.span);
+    };
+    let Some(global) = lw.module.get_global("global_smem") else {
+        return lw.unsupported("a kernel without its shared memory", op.span);
+    };
+    global.set_alignment(SWIZZLE_ALIGN);
+    let stage_bytes = w.stage_bytes();
+    let stages = plan.stages;
+    let acc_layout = Layout::Blocked(accumulator_layout(&plan.cfg));
+    let mut layouts: Vec<Layout> = op.results.iter().map(|r| lw.assigned_layout(*r)).collect();
+    layouts[plan.acc] = acc_layout.clone();
+    let init_vals = yielded(lw, inits, &layouts, op)?;
+    let saved_floor = lw.smem.floor;
+    lw.smem.reserve(stages * stage_bytes);
+    lw.smem.floor = saved_floor + stages * stage_bytes;
+    // Earlier scratch users (a layout conversion, say) may still read there;
+    // the copies of the first tiles must not overtake the zeros.
+    lw.barrier()?;
+    zero_buffers(lw, stages * stage_bytes)?;
+    lw.barrier()?;
+    let pre = current_block(lw)?;
+    let exit = lw.new_block("wgmma_endwhile");
+    let zero = lw.i32_const(0);
+
+    // Prologue loop: the copies of tiles 0 .. stages - 2, no tensor work.
+    let p_header = lw.new_block("wgmma_prologue");
+    lw.builder.build_unconditional_branch(p_header)?;
+    let p = open_loop(
+        lw,
+        op,
+        &layouts,
+        p_header,
+        exit,
+        (zero, zero, &init_vals, pre),
+    )?;
+    for (idx, body_op) in body_region.ops.iter().enumerate() {
+        if plan.loads.contains(&idx) {
+            continue;
+        }
+        if idx != plan.dot {
+            lw.op(body_op)?;
+            continue;
+        }
+        let slot_base = slot_offset(lw, p.slot, stage_bytes)?;
+        copy_operands(lw, w, plan, body_region, slot_base)?;
+        async_asm(lw, "cp.async.commit_group;")?;
+        let acc_regs = lw.value(body_region.args[plan.acc], &acc_layout)?;
+        lw.define_tile(body_op.results[0], acc_layout.clone(), acc_regs);
+    }
+    let p_next = yielded(lw, &body_region.yields, &layouts, op)?;
+    let p_next_index = lw
+        .builder
+        .build_int_add(p.tile, lw.i32_const(1), "next_tile")?;
+    let p_next_slot = wrap_add(lw, p.slot, 1, stages)?;
+    let p_latch = current_block(lw)?;
+    let m_header = lw.new_block("wgmma_while");
+    let more = lw.builder.build_int_compare(
+        IntPredicate::ULT,
+        p_next_index,
+        lw.i32_const(stages as u64 - 1),
+        "prologue",
+    )?;
+    lw.builder
+        .build_conditional_branch(more, p_header, m_header)?;
+    p.close(&p_next, p_next_index, p_next_slot, p_latch);
+
+    // Main loop: tile i is copied while tile i - stages + 1 is multiplied.
+    let m = open_loop(
+        lw,
+        op,
+        &layouts,
+        m_header,
+        exit,
+        (p_next_index, p_next_slot, &p_next, p_latch),
+    )?;
+    let next_slot = wrap_add(lw, m.slot, 1, stages)?;
+    for (idx, body_op) in body_region.ops.iter().enumerate() {
+        if plan.loads.contains(&idx) {
+            continue;
+        }
+        if idx != plan.dot {
+            lw.op(body_op)?;
+            continue;
+        }
+        operands_ready(lw, stages - 2)?;
+        let acc_regs = lw.value(body_region.args[plan.acc], &acc_layout)?;
+        let base = slot_offset(lw, next_slot, stage_bytes)?;
+        let regs = wgmma::issue(lw, w, input, base, acc_regs)?;
+        wgmma::wait_pending(lw, 1)?;
+        // Every warpgroup is done with the buffer about to be refilled.
+        lw.barrier()?;
+        let slot_base = slot_offset(lw, m.slot, stage_bytes)?;
+        copy_operands(lw, w, plan, body_region, slot_base)?;
+        async_asm(lw, "cp.async.commit_group;")?;
+        lw.define_tile(body_op.results[0], acc_layout.clone(), regs);
+    }
+    let next = yielded(lw, &body_region.yields, &layouts, op)?;
+    let next_index = lw
+        .builder
+        .build_int_add(m.tile, lw.i32_const(1), "next_tile")?;
+    let latch = current_block(lw)?;
+    lw.builder.build_unconditional_branch(m_header)?;
+    m.close(&next, next_index, next_slot, latch);
+
+    // Drain: tiles n - stages + 1 .. n are still to be multiplied (zeros
+    // where the loop was shorter than the prologue).
+    lw.builder.position_at_end(exit);
+    let merge = |lw: &Lowering<'_, 'ctx>, a: BasicValueEnum<'ctx>, b: BasicValueEnum<'ctx>| {
+        let phi = lw.builder.build_phi(a.get_type(), "exit")?;
+        phi.add_incoming(&[(&a, p.exit_from), (&b, m.exit_from)]);
+        Ok::<_, super::CodegenError>(phi.as_basic_value())
+    };
+    let slot = merge(lw, p.slot.into(), m.slot.into())?.into_int_value();
+    let mut results = Vec::with_capacity(p.phis.len());
+    for (prow, mrow) in p.phis.iter().zip(&m.phis) {
+        let row: Vec<BasicValueEnum> = prow
+            .iter()
+            .zip(mrow)
+            .map(|(a, b)| merge(lw, a.as_basic_value(), b.as_basic_value()))
+            .collect::<std::result::Result<_, _>>()?;
+        results.push(row);
+    }
+    for (i, row) in results.iter().enumerate() {
+        if i != plan.acc {
+            lw.define_tile(op.results[i], layouts[i].clone(), row.clone());
+        }
+    }
+    let mut acc_regs = results[plan.acc].clone();
+    for d in (1..stages).rev() {
+        let t_slot = wrap_add(lw, slot, stages - d, stages)?;
+        operands_ready(lw, d - 1)?;
+        let base = slot_offset(lw, t_slot, stage_bytes)?;
+        acc_regs = wgmma::issue(lw, w, input, base, acc_regs)?;
+    }
+    let acc_regs = wgmma::wait_all(lw, acc_regs)?;
+    lw.smem.floor = saved_floor;
+    lw.define_tile(op.results[plan.acc], acc_layout, acc_regs);
+    Ok(())
+}
+
+/// One of the two loops at its header: the tile counter, the buffer index and
+/// the carried values, and the block whose branch leaves for the drain.
+struct OpenLoop<'ctx> {
+    tile: IntValue<'ctx>,
+    slot: IntValue<'ctx>,
+    counter_phi: PhiValue<'ctx>,
+    slot_phi: PhiValue<'ctx>,
+    phis: Vec<Vec<PhiValue<'ctx>>>,
+    exit_from: BasicBlock<'ctx>,
+}
+
+impl<'ctx> OpenLoop<'ctx> {
+    /// The back edge from `latch`.
+    fn close(
+        &self,
+        next: &[Vec<BasicValueEnum<'ctx>>],
+        tile: IntValue<'ctx>,
+        slot: IntValue<'ctx>,
+        latch: BasicBlock<'ctx>,
+    ) {
+        self.counter_phi.add_incoming(&[(&tile, latch)]);
+        self.slot_phi.add_incoming(&[(&slot, latch)]);
+        close_carried(&self.phis, next, latch);
+    }
+}
+
+/// Fills `header` (already branched to from `entry.3`): phis entered with
+/// `entry`, the loop condition, a branch to a new body block or to `exit`;
+/// continues in the body.
+#[allow(clippy::type_complexity)]
+fn open_loop<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    op: &Op,
+    layouts: &[Layout],
+    header: BasicBlock<'ctx>,
+    exit: BasicBlock<'ctx>,
+    entry: (
+        IntValue<'ctx>,
+        IntValue<'ctx>,
+        &[Vec<BasicValueEnum<'ctx>>],
+        BasicBlock<'ctx>,
+    ),
+) -> Result<OpenLoop<'ctx>> {
+    let OpKind::While { cond_region, .. } = &op.kind else {
+        return lw.unsupported("this op as a loop", op.span);
+    };
+    let (tile, slot, vals, from) = entry;
+    lw.builder.position_at_end(header);
+    let i32t = lw.ctx.i32_type();
+    let counter_phi = lw.builder.build_phi(i32t, "tile")?;
+    counter_phi.add_incoming(&[(&tile, from)]);
+    let slot_phi = lw.builder.build_phi(i32t, "slot")?;
+    slot_phi.add_incoming(&[(&slot, from)]);
+    let phis = carried_phis(lw, op, vals, layouts, from)?;
+    lw.region(cond_region)?;
+    let Some(&c) = cond_region.yields.first() else {
+        return lw.unsupported("a loop condition region without a condition", op.span);
+    };
+    let c = lw.scalar(c)?.into_int_value();
+    let exit_from = current_block(lw)?;
+    let body = lw.new_block("wgmma_body");
+    lw.builder.build_conditional_branch(c, body, exit)?;
+    lw.builder.position_at_end(body);
+    Ok(OpenLoop {
+        tile: counter_phi.as_basic_value().into_int_value(),
+        slot: slot_phi.as_basic_value().into_int_value(),
+        counter_phi,
+        slot_phi,
+        phis,
+        exit_from,
+    })
+}
+
+/// Waits until at most `pending` copy groups of this thread fly, makes the
+/// landed copies visible to the async proxy, and waits for every thread.
+fn operands_ready(lw: &Lowering<'_, '_>, pending: usize) -> Result<()> {
+    async_asm(lw, &format!("cp.async.wait_group {pending};"))?;
+    wgmma::sync_asm(lw, "fence.proxy.async.shared::cta;")?;
+    lw.barrier()
+}
+
+/// The copies of both operands of the current tile into the stage at `base`:
+/// `a`'s rows permuted, both in 128-byte swizzled rows (see [`super::wgmma`]).
+fn copy_operands<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    w: &WgmmaConfig,
+    plan: &PipelinePlan,
+    body_region: &Region,
+    base: PointerValue<'ctx>,
+) -> Result<()> {
+    for (which, &at) in plan.loads.iter().enumerate() {
+        let OpKind::Load { ptr, mask, .. } = body_region.ops[at].kind else {
+            return lw.unsupported(
+                "a pipelined operand that is not a load",
+                body_region.ops[at].span,
+            );
+        };
+        let w = *w;
+        let dst = move |lw: &Lowering<'_, 'ctx>, row: IntValue<'ctx>, col: IntValue<'ctx>| {
+            let (row, rows, offset) = if which == 0 {
+                (wgmma::physical_row_ir(lw, &w, row)?, w.m, 0)
+            } else {
+                (row, w.k, w.b_offset())
+            };
+            let at = wgmma::swizzled_offset_ir(lw, row, col, rows)?;
+            let p = elem_ptr(lw, base, offset, lw.ctx.i8_type().into(), at)?;
+            Ok(lw
+                .builder
+                .build_ptr_to_int(p, lw.ctx.i32_type(), "smem_dst")?)
+        };
+        issue_copies(lw, ptr, mask, plan.widths[which], &dst)?;
+    }
+    Ok(())
+}
+
+/// Zeros `bytes` of shared memory from offset 0 (16 bytes a store, every
+/// thread); the first barrier of the loop orders them.
+fn zero_buffers(lw: &Lowering<'_, '_>, bytes: usize) -> Result<()> {
+    let v4 = lw.ctx.i32_type().vec_type(4);
+    let step = 16 * lw.num_threads();
+    let mut at = 0;
+    while at < bytes {
+        let byte = lw.builder.build_int_add(
+            lw.builder.build_int_mul(lw.tid, lw.i32_const(16), "")?,
+            lw.i32_const(at as u64),
+            "",
+        )?;
+        let p = elem_ptr(lw, lw.smem.base(), 0, lw.ctx.i8_type().into(), byte)?;
+        let in_range = at + step <= bytes;
+        if in_range {
+            store_zero(lw, p, v4)?;
+        } else {
+            let ok = lw.builder.build_int_compare(
+                IntPredicate::ULT,
+                byte,
+                lw.i32_const(bytes as u64),
+                "",
+            )?;
+            let (then_bb, join) = (lw.new_block("zero_tail"), lw.new_block("zero_join"));
+            lw.builder.build_conditional_branch(ok, then_bb, join)?;
+            lw.builder.position_at_end(then_bb);
+            store_zero(lw, p, v4)?;
+            lw.builder.build_unconditional_branch(join)?;
+            lw.builder.position_at_end(join);
+        }
+        at += step;
+    }
+    Ok(())
+}
+
+fn store_zero<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    p: PointerValue<'ctx>,
+    v4: inkwell::types::VectorType<'ctx>,
+) -> Result<()> {
+    lw.builder
+        .build_store(p, v4.const_zero())?
+        .set_alignment(16)
+        .map_err(|e| super::CodegenError::Llvm(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codegen::wgmma::plan;
+
+    #[test]
+    fn stages_fit_the_shared_memory() {
+        // 48 KiB a stage: 4 stages.
+        assert_eq!(choose_stages(&plan(128, 256, 64, 8).unwrap()), Some(4));
+        let cfg = |m, n, k, w| WgmmaConfig {
+            m,
+            n,
+            k,
+            num_warps: w,
+        };
+        assert_eq!(choose_stages(&cfg(256, 128, 64, 8)), Some(4));
+        // 64 KiB a stage (32 + 32): 3.
+        assert_eq!(choose_stages(&cfg(128, 128, 128, 8)), Some(3));
+        // 96 KiB a stage (32 + 64): 2.
+        assert_eq!(choose_stages(&cfg(128, 256, 128, 8)), Some(2));
+        // 128 KiB a stage: none.
+        assert_eq!(choose_stages(&cfg(256, 256, 128, 16)), None);
+    }
+}

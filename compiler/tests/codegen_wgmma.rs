@@ -1,0 +1,170 @@
+//! sm_90a: the pipelined reduction loop of `dot.tc` runs on warpgroup MMA
+//! (`wgmma.mma_async` with shared-memory descriptors, fences, commit and wait
+//! groups), ptxas accepts it for sm_90a without spills and without
+//! serializing the `wgmma`s; tiles that do not fit the warpgroups, and
+//! kernels without a matched loop, keep `mma.sync`.
+mod common;
+
+use common::find_ptxas;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use tritonc::codegen::{Arch, CodegenOptions};
+use tritonc::driver::{compile, CompileOptions, Source};
+
+fn kernels_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/kernels")
+}
+
+fn compiled(file: &str, defs: &[(&str, String)], arch: Arch, num_warps: u32) -> (String, usize) {
+    let source = Source::read(&kernels_dir().join(file)).unwrap();
+    let options = CompileOptions {
+        include_dirs: vec![kernels_dir()],
+        codegen: CodegenOptions { arch, num_warps },
+    };
+    let defs: Vec<(String, String)> = defs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect();
+    let mut out =
+        compile(&source, &defs, &options).unwrap_or_else(|e| panic!("{file} {defs:?}: {e}"));
+    let k = out.remove(0).compiled;
+    (k.ptx, k.shared_bytes)
+}
+
+fn dot(ty: &str, tm: usize, tn: usize, tk: usize) -> Vec<(&'static str, String)> {
+    vec![
+        ("TYPE", ty.to_string()),
+        ("TM", tm.to_string()),
+        ("TN", tn.to_string()),
+        ("TK", tk.to_string()),
+    ]
+}
+
+/// `ptxas -arch=sm_90a -v`: its report; panics when it fails, spills or
+/// serializes the `wgmma`s. `None` without ptxas (outside CI).
+fn ptxas_sm90a(ptx: &str, name: &str) -> Option<String> {
+    let Some(ptxas) = find_ptxas() else {
+        assert!(std::env::var("CI").is_err(), "ptxas not found (set PTXAS)");
+        eprintln!("notice: ptxas not found, skipping the ptxas check of {name}");
+        return None;
+    };
+    let dir = std::env::temp_dir().join(format!("tritonc-wgmma-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join(format!("{name}.ptx"));
+    std::fs::write(&src, ptx).unwrap();
+    let out = Command::new(ptxas)
+        .args(["-arch=sm_90a", "-v", "-o"])
+        .arg(dir.join(format!("{name}.cubin")))
+        .arg(&src)
+        .output()
+        .expect("ptxas runs");
+    let report = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "ptxas sm_90a on {name}: {report}");
+    assert!(
+        report.contains(" 0 bytes spill stores, 0 bytes spill loads"),
+        "{name} spills: {report}"
+    );
+    assert!(
+        !report.contains("C7515"),
+        "{name}: wgmma serialized: {report}"
+    );
+    assert!(
+        !report.contains("C7510"),
+        "{name}: wgmma serialized: {report}"
+    );
+    Some(report)
+}
+
+#[test]
+fn pipelined_dots_issue_wgmma_on_sm90a() {
+    // (type, TM, TN, TK, warps, instruction N, instructions a tile per warpgroup, stages)
+    let configs = [
+        ("half", 128, 256, 64, 8, 256, 4, 4),
+        ("half", 128, 128, 64, 8, 128, 4, 4),
+        ("half", 256, 128, 64, 8, 128, 8, 4),
+        ("half", 64, 128, 64, 4, 128, 4, 4),
+        ("half", 128, 128, 128, 8, 128, 8, 3),
+        ("bf16", 128, 256, 64, 8, 256, 4, 4),
+        ("bf16", 128, 128, 64, 8, 128, 4, 4),
+    ];
+    for (ty, tm, tn, tk, warps, n, per_tile, stages) in configs {
+        let name = format!("{ty}_{tm}x{tn}x{tk}_w{warps}");
+        let (ptx, shared) = compiled("dot.tc", &dot(ty, tm, tn, tk), Arch::Sm90a, warps);
+        let kind = if ty == "half" { "f16" } else { "bf16" };
+        let wgmma = format!("wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{kind}.{kind}");
+        // One group a tile in the loop and in each of the stages - 1 drain steps.
+        assert_eq!(ptx.matches(&wgmma).count(), per_tile * stages, "{name}");
+        assert!(ptx.contains(".target sm_90a"), "{name}");
+        assert!(!ptx.contains("mma.sync"), "{name}");
+        assert!(!ptx.contains("ldmatrix"), "{name}");
+        for needed in [
+            "wgmma.fence.sync.aligned;",
+            "wgmma.commit_group.sync.aligned;",
+            "wgmma.wait_group.sync.aligned 1;",
+            "wgmma.wait_group.sync.aligned 0;",
+            "fence.proxy.async.shared::cta;",
+            "cp.async.cg.shared.global",
+            &format!("cp.async.wait_group {};", stages - 2),
+            ".extern .shared .align 1024 .b8 global_smem[];",
+        ] {
+            assert!(ptx.contains(needed), "{name}: no {needed}");
+        }
+        // Transposed B (N-major), accumulate: scale-d 1, scales 1, trans-a 0, trans-b 1.
+        assert!(ptx.contains(", 1, 1, 1, 0, 1;"), "{name}");
+        let stage = 2 * (tm * tk + tk * tn);
+        assert!(shared >= stages * stage, "{name}: {shared} bytes");
+        assert!(shared <= 227 * 1024, "{name}: {shared} bytes");
+        if let Some(report) = ptxas_sm90a(&ptx, &name) {
+            eprintln!(
+                "{name}: {}",
+                report
+                    .lines()
+                    .filter(|l| l.contains("Used"))
+                    .collect::<String>()
+            );
+        }
+    }
+}
+
+#[test]
+fn tiles_beyond_the_warpgroups_keep_mma_sync_on_sm90a() {
+    // 256 accumulator registers a thread with 4 warps: no wgmma plan.
+    let (ptx, _) = compiled("dot.tc", &dot("half", 128, 256, 64), Arch::Sm90a, 4);
+    assert!(!ptx.contains("wgmma"));
+    assert!(ptx.contains("mma.sync.aligned.m16n8k16"));
+    // 128 accumulator registers and the copies of a whole tile with one
+    // warpgroup: ptxas would spill.
+    for (tm, tn) in [(128, 128), (64, 256)] {
+        let (ptx, _) = compiled("dot.tc", &dot("half", tm, tn, 64), Arch::Sm90a, 4);
+        assert!(!ptx.contains("wgmma"), "{tm}x{tn}");
+        assert!(ptx.contains("mma.sync.aligned.m16n8k16"), "{tm}x{tn}");
+    }
+    // TK = 32: a row is not one 128-byte swizzle atom.
+    let (ptx, _) = compiled("dot.tc", &dot("half", 128, 128, 32), Arch::Sm90a, 8);
+    assert!(!ptx.contains("wgmma"));
+    assert!(ptx.contains("mma.sync.aligned.m16n8k16"));
+    ptxas_sm90a(&ptx, "mma_sync_on_sm90a_128x128x32_w8");
+    // The manual pre-fetch loop is not the pipelined pattern.
+    let (ptx, _) = compiled(
+        "dot_prefetch.tc",
+        &dot("half", 128, 128, 64),
+        Arch::Sm90a,
+        8,
+    );
+    assert!(!ptx.contains("wgmma"));
+    assert!(ptx.contains("mma.sync.aligned.m16n8k16"));
+    ptxas_sm90a(&ptx, "prefetch_on_sm90a_128x128x64_w8");
+}
+
+#[test]
+fn sm90_keeps_mma_sync_for_wgmma_tiles() {
+    for arch in [Arch::Sm80, Arch::Sm90] {
+        let (ptx, _) = compiled("dot.tc", &dot("half", 128, 128, 64), arch, 8);
+        assert!(!ptx.contains("wgmma"), "{arch:?}");
+        assert!(ptx.contains("mma.sync.aligned.m16n8k16"), "{arch:?}");
+        assert!(
+            ptx.contains(".extern .shared .align 16 .b8 global_smem[];"),
+            "{arch:?}"
+        );
+    }
+}
