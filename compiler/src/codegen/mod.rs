@@ -64,6 +64,7 @@ pub mod target;
 pub mod tile;
 pub mod trans;
 pub mod types;
+pub mod unrotate;
 pub mod wgmma;
 pub mod wgmma_layout;
 pub mod wgmma_pipeline;
@@ -114,6 +115,11 @@ pub fn compile(func: &Function, options: &CodegenOptions) -> Result<CompiledKern
         });
     }
     check_shapes(func)?;
+    // The seed's manual pre-fetch, turned back into the loop the pipeliner knows.
+    let unrotated = pipeline::enabled()
+        .then(|| unrotate::unrotate_prefetch(func))
+        .flatten();
+    let func = unrotated.as_ref().unwrap_or(func);
     let tm = target::target_machine(options.arch)?;
     let ctx = Context::create();
     let module = target::new_module(&ctx, &func.name, &tm);
