@@ -124,37 +124,56 @@ fn mma_dots_pass_ptxas_without_spills() {
 }
 
 /// The four `dot_trans.tc` variants (operands transposed in registers).
-#[test]
-fn transposed_operand_variants_use_mma_sync() {
+/// The `-D` options of the `// tritonc:` lines of `dot_trans.tc` (its four
+/// variants), with 128x128x32 tiles.
+fn trans_variants() -> Vec<(String, Vec<(String, String)>)> {
     let source = std::fs::read_to_string(kernels_dir().join("dot_trans.tc")).unwrap();
     let lines: Vec<&str> = source
         .lines()
         .filter_map(|l| l.trim().strip_prefix("// tritonc:"))
         .collect();
     assert_eq!(lines.len(), 4);
-    for line in lines {
-        let mut defs: Vec<(String, String)> = shlex::split(line)
-            .unwrap()
-            .iter()
-            .filter_map(|w| w.strip_prefix("-D"))
-            .map(|d| {
-                let (k, v) = d.split_once('=').unwrap();
-                (k.to_string(), v.to_string())
-            })
-            .collect();
-        for (k, v) in defs.iter_mut() {
-            match k.as_str() {
-                "TK" => *v = "32".into(),
-                "TM" | "TN" => *v = "128".into(),
-                _ => {}
+    lines
+        .into_iter()
+        .map(|line| {
+            let mut defs: Vec<(String, String)> = shlex::split(line)
+                .unwrap()
+                .iter()
+                .filter_map(|w| w.strip_prefix("-D"))
+                .map(|d| {
+                    let (k, v) = d.split_once('=').unwrap();
+                    (k.to_string(), v.to_string())
+                })
+                .collect();
+            for (k, v) in defs.iter_mut() {
+                match k.as_str() {
+                    "TK" => *v = "32".into(),
+                    "TM" | "TN" => *v = "128".into(),
+                    _ => {}
+                }
             }
-        }
+            (line.to_string(), defs)
+        })
+        .collect()
+}
+
+/// The transposed variants keep the register path (the pipeliner takes no
+/// `trans` between load and dot); the untransposed one, unrotated by
+/// `codegen::unrotate`, is pipelined.
+#[test]
+fn transposed_operand_variants_use_mma_sync() {
+    for (line, defs) in trans_variants() {
         let ptx = ptx_of("dot_trans.tc", &defs, Arch::Sm90, 8);
-        assert_eq!(
-            ptx.matches("mma.sync.aligned").count(),
-            128 * 128 * 32 / 2048 / 8,
-            "{line}"
-        );
+        if line.contains('^') {
+            assert_eq!(
+                ptx.matches("mma.sync.aligned").count(),
+                128 * 128 * 32 / 2048 / 8,
+                "{line}"
+            );
+            assert!(!ptx.contains("cp.async"), "{line}");
+        } else {
+            assert!(ptx.contains("cp.async"), "{line}");
+        }
         ptxas_no_spills(&ptx, "sm_90", "dot_trans");
     }
 }
@@ -203,10 +222,16 @@ fn plain_loop_is_pipelined_with_cp_async() {
     }
 }
 
-/// Loops the pattern does not fit (operands carried through the loop, as in
-/// the pre-fetching kernel, or transposed before the dot) keep the plain path.
+/// Loops the pattern does not fit (an operand transposed before the dot)
+/// keep the plain path; the pre-fetching kernel is unrotated
+/// (`codegen::unrotate`) and pipelined.
 #[test]
 fn other_loops_keep_the_register_path() {
+    let (line, defs) = &trans_variants()[1];
+    assert!(line.contains("USE_A=^a"));
+    let ptx = ptx_of("dot_trans.tc", defs, Arch::Sm90, 8);
+    assert!(ptx.contains("mma.sync"));
+    assert!(!ptx.contains("cp.async"));
     let ptx = ptx_of(
         "dot_prefetch.tc",
         &dot_defines("half", 128, 128, 32),
@@ -214,7 +239,7 @@ fn other_loops_keep_the_register_path() {
         8,
     );
     assert!(ptx.contains("mma.sync"));
-    assert!(!ptx.contains("cp.async"));
+    assert!(ptx.contains("cp.async"));
 }
 
 /// A dot loop with masked operand loads (`m ? *p : 0`, edges along `M`, `N`

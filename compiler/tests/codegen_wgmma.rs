@@ -144,15 +144,16 @@ fn tiles_beyond_the_warpgroups_keep_mma_sync_on_sm90a() {
     assert!(!ptx.contains("wgmma"));
     assert!(ptx.contains("mma.sync.aligned.m16n8k16"));
     ptxas_sm90a(&ptx, "mma_sync_on_sm90a_128x128x32_w8");
-    // The manual pre-fetch loop is not the pipelined pattern.
+    // The manual pre-fetch loop is unrotated (`codegen::unrotate`) into the
+    // pipelined pattern and runs on wgmma too.
     let (ptx, _) = compiled(
         "dot_prefetch.tc",
         &dot("half", 128, 128, 64),
         Arch::Sm90a,
         8,
     );
-    assert!(!ptx.contains("wgmma"));
-    assert!(ptx.contains("mma.sync.aligned.m16n8k16"));
+    assert!(ptx.contains("wgmma.mma_async"));
+    assert!(!ptx.contains("mma.sync.aligned.m16n8k16"));
     ptxas_sm90a(&ptx, "prefetch_on_sm90a_128x128x64_w8");
 }
 
