@@ -27,6 +27,9 @@
 //!   that loads a tensor-core dot's operands straight from pointers is
 //!   software-pipelined with `cp.async` ([`pipeline`]; `TRITONC_NO_PIPELINE=1`
 //!   turns it off); other dots' operands go registers -> shared memory.
+//!   The seed's manual pre-fetch (`a = *pa` before the loop and at the end
+//!   of the body) is first turned back into that loop ([`unrotate`]); an
+//!   operand transposed between load and dot (`^a`) is not pipelined yet.
 //!   On sm_90a that loop runs on warpgroup MMA instead when the tile fits
 //!   the warpgroups ([`wgmma`], [`wgmma_pipeline`]); everything else keeps
 //!   `mma.sync` there.
@@ -44,7 +47,7 @@
 //! One file per concern: [`target`] (module, kernel declaration, PTX),
 //! [`elementwise`], [`memory`] (vectorized/predicated global accesses),
 //! [`control_flow`], [`convert_layout`], [`trans`], [`reduce`], [`dot`], [`mma`], [`pipeline`],
-//! [`wgmma`], [`wgmma_pipeline`], [`atomics`], [`shared_alloc`].
+//! [`wgmma`], [`wgmma_pipeline`], [`unrotate`], [`atomics`], [`shared_alloc`].
 use crate::analysis::{axis_info, layout_assign};
 use crate::ir::Function;
 use inkwell::context::Context;
