@@ -32,13 +32,13 @@ use std::collections::HashMap;
 
 /// Rewrites every matching loop of `func`; `None` when none matched.
 pub fn unrotate_prefetch(func: &Function) -> Option<Function> {
+    let first = find_match(func)?;
     let mut out = func.clone();
-    let mut changed = false;
+    apply(&mut out, &first);
     while let Some(m) = find_match(&out) {
         apply(&mut out, &m);
-        changed = true;
     }
-    changed.then_some(out)
+    Some(out)
 }
 
 /// One carried operand to unrotate.
