@@ -30,7 +30,7 @@ struct Cli {
     /// The torch package folder to build against (default: the one `python3` imports).
     #[arg(long)]
     torch_dir: Option<PathBuf>,
-    /// The Python that finds torch.
+    /// The Python that finds torch (or tensorflow, for --framework tf).
     #[arg(long, default_value = "python3")]
     python: String,
     /// The prebuilt runtime bridge (default: libopgen_bridge.a next to this program).

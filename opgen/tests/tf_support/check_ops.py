@@ -145,6 +145,16 @@ for a_shape, b_shape, dtype in [([32, 64], [64, 16], tf.float32), ([None, 64], [
        f"from {gradient_ops[0][0]}, {gradient_ops[0][1]}; graph ops {', '.join(types)}")
 
 
+# A gradient finds the ops it calls through their helper modules.
+registry = sys.modules["_triton_opgen_tf_ops"].ops
+registry.pop("triton::dot_nt")
+found = triton_dot_tf._op("triton::dot_nt")
+ok("gradient", f"triton::dot_nt found again through its module: {found is triton_dot_nt_tf.dot_nt}")
+expect_error("gradient", "an op without a helper module", LookupError,
+             "calls triton::missing, which is not loaded and whose helper module `triton_missing_tf` cannot be imported",
+             lambda: triton_dot_tf._op("triton::missing"))
+
+
 def add_gradient(x, y):
     with tf.GradientTape() as tape:
         tape.watch([x, y])
