@@ -107,6 +107,26 @@ fn helper_registers_the_gradient_from_the_backward_line() {
 }
 
 #[test]
+fn a_pre_tuned_table_is_embedded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tuned = tmp.path().join("tuned.json");
+    std::fs::write(
+        &tuned,
+        r#"{"format_version": 1, "entries": {"triton::add|N=1024|T=float32|dev": {"config": "SIZE=256 num_warps=4"}}}"#,
+    )
+    .unwrap();
+    let mut opts = options("add", tmp.path().join("out"), true, fake_bridge(tmp.path()));
+    opts.tuned = Some(tuned);
+    let done = generate(&opts, |_| {}).unwrap_or_else(|e| panic!("{}", e.0));
+    let kernels = read(&done.out_dir, "kernels.cc");
+    assert!(
+        kernels.contains(r#"triton_add_tuned[] = "{\"format_version\": 1"#),
+        "{kernels}"
+    );
+    assert!(read(&done.out_dir, "op.cc").contains("opgen_op_preload(op, triton_add_tuned);"));
+}
+
+#[test]
 fn missing_tensorflow_is_a_clear_error_before_compiling() {
     let tmp = tempfile::tempdir().unwrap();
     let bridge = fake_bridge(tmp.path());
