@@ -1,6 +1,6 @@
-//! `triton-opgen KERNEL.tc --framework torch [-o DIR] [--arch sm_90] [--no-build] [--torch-dir DIR]`
-//! `triton-opgen KERNEL.tc --framework ort [-o DIR] [--arch sm_90] [--no-build] [--target-dir DIR]`
-//! `triton-opgen KERNEL.tc --framework tf [-o DIR] [--arch sm_90] [--no-build] [--python PYTHON]`
+//! `triton-opgen KERNEL.tc --framework torch [-o DIR] [--arch sm_80|sm_90|sm_90a] [--no-build] [--torch-dir DIR]`
+//! `triton-opgen KERNEL.tc --framework ort [-o DIR] [--arch sm_80|sm_90|sm_90a] [--no-build] [--target-dir DIR]`
+//! `triton-opgen KERNEL.tc --framework tf [-o DIR] [--arch sm_80|sm_90|sm_90a] [--no-build] [--python PYTHON]`
 
 use clap::{Parser, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -62,6 +62,19 @@ enum ArchArg {
     Sm80,
     #[value(name = "sm_90")]
     Sm90,
+    /// H100 only: tensor-core loops on warpgroup MMA (wgmma).
+    #[value(name = "sm_90a")]
+    Sm90a,
+}
+
+impl From<ArchArg> for Arch {
+    fn from(arch: ArchArg) -> Arch {
+        match arch {
+            ArchArg::Sm80 => Arch::Sm80,
+            ArchArg::Sm90 => Arch::Sm90,
+            ArchArg::Sm90a => Arch::Sm90a,
+        }
+    }
 }
 
 fn progress_bar() -> ProgressBar {
@@ -95,10 +108,7 @@ fn main_ort(cli: &Cli) -> ExitCode {
     let opts = ort::OrtOptions {
         input: cli.kernel.clone(),
         out_dir: cli.out.clone(),
-        arch: match cli.arch {
-            ArchArg::Sm80 => Arch::Sm80,
-            ArchArg::Sm90 => Arch::Sm90,
-        },
+        arch: cli.arch.into(),
         include_dirs: cli.include_dirs.clone(),
         no_build: cli.no_build,
         target_dir: cli.target_dir.clone(),
@@ -137,10 +147,7 @@ fn main_tf(cli: &Cli) -> ExitCode {
     let opts = tf::TfOptions {
         input: cli.kernel.clone(),
         out_dir: cli.out.clone(),
-        arch: match cli.arch {
-            ArchArg::Sm80 => Arch::Sm80,
-            ArchArg::Sm90 => Arch::Sm90,
-        },
+        arch: cli.arch.into(),
         no_build: cli.no_build,
         python: cli.python.clone(),
         bridge_lib: cli.bridge_lib.clone(),
@@ -194,10 +201,7 @@ fn main() -> ExitCode {
     let opts = GenerateOptions {
         input: cli.kernel.clone(),
         out_dir: cli.out.clone(),
-        arch: match cli.arch {
-            ArchArg::Sm80 => Arch::Sm80,
-            ArchArg::Sm90 => Arch::Sm90,
-        },
+        arch: cli.arch.into(),
         no_build: cli.no_build,
         torch_dir: cli.torch_dir.clone(),
         python: cli.python.clone(),
