@@ -27,7 +27,9 @@ fn millis(report: &str, label: &str) -> f64 {
         .unwrap_or_else(|| panic!("no `{label}` line in:\n{report}"));
     let number = line.split_whitespace().next().unwrap();
     assert!(line.contains(" ms  "), "{line}");
-    number.parse().unwrap_or_else(|_| panic!("not a number in `{line}`"))
+    number
+        .parse()
+        .unwrap_or_else(|_| panic!("not a number in `{line}`"))
 }
 
 #[test]
@@ -37,7 +39,10 @@ fn timings_lists_every_phase_and_keeps_the_ptx() {
     args.push("--timings");
     let timed = tritonc(&args);
     assert!(timed.status.success());
-    assert_eq!(plain.stdout, timed.stdout, "--timings must not change the PTX");
+    assert_eq!(
+        plain.stdout, timed.stdout,
+        "--timings must not change the PTX"
+    );
     assert!(plain.stderr.is_empty());
     let report = String::from_utf8_lossy(&timed.stderr);
     let phases = [
@@ -83,4 +88,27 @@ fn timings_sum_over_the_points_of_a_space() {
     assert!(out.status.success());
     let report = String::from_utf8_lossy(&out.stderr);
     assert!(millis(&report, "NVPTX codegen (PTX)") > 0.0, "{report}");
+}
+
+/// The LLVM IR text is only printed when asked for (it costs ~5% of a
+/// compile): `--emit llvm` must still give the whole optimized module, and
+/// its timings then include the printing.
+#[test]
+fn emit_llvm_prints_the_optimized_module() {
+    let mut args = ADD.to_vec();
+    args.extend(["--emit", "llvm", "--timings"]);
+    let out = tritonc(&args);
+    assert!(out.status.success());
+    let ir = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        ir.contains("target triple = \"nvptx64-nvidia-cuda\""),
+        "{ir}"
+    );
+    assert!(ir.contains("define void @add("), "{ir}");
+    assert!(ir.contains("!nvvm.annotations"), "{ir}");
+    assert!(ir.contains("addrspace(1)") && ir.contains(" load "), "{ir}");
+    let report = String::from_utf8_lossy(&out.stderr);
+    millis(&report, "LLVM IR to text");
+    let ptx = tritonc(&ADD);
+    assert!(!String::from_utf8_lossy(&ptx.stdout).contains("define void"));
 }

@@ -129,7 +129,8 @@ fn run(cli: &Cli, times: &mut PhaseTimes) -> Result<(), String> {
             .collect::<Vec<_>>()
             .join("\n")
     } else {
-        let kernels = driver::compile_timed(&source, &point.defines, &options, times)
+        let keep_llvm_ir = cli.emit == Emit::Llvm;
+        let kernels = driver::compile_timed(&source, &point.defines, &options, keep_llvm_ir, times)
             .map_err(|e| render(&e))?;
         let kernel = pick_kernel(kernels, cli.kernel.as_deref())?;
         match cli.emit {

@@ -79,6 +79,7 @@ pub struct CodegenOptions {
 #[derive(Clone, Debug)]
 pub struct CompiledKernel {
     pub name: String,
+    /// The optimized LLVM IR (empty when `compile_timed` was told not to keep it).
     pub llvm_ir: String,
     pub ptx: String,
     /// Shared memory the kernel needs, bytes (launchers pass it as dynamic shared memory).
@@ -98,13 +99,15 @@ pub enum CodegenError {
 }
 
 pub fn compile(func: &Function, options: &CodegenOptions) -> Result<CompiledKernel, CodegenError> {
-    compile_timed(func, options, &mut PhaseTimes::new())
+    compile_timed(func, options, true, &mut PhaseTimes::new())
 }
 
-/// [`compile`], adding the time of each phase to `times`.
+/// [`compile`], adding the time of each phase to `times`. Without
+/// `keep_llvm_ir`, `llvm_ir` is left empty (printing it costs ~5% of a compile).
 pub fn compile_timed(
     func: &Function,
     options: &CodegenOptions,
+    keep_llvm_ir: bool,
     times: &mut PhaseTimes,
 ) -> Result<CompiledKernel, CodegenError> {
     let num_warps = options.num_warps as usize;
@@ -137,7 +140,11 @@ pub fn compile_timed(
         .time(Phase::LlvmVerify, || module.verify())
         .map_err(|e| CodegenError::Llvm(format!("invalid LLVM IR: {e}")))?;
     times.time(Phase::LlvmOptimize, || target::optimize(&module, &tm))?;
-    let llvm_ir = times.time(Phase::LlvmPrint, || module.print_to_string().to_string());
+    let llvm_ir = if keep_llvm_ir {
+        times.time(Phase::LlvmPrint, || module.print_to_string().to_string())
+    } else {
+        String::new()
+    };
     let ptx = times.time(Phase::PtxEmit, || target::emit_ptx(&module, &tm))?;
     Ok(CompiledKernel {
         name: func.name.clone(),

@@ -135,14 +135,16 @@ pub fn compile(
     defines: &[(String, String)],
     options: &CompileOptions,
 ) -> Result<Vec<KernelOutput>, CompileError> {
-    compile_timed(source, defines, options, &mut PhaseTimes::new())
+    compile_timed(source, defines, options, true, &mut PhaseTimes::new())
 }
 
-/// [`compile`], adding the time of each phase (summed over the kernels) to `times`.
+/// [`compile`], adding the time of each phase (summed over the kernels) to
+/// `times`; without `keep_llvm_ir` the kernels' `llvm_ir` is empty.
 pub fn compile_timed(
     source: &Source,
     defines: &[(String, String)],
     options: &CompileOptions,
+    keep_llvm_ir: bool,
     times: &mut PhaseTimes,
 ) -> Result<Vec<KernelOutput>, CompileError> {
     let Lowered { module, sources } = lower_timed(source, defines, &options.include_dirs, times)?;
@@ -150,7 +152,7 @@ pub fn compile_timed(
         .functions
         .into_iter()
         .map(|function| {
-            let compiled = codegen::compile_timed(&function, &options.codegen, times)
+            let compiled = codegen::compile_timed(&function, &options.codegen, keep_llvm_ir, times)
                 .map_err(|e| codegen_error(e, &sources))?;
             Ok(KernelOutput { function, compiled })
         })

@@ -13,7 +13,8 @@ pub struct PointResult {
     pub times: PhaseTimes,
 }
 
-/// Compiles each point (in order), calling `progress` after each one.
+/// Compiles each point (in order) to PTX, calling `progress` after each one
+/// (the kernels' `llvm_ir` is not kept).
 pub fn compile_all(
     source: &Source,
     defines: &[Define],
@@ -24,7 +25,8 @@ pub fn compile_all(
         .into_iter()
         .map(|point| {
             let mut times = PhaseTimes::new();
-            let outcome = pipeline::compile_timed(source, &point.defines, options, &mut times);
+            let outcome =
+                pipeline::compile_timed(source, &point.defines, options, false, &mut times);
             let result = PointResult {
                 point,
                 outcome,
