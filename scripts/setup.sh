@@ -2,7 +2,7 @@
 # Installs what building and testing need on a fresh Debian 12 machine, only
 # what is missing: LLVM 19 (Debian) for inkwell, and ptxas (CUDA 13.0, from
 # PyPI) for checking the PTX we emit; onnxruntime and onnx (PyPI) for the ORT
-# op tests. Safe to run again.
+# op tests; tensorflow-cpu (PyPI) for the TensorFlow op tests. Safe to run again.
 set -euo pipefail
 
 need_apt=()
@@ -34,6 +34,11 @@ fi
 if ! python3 -c "import onnxruntime, onnx" 2>/dev/null; then
   echo "setup: installing onnxruntime==1.31.1 onnx==1.23.2 (pip)" >&2
   python3 -m pip install -q --disable-pip-version-check onnxruntime==1.31.1 onnx==1.23.2 >&2
+fi
+# tensorflow-cpu: its headers and flags build the TensorFlow ops (opgen/tests/tf_*.rs).
+if ! python3 -c "import tensorflow" >/dev/null 2>&1; then
+  echo "setup: installing tensorflow-cpu==2.21.0 (pip)" >&2
+  python3 -m pip install -q --disable-pip-version-check tensorflow-cpu==2.21.0 >&2
 fi
 PTXAS="$(ptxas_path)"
 [ -n "$PTXAS" ] || { echo "setup: ptxas not found after install" >&2; exit 1; }

@@ -16,6 +16,7 @@ pub mod interp;
 pub mod ir;
 pub mod sema;
 pub mod span;
+pub mod timings;
 
 pub use diagnostics::Diagnostic;
 pub use span::{SourceMap, Span};

@@ -175,7 +175,7 @@ pub fn generate(
 }
 
 /// Reads a pre-tuned table: autotune cache JSON with an `entries` object.
-fn read_tuned(path: &Path) -> Result<String, GenerateError> {
+pub fn read_tuned(path: &Path) -> Result<String, GenerateError> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         GenerateError(format!(
             "cannot read the tuned table {}: {e}",

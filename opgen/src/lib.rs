@@ -6,6 +6,7 @@ pub mod bind;
 pub mod generate;
 pub mod ort;
 pub mod spec;
+pub mod tf;
 pub mod torch;
 pub mod variants;
 

@@ -1,11 +1,12 @@
-//! `triton-opgen KERNEL.tc --framework torch [-o DIR] [--arch sm_90] [--no-build] [--torch-dir DIR]`
-//! `triton-opgen KERNEL.tc --framework ort [-o DIR] [--arch sm_90] [--no-build] [--target-dir DIR]`
+//! `triton-opgen KERNEL.tc --framework torch [-o DIR] [--arch sm_80|sm_90|sm_90a] [--no-build] [--torch-dir DIR]`
+//! `triton-opgen KERNEL.tc --framework ort [-o DIR] [--arch sm_80|sm_90|sm_90a] [--no-build] [--target-dir DIR]`
+//! `triton-opgen KERNEL.tc --framework tf [-o DIR] [--arch sm_80|sm_90|sm_90a] [--no-build] [--python PYTHON]`
 
 use clap::{Parser, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use triton_opgen::{generate, ort, GenerateOptions, Progress};
+use triton_opgen::{generate, ort, tf, GenerateOptions, Progress};
 use tritonc::codegen::Arch;
 
 #[derive(Parser)]
@@ -29,7 +30,7 @@ struct Cli {
     /// The torch package folder to build against (default: the one `python3` imports).
     #[arg(long)]
     torch_dir: Option<PathBuf>,
-    /// The Python that finds torch.
+    /// The Python that finds torch (or tensorflow, for --framework tf).
     #[arg(long, default_value = "python3")]
     python: String,
     /// The prebuilt runtime bridge (default: libopgen_bridge.a next to this program).
@@ -51,6 +52,8 @@ enum Framework {
     Torch,
     /// ONNX Runtime custom-op library.
     Ort,
+    /// TensorFlow custom-op library (tf.load_op_library) and Python helper.
+    Tf,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -59,6 +62,19 @@ enum ArchArg {
     Sm80,
     #[value(name = "sm_90")]
     Sm90,
+    /// H100 only: tensor-core loops on warpgroup MMA (wgmma).
+    #[value(name = "sm_90a")]
+    Sm90a,
+}
+
+impl From<ArchArg> for Arch {
+    fn from(arch: ArchArg) -> Arch {
+        match arch {
+            ArchArg::Sm80 => Arch::Sm80,
+            ArchArg::Sm90 => Arch::Sm90,
+            ArchArg::Sm90a => Arch::Sm90a,
+        }
+    }
 }
 
 fn progress_bar() -> ProgressBar {
@@ -92,10 +108,7 @@ fn main_ort(cli: &Cli) -> ExitCode {
     let opts = ort::OrtOptions {
         input: cli.kernel.clone(),
         out_dir: cli.out.clone(),
-        arch: match cli.arch {
-            ArchArg::Sm80 => Arch::Sm80,
-            ArchArg::Sm90 => Arch::Sm90,
-        },
+        arch: cli.arch.into(),
         include_dirs: cli.include_dirs.clone(),
         no_build: cli.no_build,
         target_dir: cli.target_dir.clone(),
@@ -130,18 +143,65 @@ fn main_ort(cli: &Cli) -> ExitCode {
     }
 }
 
+fn main_tf(cli: &Cli) -> ExitCode {
+    let opts = tf::TfOptions {
+        input: cli.kernel.clone(),
+        out_dir: cli.out.clone(),
+        arch: cli.arch.into(),
+        no_build: cli.no_build,
+        python: cli.python.clone(),
+        bridge_lib: cli.bridge_lib.clone(),
+        include_dirs: cli.include_dirs.clone(),
+        tuned: cli.tuned.clone(),
+    };
+    let bar = progress_bar();
+    let result = tf::generate(&opts, |event| report(&bar, &cli.kernel, event));
+    bar.finish_and_clear();
+    match result {
+        Ok(done) => {
+            for w in &done.warnings {
+                eprintln!("warning: {w}");
+            }
+            eprintln!(
+                "{} (TensorFlow op {}): {} variants compiled; build folder {}",
+                done.qualified,
+                done.tf_name,
+                done.variants,
+                done.out_dir.display()
+            );
+            match &done.library {
+                Some(lib) => eprintln!(
+                    "library: {}\nuse: sys.path.insert(0, \"{}\"); import {}",
+                    lib.display(),
+                    done.out_dir.display(),
+                    done.module
+                ),
+                None => eprintln!(
+                    "not built (--no-build): run `bash {}/build.sh` on a machine with TensorFlow and g++",
+                    done.out_dir.display()
+                ),
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("{}", e.0.trim_end());
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Framework::Ort = cli.framework {
         return main_ort(&cli);
     }
+    if let Framework::Tf = cli.framework {
+        return main_tf(&cli);
+    }
     let opts = GenerateOptions {
         input: cli.kernel.clone(),
         out_dir: cli.out.clone(),
-        arch: match cli.arch {
-            ArchArg::Sm80 => Arch::Sm80,
-            ArchArg::Sm90 => Arch::Sm90,
-        },
+        arch: cli.arch.into(),
         no_build: cli.no_build,
         torch_dir: cli.torch_dir.clone(),
         python: cli.python.clone(),

@@ -5,9 +5,11 @@ use clap::{Parser, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 use tritonc::codegen::{Arch, CodegenOptions};
 use tritonc::driver::space::{self, PointResult};
 use tritonc::driver::{self, CompileError, CompileOptions, Define, KernelOutput, Source};
+use tritonc::timings::PhaseTimes;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -43,6 +45,9 @@ struct Cli {
     /// Only this kernel, when the file defines several.
     #[arg(long, value_name = "NAME")]
     kernel: Option<String>,
+    /// Print the wall time of each compile phase to standard error.
+    #[arg(long)]
+    timings: bool,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -64,8 +69,14 @@ enum Emit {
 }
 
 fn main() -> ExitCode {
+    let started = Instant::now();
     let cli = Cli::parse();
-    match run(&cli) {
+    let mut times = PhaseTimes::new();
+    let outcome = run(&cli, &mut times);
+    if cli.timings {
+        eprintln!("{}", timings_report(&times, started.elapsed()));
+    }
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("{}", message.trim_end());
@@ -74,7 +85,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: &Cli) -> Result<(), String> {
+fn run(cli: &Cli, times: &mut PhaseTimes) -> Result<(), String> {
     let defines = cli
         .defines
         .iter()
@@ -100,7 +111,7 @@ fn run(cli: &Cli) -> Result<(), String> {
         if cli.emit != Emit::Ptx {
             return Err("error: --all-configs writes PTX; drop --emit or use --emit ptx".into());
         }
-        return compile_space(cli, &source, &defines, &options, dir);
+        return compile_space(cli, &source, &defines, &options, dir, times);
     }
     if let Some(list) = defines.iter().find(|d| d.is_list()) {
         return Err(format!(
@@ -111,7 +122,7 @@ fn run(cli: &Cli) -> Result<(), String> {
     }
     let point = driver::tuning::expand(&defines).remove(0);
     let text = if cli.emit == Emit::Ir {
-        let lowered = driver::lower(&source, &point.defines, &options.include_dirs)
+        let lowered = driver::lower_timed(&source, &point.defines, &options.include_dirs, times)
             .map_err(|e| render(&e))?;
         lowered
             .module
@@ -122,7 +133,9 @@ fn run(cli: &Cli) -> Result<(), String> {
             .collect::<Vec<_>>()
             .join("\n")
     } else {
-        let kernels = driver::compile(&source, &point.defines, &options).map_err(|e| render(&e))?;
+        let keep_llvm_ir = cli.emit == Emit::Llvm;
+        let kernels = driver::compile_timed(&source, &point.defines, &options, keep_llvm_ir, times)
+            .map_err(|e| render(&e))?;
         let kernel = pick_kernel(kernels, cli.kernel.as_deref())?;
         match cli.emit {
             Emit::Llvm => kernel.compiled.llvm_ir,
@@ -137,6 +150,16 @@ fn run(cli: &Cli) -> Result<(), String> {
             Ok(())
         }
     }
+}
+
+/// The phases, then what the process spent elsewhere (arguments, files, output).
+fn timings_report(times: &PhaseTimes, since_main: Duration) -> String {
+    let other = since_main.saturating_sub(times.total());
+    format!(
+        "tritonc timings (wall):\n{times}\n{:>9.2} ms  other (arguments, files)\n{:>9.2} ms  since main",
+        other.as_secs_f64() * 1e3,
+        since_main.as_secs_f64() * 1e3
+    )
 }
 
 fn render(e: &CompileError) -> String {
@@ -170,6 +193,7 @@ fn compile_space(
     defines: &[Define],
     options: &CompileOptions,
     dir: &Path,
+    times: &mut PhaseTimes,
 ) -> Result<(), String> {
     std::fs::create_dir_all(dir)
         .map_err(|e| format!("error: cannot create {}: {e}", dir.display()))?;
@@ -181,6 +205,7 @@ fn compile_space(
     );
     let mut failures = Vec::new();
     let results = space::compile_all(source, defines, options, |r: &PointResult| {
+        times.merge(&r.times);
         bar.set_message(r.point.to_string());
         bar.inc(1);
         if let Err(e) = &r.outcome {

@@ -50,6 +50,7 @@
 //! [`wgmma`], [`wgmma_pipeline`], [`unrotate`], [`atomics`], [`shared_alloc`].
 use crate::analysis::{axis_info, layout_assign};
 use crate::ir::Function;
+use crate::timings::{Phase, PhaseTimes};
 use inkwell::context::Context;
 
 pub mod atomics;
@@ -91,6 +92,7 @@ pub struct CodegenOptions {
 #[derive(Clone, Debug)]
 pub struct CompiledKernel {
     pub name: String,
+    /// The optimized LLVM IR (empty when `compile_timed` was told not to keep it).
     pub llvm_ir: String,
     pub ptx: String,
     /// Shared memory the kernel needs, bytes (launchers pass it as dynamic shared memory).
@@ -110,6 +112,17 @@ pub enum CodegenError {
 }
 
 pub fn compile(func: &Function, options: &CodegenOptions) -> Result<CompiledKernel, CodegenError> {
+    compile_timed(func, options, true, &mut PhaseTimes::new())
+}
+
+/// [`compile`], adding the time of each phase to `times`. Without
+/// `keep_llvm_ir`, `llvm_ir` is left empty (printing it costs ~5% of a compile).
+pub fn compile_timed(
+    func: &Function,
+    options: &CodegenOptions,
+    keep_llvm_ir: bool,
+    times: &mut PhaseTimes,
+) -> Result<CompiledKernel, CodegenError> {
     let num_warps = options.num_warps as usize;
     if num_warps == 0 || !num_warps.is_power_of_two() || num_warps > 32 {
         return Err(CodegenError::Unsupported {
@@ -123,25 +136,35 @@ pub fn compile(func: &Function, options: &CodegenOptions) -> Result<CompiledKern
         .then(|| unrotate::unrotate_prefetch(func))
         .flatten();
     let func = unrotated.as_ref().unwrap_or(func);
-    let tm = target::target_machine(options.arch)?;
     let ctx = Context::create();
-    let module = target::new_module(&ctx, &func.name, &tm);
-    let kernel = target::declare_kernel(&ctx, &module, func, options.num_warps * 32)?;
-    let widths = axis_info::analyze(func);
-    let layouts = layout_assign::assign(func, num_warps, &widths);
-    let shared_bytes = {
+    let (tm, module, kernel) = times.time(Phase::TargetSetup, || {
+        let tm = target::target_machine(options.arch)?;
+        let module = target::new_module(&ctx, &func.name, &tm);
+        let kernel = target::declare_kernel(&ctx, &module, func, options.num_warps * 32)?;
+        Ok::<_, CodegenError>((tm, module, kernel))
+    })?;
+    let (widths, layouts) = times.time(Phase::Analyses, || {
+        let widths = axis_info::analyze(func);
+        let layouts = layout_assign::assign(func, num_warps, &widths);
+        (widths, layouts)
+    });
+    let shared_bytes = times.time(Phase::LowerToLlvm, || {
         let mut lw = lower::Lowering::new(&ctx, &module, kernel, func, layouts, widths)?;
         lw.arch = options.arch;
         lw.region(&func.body)?;
         lw.builder.build_unconditional_branch(lw.exit_block)?;
-        lw.smem.peak_bytes
-    };
-    module
-        .verify()
+        Ok::<_, CodegenError>(lw.smem.peak_bytes)
+    })?;
+    times
+        .time(Phase::LlvmVerify, || module.verify())
         .map_err(|e| CodegenError::Llvm(format!("invalid LLVM IR: {e}")))?;
-    target::optimize(&module, &tm)?;
-    let llvm_ir = module.print_to_string().to_string();
-    let ptx = target::emit_ptx(&module, &tm)?;
+    times.time(Phase::LlvmOptimize, || target::optimize(&module, &tm))?;
+    let llvm_ir = if keep_llvm_ir {
+        times.time(Phase::LlvmPrint, || module.print_to_string().to_string())
+    } else {
+        String::new()
+    };
+    let ptx = times.time(Phase::PtxEmit, || target::emit_ptx(&module, &tm))?;
     Ok(CompiledKernel {
         name: func.name.clone(),
         llvm_ir,

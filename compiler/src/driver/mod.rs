@@ -6,5 +6,7 @@ pub mod pipeline;
 pub mod space;
 pub mod tuning;
 
-pub use pipeline::{compile, lower, CompileError, CompileOptions, KernelOutput, Source};
+pub use pipeline::{
+    compile, compile_timed, lower, lower_timed, CompileError, CompileOptions, KernelOutput, Source,
+};
 pub use tuning::{ConfigPoint, Define, DefineValue};

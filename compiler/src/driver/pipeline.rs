@@ -6,6 +6,7 @@ use crate::diagnostics::Diagnostic;
 use crate::front::{self, FrontOptions};
 use crate::ir::{self, printer, verifier};
 use crate::span::SourceMap;
+use crate::timings::{Phase, PhaseTimes};
 use std::path::{Path, PathBuf};
 
 /// How to compile, besides the macro values.
@@ -79,21 +80,38 @@ pub fn lower(
     defines: &[(String, String)],
     include_dirs: &[PathBuf],
 ) -> Result<Lowered, CompileError> {
+    lower_timed(source, defines, include_dirs, &mut PhaseTimes::new())
+}
+
+/// [`lower`], adding the time of each phase to `times`.
+pub fn lower_timed(
+    source: &Source,
+    defines: &[(String, String)],
+    include_dirs: &[PathBuf],
+    times: &mut PhaseTimes,
+) -> Result<Lowered, CompileError> {
     let mut sources = SourceMap::new();
     let file = sources.add(source.path.display().to_string(), source.text.clone());
     let options = FrontOptions {
         defines: defines.to_vec(),
         include_dirs: include_dirs.to_vec(),
     };
-    let lowered =
-        front::parse_file(&mut sources, file, &options).and_then(|tu| crate::sema::lower(&tu));
+    let lowered = times
+        .time(Phase::Front, || {
+            front::parse_file(&mut sources, file, &options)
+        })
+        .and_then(|tu| times.time(Phase::Sema, || crate::sema::lower(&tu)));
     let module = lowered.map_err(|d| CompileError::from_diagnostic(&d, &sources))?;
-    for func in &module.functions {
-        if let Err(e) = verifier::verify_function(func) {
-            let diag = Diagnostic::error(e.span, format!("internal compiler error: {}", e.message))
-                .with_note("the Triton-IR produced for this code is invalid; please report it");
-            return Err(CompileError::from_diagnostic(&diag, &sources));
-        }
+    let verified = times.time(Phase::IrVerify, || {
+        module
+            .functions
+            .iter()
+            .try_for_each(verifier::verify_function)
+    });
+    if let Err(e) = verified {
+        let diag = Diagnostic::error(e.span, format!("internal compiler error: {}", e.message))
+            .with_note("the Triton-IR produced for this code is invalid; please report it");
+        return Err(CompileError::from_diagnostic(&diag, &sources));
     }
     Ok(Lowered { module, sources })
 }
@@ -117,12 +135,24 @@ pub fn compile(
     defines: &[(String, String)],
     options: &CompileOptions,
 ) -> Result<Vec<KernelOutput>, CompileError> {
-    let Lowered { module, sources } = lower(source, defines, &options.include_dirs)?;
+    compile_timed(source, defines, options, true, &mut PhaseTimes::new())
+}
+
+/// [`compile`], adding the time of each phase (summed over the kernels) to
+/// `times`; without `keep_llvm_ir` the kernels' `llvm_ir` is empty.
+pub fn compile_timed(
+    source: &Source,
+    defines: &[(String, String)],
+    options: &CompileOptions,
+    keep_llvm_ir: bool,
+    times: &mut PhaseTimes,
+) -> Result<Vec<KernelOutput>, CompileError> {
+    let Lowered { module, sources } = lower_timed(source, defines, &options.include_dirs, times)?;
     module
         .functions
         .into_iter()
         .map(|function| {
-            let compiled = codegen::compile(&function, &options.codegen)
+            let compiled = codegen::compile_timed(&function, &options.codegen, keep_llvm_ir, times)
                 .map_err(|e| codegen_error(e, &sources))?;
             Ok(KernelOutput { function, compiled })
         })

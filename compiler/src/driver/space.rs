@@ -3,14 +3,18 @@
 use super::manifest::{Manifest, ParamEntry, Variant};
 use super::pipeline::{self, CompileError, CompileOptions, KernelOutput, Source};
 use super::tuning::{self, ConfigPoint, Define};
+use crate::timings::PhaseTimes;
 
 /// What one point gave: its kernels, or the error that stopped it.
 pub struct PointResult {
     pub point: ConfigPoint,
     pub outcome: Result<Vec<KernelOutput>, CompileError>,
+    /// Wall time of each phase of this point's compile.
+    pub times: PhaseTimes,
 }
 
-/// Compiles each point (in order), calling `progress` after each one.
+/// Compiles each point (in order) to PTX, calling `progress` after each one
+/// (the kernels' `llvm_ir` is not kept).
 pub fn compile_all(
     source: &Source,
     defines: &[Define],
@@ -20,8 +24,14 @@ pub fn compile_all(
     tuning::expand(defines)
         .into_iter()
         .map(|point| {
-            let outcome = pipeline::compile(source, &point.defines, options);
-            let result = PointResult { point, outcome };
+            let mut times = PhaseTimes::new();
+            let outcome =
+                pipeline::compile_timed(source, &point.defines, options, false, &mut times);
+            let result = PointResult {
+                point,
+                outcome,
+                times,
+            };
             progress(&result);
             result
         })

@@ -1,0 +1,476 @@
+//! The data `templates/tensorflow/*.hbs` render: the op's registration
+//! (inputs, outputs, dtype attrs), its shape function, and the GPU launch.
+//! The launch itself (variant table, grid, requirements, integer kernel
+//! arguments, input checks) is the same C++ as the torch op's, so it comes
+//! from the torch context; this adds what TensorFlow names differently.
+
+use crate::bind::{ArgKind, BoundArg};
+use crate::spec::{Dim, GradExpr, OpSpec};
+use crate::torch::context::{self as torch_context, ContextError, TorchContext};
+use crate::variants::Group;
+use serde::Serialize;
+
+#[derive(Serialize)]
+pub struct TfContext {
+    pub source: String,
+    pub qualified: String,
+    /// C identifier prefix for the library's symbols: `triton_add`.
+    pub prefix: String,
+    /// TensorFlow's op name (CamelCase): `TritonAdd`.
+    pub tf_name: String,
+    /// The Python function `tf.load_op_library` makes for it: `triton_add`.
+    pub py_fn: String,
+    /// The spec's op name, the helper module's function: `add`.
+    pub op: String,
+    /// The helper module: `triton_add_tf` (file `triton_add_tf.py`).
+    pub module: String,
+    pub lib_file: String,
+    /// `REGISTER_OP` lines: `x: T`, `T: {float, half}`.
+    pub reg_inputs: Vec<String>,
+    pub reg_outputs: Vec<String>,
+    pub reg_attrs: Vec<String>,
+    /// The op's signature for docs: `add(x: T[N], y: T[N]) -> z: T[N]; T in {float32, float16}`.
+    pub signature: String,
+    pub shape_checks: Vec<ShapeCheck>,
+    pub outputs: Vec<TfOutput>,
+    pub groups: Vec<TfGroup>,
+    pub dtype_vars: Vec<TfDtypeVar>,
+    pub args: Vec<TfArg>,
+    pub py_params: String,
+    pub py_call: String,
+    /// Per input, the dtypes it may have (checked by the helper, so that a
+    /// wrong dtype is a TypeError naming the argument in eager mode too).
+    pub py_dtypes: Vec<PyDtypes>,
+    pub backward: Option<TfBackward>,
+    /// The launch data shared with the torch op.
+    pub launch: TorchContext,
+}
+
+/// One dimension the shape function checks beyond the one that binds it.
+#[derive(Serialize)]
+pub struct ShapeCheck {
+    pub tensor: String,
+    pub axis: usize,
+    /// The symbol (`N`) it must equal, merged with what is known of it.
+    pub sym: Option<String>,
+    /// The literal it must equal.
+    pub lit: Option<i64>,
+    /// Where the symbol is bound, for the message: `argument \`x\`, axis 0`.
+    pub bound_at: String,
+}
+
+#[derive(Serialize)]
+pub struct TfOutput {
+    pub name: String,
+    pub index: usize,
+    /// `N, int64_t(4)`: symbols are dims (DimensionHandle in the shape
+    /// function, int64_t in the kernel), literals are int64_t.
+    pub sizes: String,
+}
+
+#[derive(Serialize)]
+pub struct TfGroup {
+    pub index: usize,
+    /// `dtype_T == tensorflow::DT_FLOAT`.
+    pub cond: String,
+}
+
+#[derive(Serialize)]
+pub struct TfDtypeVar {
+    pub var: String,
+    /// The first input of this dtype: where the kernel reads it.
+    pub source: String,
+}
+
+#[derive(Serialize)]
+pub struct PyDtypes {
+    pub name: String,
+    /// A Python tuple literal: `("float32", "float16",)`.
+    pub allowed: String,
+}
+
+#[derive(Serialize)]
+pub struct TfArg {
+    pub index: usize,
+    pub kind: String,
+    pub value: String,
+    pub is_int: bool,
+    pub is_i32: bool,
+    pub label: String,
+}
+
+#[derive(Serialize)]
+pub struct TfBackward {
+    /// The spec's backward line, for comments: `dx = dz, dy = dz`.
+    pub text: String,
+    pub inputs: Vec<String>,
+    pub outputs: Vec<String>,
+    /// `dz` per output, with the output it is the gradient of.
+    pub out_grads: Vec<TfOutGrad>,
+    /// One Python expression per input (`None` where the spec gives none).
+    pub input_grads: Vec<String>,
+    /// Other ops the gradient calls: `triton::dot_nt`, with their helper modules.
+    pub calls: Vec<TfCall>,
+}
+
+#[derive(Serialize)]
+pub struct TfOutGrad {
+    pub name: String,
+    pub output: String,
+    pub index: usize,
+}
+
+#[derive(Serialize, Clone, PartialEq)]
+pub struct TfCall {
+    pub qualified: String,
+    pub module: String,
+}
+
+/// TensorFlow's name of a spec dtype in `REGISTER_OP` type lists, and its
+/// `DataType` enum.
+pub fn tf_dtype(dtype: &str) -> Option<(&'static str, &'static str)> {
+    Some(match dtype {
+        "float32" => ("float", "tensorflow::DT_FLOAT"),
+        "float16" => ("half", "tensorflow::DT_HALF"),
+        "bfloat16" => ("bfloat16", "tensorflow::DT_BFLOAT16"),
+        "float64" => ("double", "tensorflow::DT_DOUBLE"),
+        "int32" => ("int32", "tensorflow::DT_INT32"),
+        "int64" => ("int64", "tensorflow::DT_INT64"),
+        "int16" => ("int16", "tensorflow::DT_INT16"),
+        "int8" => ("int8", "tensorflow::DT_INT8"),
+        "bool" => ("bool", "tensorflow::DT_BOOL"),
+        _ => return None,
+    })
+}
+
+/// `triton` + `dot_nt` -> `TritonDotNt`: op names must be CamelCase.
+pub fn tf_op_name(namespace: &str, op: &str) -> String {
+    let mut out = String::new();
+    for part in namespace.split('_').chain(op.split('_')) {
+        let mut chars = part.chars();
+        if let Some(c) = chars.next() {
+            out.push(c.to_ascii_uppercase());
+            out.extend(chars);
+        }
+    }
+    out
+}
+
+/// The Python name `tf.load_op_library` gives an op (TensorFlow's
+/// `GenerateLowerCaseOpName`): an underscore before a capital that follows a
+/// lowercase letter or precedes one.
+pub fn tf_python_name(tf_name: &str) -> String {
+    let chars: Vec<char> = tf_name.chars().collect();
+    let mut out = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            let prev_lower = chars[i - 1].is_ascii_lowercase();
+            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase());
+            if prev_lower || next_lower {
+                out.push('_');
+            }
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
+}
+
+/// The helper module of an op: `triton_dot_nt_tf`.
+pub fn module_name(namespace: &str, op: &str) -> String {
+    format!("{namespace}_{op}_tf")
+}
+
+pub fn build(
+    spec: &OpSpec,
+    groups: &[Group],
+    kinds: &[BoundArg],
+    source: &str,
+) -> Result<TfContext, ContextError> {
+    let launch = torch_context::build(spec, groups, kinds, source)?;
+    let type_of = |dtype: &str| {
+        tf_dtype(dtype)
+            .ok_or_else(|| ContextError(format!("dtype `{dtype}` has no TensorFlow type")))
+    };
+    // Attributes: one type attr per dtype variable, over its choices.
+    let mut reg_attrs = Vec::new();
+    for var in &spec.dtypes {
+        let names = var
+            .choices
+            .iter()
+            .map(|c| type_of(&c.dtype).map(|(n, _)| n))
+            .collect::<Result<Vec<_>, _>>()?;
+        reg_attrs.push(format!("{}: {{{}}}", var.var, names.join(", ")));
+    }
+    let tensor_type = |dtype: &str| -> Result<String, ContextError> {
+        match spec.dtype_var(dtype) {
+            Some(_) => Ok(dtype.to_string()),
+            None => Ok(type_of(dtype)?.0.to_string()),
+        }
+    };
+    let reg_inputs = spec
+        .inputs
+        .iter()
+        .map(|t| Ok(format!("{}: {}", t.name, tensor_type(&t.dtype)?)))
+        .collect::<Result<Vec<_>, ContextError>>()?;
+    let reg_outputs = spec
+        .outputs
+        .iter()
+        .map(|t| Ok(format!("{}: {}", t.name, tensor_type(&t.dtype)?)))
+        .collect::<Result<Vec<_>, ContextError>>()?;
+
+    let bindings = spec.dim_bindings();
+    let mut shape_checks = Vec::new();
+    for t in &spec.inputs {
+        for (axis, dim) in t.dims.iter().enumerate() {
+            match dim {
+                Dim::Sym(s) => {
+                    let Some((_, src, src_axis)) = bindings.iter().find(|(b, _, _)| b == s) else {
+                        continue;
+                    };
+                    if src == &t.name && *src_axis == axis {
+                        continue;
+                    }
+                    shape_checks.push(ShapeCheck {
+                        tensor: t.name.clone(),
+                        axis,
+                        sym: Some(s.clone()),
+                        lit: None,
+                        bound_at: format!("argument `{src}`, axis {src_axis}"),
+                    });
+                }
+                Dim::Lit(v) => shape_checks.push(ShapeCheck {
+                    tensor: t.name.clone(),
+                    axis,
+                    sym: None,
+                    lit: Some(*v),
+                    bound_at: String::new(),
+                }),
+            }
+        }
+    }
+    let outputs = spec
+        .outputs
+        .iter()
+        .enumerate()
+        .map(|(index, t)| TfOutput {
+            name: t.name.clone(),
+            index,
+            sizes: t
+                .dims
+                .iter()
+                .map(|d| match d {
+                    Dim::Sym(s) => s.clone(),
+                    Dim::Lit(v) => format!("int64_t({v})"),
+                })
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
+        .collect();
+    let group_ctx = groups
+        .iter()
+        .enumerate()
+        .map(|(index, g)| {
+            let conds = g
+                .dtypes
+                .iter()
+                .map(|(var, dtype)| Ok(format!("dtype_{var} == {}", type_of(dtype)?.1)))
+                .collect::<Result<Vec<_>, ContextError>>()?;
+            Ok(TfGroup {
+                index,
+                cond: if conds.is_empty() {
+                    "true".to_string()
+                } else {
+                    conds.join(" && ")
+                },
+            })
+        })
+        .collect::<Result<Vec<_>, ContextError>>()?;
+    let dtype_vars = launch
+        .dtype_vars
+        .iter()
+        .map(|d| TfDtypeVar {
+            var: d.var.clone(),
+            source: d.source.clone(),
+        })
+        .collect();
+    // Pointers are TF buffers; integers are the torch op's C++ expressions
+    // over sizes and strides, which the kernel's tensor views answer too.
+    let args = launch
+        .args
+        .iter()
+        .zip(kinds)
+        .map(|(a, bound)| TfArg {
+            index: a.index,
+            kind: a.kind.clone(),
+            value: match &bound.kind {
+                ArgKind::Ptr(t) => format!("reinterpret_cast<uint64_t>({t}.data())"),
+                _ => a.value.clone(),
+            },
+            is_int: a.is_int,
+            is_i32: a.is_i32,
+            label: a.label.clone(),
+        })
+        .collect();
+    let tf_name = tf_op_name(&spec.namespace, &spec.name);
+    let inputs: Vec<String> = spec.inputs.iter().map(|t| t.name.clone()).collect();
+    let backward = spec.backward.as_ref().map(|b| {
+        let mut calls = Vec::new();
+        for g in &b.grads {
+            collect_calls(&g.value, &mut calls);
+        }
+        TfBackward {
+            text: launch
+                .backward
+                .as_ref()
+                .map(|bw| bw.text.clone())
+                .unwrap_or_default(),
+            inputs: inputs.clone(),
+            outputs: spec.outputs.iter().map(|t| t.name.clone()).collect(),
+            out_grads: spec
+                .outputs
+                .iter()
+                .enumerate()
+                .map(|(index, t)| TfOutGrad {
+                    name: format!("d{}", t.name),
+                    output: t.name.clone(),
+                    index,
+                })
+                .collect(),
+            input_grads: spec
+                .inputs
+                .iter()
+                .map(|t| {
+                    b.grads
+                        .iter()
+                        .find(|g| g.input == t.name)
+                        .map(|g| grad_python(&g.value))
+                        .unwrap_or_else(|| "None".to_string())
+                })
+                .collect(),
+            calls,
+        }
+    });
+    let signature = signature(spec);
+    let py_dtypes = spec
+        .inputs
+        .iter()
+        .map(|t| {
+            let allowed: Vec<String> = match spec.dtype_var(&t.dtype) {
+                Some(var) => var.choices.iter().map(|c| c.dtype.clone()).collect(),
+                None => vec![t.dtype.clone()],
+            };
+            let quoted: Vec<String> = allowed.iter().map(|d| format!("\"{d}\"")).collect();
+            PyDtypes {
+                name: t.name.clone(),
+                allowed: format!("({},)", quoted.join(", ")),
+            }
+        })
+        .collect();
+    Ok(TfContext {
+        source: source.to_string(),
+        qualified: spec.qualified_name(),
+        prefix: launch.prefix.clone(),
+        py_fn: tf_python_name(&tf_name),
+        tf_name,
+        op: spec.name.clone(),
+        module: module_name(&spec.namespace, &spec.name),
+        lib_file: format!("lib{}_tf.so", launch.prefix),
+        reg_inputs,
+        reg_outputs,
+        reg_attrs,
+        signature,
+        shape_checks,
+        outputs,
+        groups: group_ctx,
+        dtype_vars,
+        args,
+        py_params: inputs.join(", "),
+        py_call: inputs
+            .iter()
+            .map(|n| format!("{n}={n}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        py_dtypes,
+        backward,
+        launch,
+    })
+}
+
+fn collect_calls(e: &GradExpr, out: &mut Vec<TfCall>) {
+    if let GradExpr::Call {
+        namespace,
+        op,
+        args,
+    } = e
+    {
+        let call = TfCall {
+            qualified: format!("{namespace}::{op}"),
+            module: module_name(namespace, op),
+        };
+        if !out.contains(&call) {
+            out.push(call);
+        }
+        args.iter().for_each(|a| collect_calls(a, out));
+    }
+}
+
+/// A gradient as Python: tensors by name, other ops through `_op`, which
+/// finds their helper modules.
+fn grad_python(e: &GradExpr) -> String {
+    match e {
+        GradExpr::Tensor(n) => n.clone(),
+        GradExpr::Call {
+            namespace,
+            op,
+            args,
+        } => format!(
+            "_op(\"{namespace}::{op}\")({})",
+            args.iter().map(grad_python).collect::<Vec<_>>().join(", ")
+        ),
+    }
+}
+
+fn signature(spec: &OpSpec) -> String {
+    let tensor = |t: &crate::spec::TensorSpec| {
+        let dims: Vec<String> = t
+            .dims
+            .iter()
+            .map(|d| match d {
+                Dim::Sym(s) => s.clone(),
+                Dim::Lit(v) => v.to_string(),
+            })
+            .collect();
+        format!("{}: {}[{}]", t.name, t.dtype, dims.join(", "))
+    };
+    let ins: Vec<String> = spec.inputs.iter().map(tensor).collect();
+    let outs: Vec<String> = spec.outputs.iter().map(tensor).collect();
+    let mut text = format!("{}({}) -> {}", spec.name, ins.join(", "), outs.join(", "));
+    for var in &spec.dtypes {
+        let names: Vec<&str> = var.choices.iter().map(|c| c.dtype.as_str()).collect();
+        text.push_str(&format!("; {} in {{{}}}", var.var, names.join(", ")));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn op_names_follow_tensorflow_rules() {
+        assert_eq!(tf_op_name("triton", "dot_nt"), "TritonDotNt");
+        assert_eq!(tf_op_name("my_ns", "add"), "MyNsAdd");
+        assert_eq!(tf_python_name("TritonDotNt"), "triton_dot_nt");
+        assert_eq!(tf_python_name("TritonAdd"), "triton_add");
+        assert_eq!(tf_python_name("MyNsAdd2d"), "my_ns_add2d");
+        assert_eq!(tf_python_name("TritonAdd2D"), "triton_add2d");
+        assert_eq!(module_name("triton", "dot_tn"), "triton_dot_tn_tf");
+    }
+
+    #[test]
+    fn dtypes_map_to_tensorflow_names() {
+        assert_eq!(tf_dtype("float16"), Some(("half", "tensorflow::DT_HALF")));
+        assert_eq!(tf_dtype("float32").map(|d| d.0), Some("float"));
+        assert_eq!(tf_dtype("complex64"), None);
+    }
+}
