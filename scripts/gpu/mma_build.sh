@@ -34,7 +34,8 @@ TRITONC_PIPELINE_STAGES=3 ARCH=sm_90a build wg_f16_w8_s3 8 dot.tc -DTYPE=half -D
 # The same loop with programs grouped for L2 reuse (GROUP_M, seed 004).
 ARCH=sm_90a KDIR=scripts/gpu/kernels build wg_grouped_f16_w8 8 dot_grouped.tc -DTYPE=half -DTM=128 -DTN=256 -DTK=64 '-DGROUP_M=[4,8]'
 ARCH=sm_90a KDIR=scripts/gpu/kernels build wg_grouped_bf16_w8 8 dot_grouped.tc -DTYPE=bf16 -DTM=128 -DTN=256 -DTK=64 -DGROUP_M=8
-# sm_90a kernels that keep mma.sync (no matched loop): still correct there.
+# sm_90a kernels outside wgmma's limits (TK=32): the pre-fetch loop is unrotated and
+# pipelined with cp.async on mma.sync; the plain 64x64x32 dot likewise.
 ARCH=sm_90a build sm90a_prefetch_f16_w8 8 dot_prefetch.tc -DTYPE=half -DTM=128 -DTN=128 -DTK=32
 ARCH=sm_90a build sm90a_dot_f16_w4_k32 4 dot.tc -DTYPE=half -DTM=64 -DTN=64 -DTK=32
 i=0
