@@ -1,10 +1,14 @@
 //! The bundled op specs run on tritonc's CPU interpreter with the macros the
 //! spec gives (float32 group, first tuning point) and arguments laid out as
 //! the spec says: the masked matmuls (dot, dot_nt, dot_tn) give A B, A B^T
-//! and A^T B for shapes that are not multiples of the tiles.
+//! and A^T B for shapes that are not multiples of the tiles. For dot, every
+//! config its `require` lines admit for a shape (as the generated op picks its
+//! candidates) computes A B, and the `ALIGN = 16` configs are admitted only
+//! when M, N, K and the leading strides are multiples of 16.
 
 use std::path::PathBuf;
 use triton_opgen::read_spec;
+use triton_opgen::spec::{BinOp, Expr, OpSpec};
 use tritonc::driver::lower;
 use tritonc::interp::{run, ArgValue, Memory};
 
@@ -47,19 +51,33 @@ fn macro_value(defines: &[(String, String)], name: &str) -> u32 {
 /// transposed (A is [K, M], B is [N, K]).
 fn check_dot(name: &str, a_t: bool, b_t: bool) {
     let (func, defines) = lower_float32(name);
-    let (tm, tn) = (macro_value(&defines, "TM"), macro_value(&defines, "TN"));
-    for (m, n, k) in [
-        (37usize, 45usize, 29usize),
-        (1, 1, 1),
-        (64, 32, 8),
-        (70, 3, 100),
-    ] {
-        let (a, b) = (data(m * k, 5), data(k * n, 6));
-        // Row-major as torch lays them out: A [M, K] or [K, M], B [K, N] or [N, K].
-        let at = |i: usize, l: usize| if a_t { a[l * m + i] } else { a[i * k + l] };
-        let bt = |l: usize, j: usize| if b_t { b[j * k + l] } else { b[l * n + j] };
+    let shapes = [(37, 45, 29), (1, 1, 1), (64, 32, 8), (70, 3, 100)];
+    for (m, n, k) in shapes {
         let lda = if a_t { m } else { k };
         let ldb = if b_t { k } else { n };
+        run_dot(name, &func, &defines, a_t, b_t, (m, n, k), (lda, ldb));
+    }
+}
+
+/// Runs one compiled dot config on `(m, n, k)` with leading strides
+/// `(lda, ldb)` (A and B padded to them) and checks C against a CPU matmul.
+fn run_dot(
+    name: &str,
+    func: &tritonc::ir::Function,
+    defines: &[(String, String)],
+    a_t: bool,
+    b_t: bool,
+    (m, n, k): (usize, usize, usize),
+    (lda, ldb): (usize, usize),
+) {
+    let (tm, tn) = (macro_value(defines, "TM"), macro_value(defines, "TN"));
+    {
+        let a_rows = if a_t { k } else { m };
+        let b_rows = if b_t { n } else { k };
+        let (a, b) = (data(a_rows * lda, 5), data(b_rows * ldb, 6));
+        // Row-major as torch lays them out: A [M, K] or [K, M], B [K, N] or [N, K].
+        let at = |i: usize, l: usize| if a_t { a[l * lda + i] } else { a[i * lda + l] };
+        let bt = |l: usize, j: usize| if b_t { b[j * ldb + l] } else { b[l * ldb + j] };
         let mut mem = Memory::new();
         let (pa, pb, pc) = (
             mem.alloc_slice(&a),
@@ -76,7 +94,7 @@ fn check_dot(name: &str, a_t: bool, b_t: bool) {
             )
             .collect();
         let grid = [(m as u32).div_ceil(tm), (n as u32).div_ceil(tn), 1];
-        run(&func, grid, &args, &mut mem).unwrap_or_else(|e| panic!("{name} {m}x{n}x{k}: {e:?}"));
+        run(func, grid, &args, &mut mem).unwrap_or_else(|e| panic!("{name} {m}x{n}x{k}: {e:?}"));
         let c: Vec<f32> = mem.read(pc, m * n).unwrap();
         for i in 0..m {
             for j in 0..n {
@@ -84,7 +102,7 @@ fn check_dot(name: &str, a_t: bool, b_t: bool) {
                 let got = c[i * n + j];
                 assert!(
                     (got - want).abs() <= 1e-4 * (1.0 + want.abs()),
-                    "{name} {m}x{n}x{k} ({i}, {j}): {got} vs {want}"
+                    "{name} {m}x{n}x{k} lda={lda} ldb={ldb} {defines:?} ({i}, {j}): {got} vs {want}"
                 );
             }
         }
@@ -94,6 +112,155 @@ fn check_dot(name: &str, a_t: bool, b_t: bool) {
 #[test]
 fn dot_multiplies_any_shape() {
     check_dot("dot", false, false);
+}
+
+/// The value of a `require` side for these inputs; `stride(a, 0)` and
+/// `stride(b, 0)` are the leading strides (the op's output is dense).
+fn eval_with_strides(e: &Expr, value: &dyn Fn(&str) -> i64, lda: i64, ldb: i64) -> i64 {
+    let go = |e: &Expr| eval_with_strides(e, value, lda, ldb);
+    match e {
+        Expr::Int(v, _) => *v,
+        Expr::Name(n, _) => value(n),
+        Expr::Neg(inner, _) => -go(inner),
+        Expr::Bin(op, l, r) => {
+            let (l, r) = (go(l), go(r));
+            match op {
+                BinOp::Add => l + r,
+                BinOp::Sub => l - r,
+                BinOp::Mul => l * r,
+                BinOp::Div => l / r,
+            }
+        }
+        Expr::Call(f, args, _) => match (f.as_str(), &args[0]) {
+            ("stride", Expr::Name(t, _)) if t == "a" => lda,
+            ("stride", Expr::Name(t, _)) if t == "b" => ldb,
+            other => panic!("the test does not evaluate {other:?}"),
+        },
+    }
+}
+
+/// Every tuning point of the float32 group (dtype and fixed macros included)
+/// whose `require` lines hold for these inputs: the op's candidates.
+fn candidates(
+    spec: &OpSpec,
+    (m, n, k): (usize, usize, usize),
+    (lda, ldb): (usize, usize),
+) -> Vec<Vec<(String, String)>> {
+    let mut points: Vec<Vec<(String, String)>> = vec![Vec::new()];
+    for t in &spec.tune {
+        points = points
+            .into_iter()
+            .flat_map(|p| {
+                t.values.iter().map(move |v| {
+                    let mut next = p.clone();
+                    next.push((t.name.clone(), v.clone()));
+                    next
+                })
+            })
+            .collect();
+    }
+    let mut fixed: Vec<(String, String)> = spec.dtypes[0].choices[0].macros.clone();
+    for d in &spec.defines {
+        fixed.push((d.name.clone(), d.values[0].clone()));
+    }
+    points
+        .into_iter()
+        .filter(|point| {
+            let value = |name: &str| match name {
+                "M" => m as i64,
+                "N" => n as i64,
+                "K" => k as i64,
+                _ => macro_value(point, name) as i64,
+            };
+            spec.requires.iter().all(|r| {
+                let l = eval_with_strides(&r.left, &value, lda as i64, ldb as i64);
+                let rv = eval_with_strides(&r.right, &value, lda as i64, ldb as i64);
+                match r.cmp {
+                    "==" => l == rv,
+                    "!=" => l != rv,
+                    "<=" => l <= rv,
+                    "<" => l < rv,
+                    ">=" => l >= rv,
+                    ">" => l > rv,
+                    other => panic!("unknown comparison {other}"),
+                }
+            })
+        })
+        .map(|point| fixed.iter().cloned().chain(point).collect())
+        .collect()
+}
+
+/// `defines` with `name` set to `value`.
+fn with_macro(defines: &[(String, String)], name: &str, value: &str) -> Vec<(String, String)> {
+    defines
+        .iter()
+        .map(|(n, v)| {
+            let v = if n == name { value } else { v };
+            (n.clone(), v.to_string())
+        })
+        .collect()
+}
+
+/// Runs every candidate the requires admit for the shape; returns the ALIGN
+/// values of the candidates. Candidates with ALIGN > 1 also run with the
+/// float16 K tile (TK_DIV = 64), so the masks of the wgmma configs are checked.
+fn check_dot_candidates((m, n, k): (usize, usize, usize), (lda, ldb): (usize, usize)) -> Vec<u32> {
+    let (spec, source) = read_spec(&op_path("dot")).unwrap();
+    let half_tk = spec.dtypes[0]
+        .choices
+        .iter()
+        .find(|c| c.dtype == "float16")
+        .and_then(|c| c.macros.iter().find(|(n, _)| n == "TK_DIV"))
+        .map(|(_, v)| v.clone())
+        .expect("float16 defines TK_DIV");
+    let chosen = candidates(&spec, (m, n, k), (lda, ldb));
+    assert!(!chosen.is_empty(), "no candidate for {m}x{n}x{k}");
+    let mut aligns = Vec::new();
+    for defines in chosen {
+        let align = macro_value(&defines, "ALIGN");
+        aligns.push(align);
+        let mut runs = vec![defines.clone()];
+        if align > 1 {
+            runs.push(with_macro(&defines, "TK_DIV", &half_tk));
+        }
+        for d in runs {
+            let lowered = lower(&source, &d, &[]).unwrap_or_else(|e| panic!("{e}"));
+            let func = &lowered.module.functions[0];
+            run_dot("dot", func, &d, false, false, (m, n, k), (lda, ldb));
+        }
+    }
+    aligns
+}
+
+#[test]
+fn dot_odd_shapes_run_only_unaligned_configs() {
+    let aligns = check_dot_candidates((37, 45, 29), (29, 45));
+    assert!(aligns.iter().all(|&a| a == 1), "{aligns:?}");
+    // One thing off at a time: K, then A's leading stride (A is a column
+    // slice), then B's, then M, then N.
+    for (shape, strides) in [
+        ((32, 16, 24), (32, 16)),
+        ((32, 16, 32), (40, 16)),
+        ((32, 16, 32), (32, 24)),
+        ((40, 16, 32), (32, 16)),
+        ((32, 8, 32), (32, 16)),
+    ] {
+        let aligns = check_dot_candidates(shape, strides);
+        assert!(
+            aligns.iter().all(|&a| a == 1),
+            "{shape:?} {strides:?}: {aligns:?}"
+        );
+    }
+}
+
+#[test]
+fn dot_aligned_shapes_also_run_aligned_configs() {
+    // K = 48 is not a multiple of the float16 K tile (64): the K mask matters.
+    let aligns = check_dot_candidates((48, 80, 48), (48, 80));
+    assert!(aligns.contains(&16) && aligns.contains(&1), "{aligns:?}");
+    // Leading strides wider than the rows (slices of wider tensors).
+    let aligns = check_dot_candidates((16, 32, 16), (32, 48));
+    assert!(aligns.contains(&16), "{aligns:?}");
 }
 
 #[test]

@@ -215,7 +215,8 @@ def main():
 
     if dot and dot_nt and dot_tn:
         for dt in dtypes:
-            for (m, n, k) in [(1, 1, 1), (37, 45, 29), (128, 128, 128), (300, 200, 513), (1000, 17, 64)]:
+            shapes = [(1, 1, 1), (37, 45, 29), (128, 128, 128), (300, 200, 513), (1000, 17, 64), (256, 512, 1088)]
+            for (m, n, k) in shapes:
                 def run(m=m, n=n, k=k, dt=dt):
                     s = k ** -0.5
                     a = (torch.randn(m, k, device=dev) * s).to(dt)
@@ -223,7 +224,12 @@ def main():
                     want = a.double() @ b.double()
                     mm_close(dot_nt(a, b.t().contiguous()), want, dt)
                     mm_close(dot_tn(a.t().contiguous(), b), want, dt)
-                    return mm_close(dot(a, b), want, dt)
+                    detail = mm_close(dot(a, b), want, dt)
+                    # dot's ALIGN=16 configs promise multiples of 16: only those shapes may pick them.
+                    aligned = all(x % 16 == 0 for x in (m, n, k))
+                    config = mods["dot"].last_config()
+                    assert aligned or "ALIGN=1 " in config + " ", f"{m}x{n}x{k} picked {config}"
+                    return detail
                 check(f"dot/dot_nt/dot_tn {dt} {m}x{n}x{k}", run)
 
             def views(dt=dt):
@@ -371,7 +377,8 @@ def main():
 
     if dot:
         for dt, key in [(torch.float16, "T=float16"), (torch.float32, "T=float32")]:
-            size = 2048 if args.quick else 4096
+            # fp16 4096^3 (multiples of 16: the aligned, wgmma configs on sm_90a) even with --quick.
+            size = 2048 if args.quick and dt == torch.float32 else 4096
             a = torch.randn(size, size, device=dev, dtype=dt)
             b = torch.randn(size, size, device=dev, dtype=dt)
             c = torch.empty(size, size, device=dev, dtype=dt)
@@ -383,8 +390,13 @@ def main():
             name = f"dot {key} {size}^3"
             perf(name, dot, "dot", (a, b), key, raw)
             results["perf"][name]["torch_ms"] = cuda_time_ms(lambda: a @ b, max(10, iters // 5))
-            if "op_ms" in results["perf"][name]:
-                results["perf"][name]["tflops"] = 2 * size ** 3 / results["perf"][name]["op_ms"] / 1e9
+            entry = results["perf"][name]
+            entry["torch_tflops"] = 2 * size ** 3 / entry["torch_ms"] / 1e9
+            if "op_ms" in entry:
+                entry["tflops"] = 2 * size ** 3 / entry["op_ms"] / 1e9
+                entry["over_torch"] = entry["tflops"] / entry["torch_tflops"]
+                print(f"perf {name}: triton::dot {entry['tflops']:.1f} TFLOP/s ({entry['config']}), "
+                      f"torch.matmul {entry['torch_tflops']:.1f} TFLOP/s, ratio {entry['over_torch']:.2f}", flush=True)
 
     # Host overhead of a tiny call: wall time per call, the GPU work being ~nothing.
     def per_call_us(fn, n=5000):

@@ -3,7 +3,10 @@
 # (tests/ops/*.tc) under out/torch/<op>/, with one shared copy of the prebuilt
 # runtime bridge in out/torch/lib/. Carry out/torch to the GPU machine and run
 #   python3 scripts/gpu/torch_ops_check.py out/torch
+# The GPU machine is an H100: the ops are built for sm_90a (wgmma for dot's
+# aligned configs). Pass another arch as the first argument (e.g. sm_90).
 set -euo pipefail
+ARCH=${1:-sm_90a}
 cd "$(dirname "$0")/../.."
 export LLVM_SYS_191_PREFIX=${LLVM_SYS_191_PREFIX:-/usr/lib/llvm-19}
 cargo build --release -q -p opgen-bridge -p triton-opgen
@@ -13,7 +16,7 @@ mkdir -p "$O/lib"
 cp target/release/libopgen_bridge.a "$O/lib/"
 strip -g "$O/lib/libopgen_bridge.a" 2>/dev/null || true
 for op in add softmax transpose dot dot_nt dot_tn; do
-  target/release/triton-opgen "tests/ops/$op.tc" --framework torch --arch sm_90 --no-build -o "$O/$op"
+  target/release/triton-opgen "tests/ops/$op.tc" --framework torch --arch "$ARCH" --no-build -o "$O/$op"
   rm -f "$O/$op/lib/libopgen_bridge.a" # the shared copy keeps the carried tree small
 done
 du -sh "$O"
