@@ -11,7 +11,7 @@ const DIV: &str = "-DDIV=__multipleof(16)";
 fn grouped_ptx(tiles: (usize, usize, usize), warps: usize, leaky: bool) -> String {
     let (tm, tn, tk) = tiles;
     common::tritonc_ptx(
-        [
+        &[
             "tests/kernels/matmul_grouped.tc".to_string(),
             "-DTYPE=half".to_string(),
             format!("-DTM={tm}"),

@@ -11,11 +11,7 @@ pub fn root() -> PathBuf {
 }
 
 /// Runs the `tritonc` binary in the repository root.
-pub fn tritonc<I, S>(args: I) -> Output
-where
-    I: IntoIterator<Item = S>,
-    S: AsRef<OsStr>,
-{
+pub fn tritonc<S: AsRef<OsStr>>(args: &[S]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_tritonc"))
         .current_dir(root())
         .args(args)
@@ -25,11 +21,7 @@ where
 
 /// The PTX `tritonc args...` prints; panics with its message (after `what`)
 /// when it fails.
-pub fn tritonc_ptx<I, S>(args: I, what: &str) -> String
-where
-    I: IntoIterator<Item = S>,
-    S: AsRef<OsStr>,
-{
+pub fn tritonc_ptx<S: AsRef<OsStr>>(args: &[S], what: &str) -> String {
     let out = tritonc(args);
     assert!(
         out.status.success(),
