@@ -38,21 +38,28 @@ pub struct PtxasUsage {
     pub spill_bytes: usize,
 }
 
-/// Assembles `ptx` for sm_90 with `ptxas -v`; `None` without ptxas.
-pub fn ptxas_usage(ptx: &str, name: &str) -> Option<PtxasUsage> {
+/// Assembles `ptx` for `arch` with `ptxas -v` and returns its report (what
+/// it prints on standard error); panics when ptxas fails. `None` without ptxas.
+pub fn ptxas_report(ptx: &str, arch: &str, name: &str) -> Option<String> {
     let ptxas = find_ptxas()?;
-    let dir = std::env::temp_dir().join(format!("tritonc-usage-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("tritonc-ptxas-v-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let src = dir.join(format!("{name}.ptx"));
+    let src = dir.join(format!("{name}_{arch}.ptx"));
     std::fs::write(&src, ptx).expect("write ptx");
     let out = Command::new(ptxas)
-        .args(["-arch=sm_90", "-v", "-o"])
-        .arg(dir.join(format!("{name}.cubin")))
+        .args([&format!("-arch={arch}"), "-v", "-o"])
+        .arg(dir.join(format!("{name}_{arch}.cubin")))
         .arg(&src)
         .output()
         .expect("run ptxas");
-    let log = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(out.status.success(), "ptxas failed on {name}: {log}");
+    let report = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "ptxas {arch} on {name}: {report}");
+    Some(report)
+}
+
+/// Registers and spills of `ptx` on sm_90 (`ptxas -v`); `None` without ptxas.
+pub fn ptxas_usage(ptx: &str, name: &str) -> Option<PtxasUsage> {
+    let log = ptxas_report(ptx, "sm_90", name)?;
     let number_before = |word: &str| -> usize {
         log.split(word)
             .next()
