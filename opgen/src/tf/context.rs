@@ -7,8 +7,8 @@
 use crate::bind::{ArgKind, BoundArg};
 use crate::spec::{Dim, GradExpr, OpSpec};
 use crate::torch::context::{
-    self as torch_context, camel_case, dims_cpp, input_grads, out_grads, render_grad, shape_text,
-    ArgCtx, ContextError, OutGradCtx, TorchContext,
+    self as torch_context, camel_case, cpp_all, dims_cpp, input_grads, out_grads, render_grad,
+    shape_text, ArgCtx, ContextError, OutGradCtx, TorchContext,
 };
 use crate::variants::Group;
 use serde::Serialize;
@@ -247,11 +247,7 @@ pub fn build(
                 .collect::<Result<Vec<_>, ContextError>>()?;
             Ok(TfGroup {
                 index,
-                cond: if conds.is_empty() {
-                    "true".to_string()
-                } else {
-                    conds.join(" && ")
-                },
+                cond: cpp_all(&conds),
             })
         })
         .collect::<Result<Vec<_>, ContextError>>()?;

@@ -315,11 +315,7 @@ pub fn build(
                 .collect();
             let ctx = GroupCtx {
                 index,
-                cond: if conds.is_empty() {
-                    "true".to_string()
-                } else {
-                    conds.join(" && ")
-                },
+                cond: cpp_all(&conds),
                 label: group_label(g),
                 first,
                 count: g.variants.len(),
@@ -626,6 +622,15 @@ pub fn group_label(g: &Group) -> String {
         .join(",")
 }
 
+/// A C++ condition that holds when every one of `conds` does (`true` for none).
+pub fn cpp_all(conds: &[String]) -> String {
+    if conds.is_empty() {
+        "true".to_string()
+    } else {
+        conds.join(" && ")
+    }
+}
+
 /// `[N, 4]`.
 pub fn shape_text(dims: &[Dim]) -> String {
     format!("[{}]", dims_cpp(dims, None))
@@ -701,11 +706,7 @@ fn layout_condition(
             format!("a dense stride along axis {axis}")
         });
     }
-    if conds.is_empty() {
-        ("true".to_string(), String::new())
-    } else {
-        (conds.join(" && "), needs.join(" and "))
-    }
+    (cpp_all(&conds), needs.join(" and "))
 }
 
 fn grad_cpp(e: &GradExpr) -> String {
