@@ -1,19 +1,10 @@
 //! The `tritonc` binary end to end: tuning spaces, emitted PTX, errors.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn tritonc(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tritonc"))
-        .current_dir(root())
-        .args(args)
-        .output()
-        .expect("tritonc runs")
-}
+use common::tritonc;
+use std::path::PathBuf;
+use std::process::Output;
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()

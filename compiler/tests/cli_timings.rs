@@ -2,20 +2,9 @@
 //! output itself unchanged. (What the times are is measured by
 //! scripts/bench_compile.sh, not asserted here.)
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn tritonc(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tritonc"))
-        .current_dir(root())
-        .args(args)
-        .output()
-        .expect("tritonc runs")
-}
+use common::tritonc;
 
 const ADD: [&str; 3] = ["tests/kernels/add.tc", "-DTYPE=float", "-DSIZE=256"];
 

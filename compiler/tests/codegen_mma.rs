@@ -4,9 +4,8 @@
 //! plain reduction loop (`dot.tc`) is software-pipelined with `cp.async`.
 mod common;
 
-use common::find_ptxas;
+use common::ptxas_report;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use tritonc::codegen::{Arch, CodegenOptions};
 use tritonc::driver::{compile, CompileOptions, Source};
 
@@ -45,19 +44,7 @@ fn dot_defines(ty: &str, tm: usize, tn: usize, tk: usize) -> Vec<(String, String
 /// (Some small tiles spill a few bytes on sm_90: ptxas then aims at fewer
 /// registers from `.maxntid`, e.g. 40 for 32x32x16 with 4 warps.)
 fn ptxas_no_spills(ptx: &str, arch: &str, name: &str) -> Option<String> {
-    let ptxas = find_ptxas()?;
-    let dir = std::env::temp_dir().join(format!("tritonc-mma-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let src = dir.join(format!("{name}_{arch}.ptx"));
-    std::fs::write(&src, ptx).unwrap();
-    let out = Command::new(ptxas)
-        .args([&format!("-arch={arch}"), "-v", "-o"])
-        .arg(dir.join(format!("{name}_{arch}.cubin")))
-        .arg(&src)
-        .output()
-        .expect("ptxas runs");
-    let report = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(out.status.success(), "ptxas {arch} on {name}: {report}");
+    let report = ptxas_report(ptx, arch, name)?;
     assert!(
         report.contains(" 0 bytes spill stores, 0 bytes spill loads"),
         "{name} {arch} spills: {report}"

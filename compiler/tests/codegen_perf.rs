@@ -4,62 +4,23 @@
 //! stores, and no register spills (`ptxas -v`).
 mod common;
 
-use std::path::Path;
-use std::process::Command;
-
 const DIV: &str = "-DDIV=__multipleof(16)";
 
 /// PTX of `tests/kernels/<file>` compiled by the `tritonc` binary.
 fn ptx(file: &str, args: &[&str]) -> String {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let out = Command::new(env!("CARGO_BIN_EXE_tritonc"))
-        .arg(root.join("tests/kernels").join(file))
-        .args(args)
-        .args(["--arch", "sm_90"])
-        .output()
-        .expect("run tritonc");
-    assert!(
-        out.status.success(),
-        "tritonc {file} {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8 PTX")
+    let path = format!("tests/kernels/{file}");
+    let all = [&[path.as_str()], args, &["--arch", "sm_90"]].concat();
+    common::tritonc_ptx(&all, &format!("{file} {args:?}"))
 }
 
 fn count(ptx: &str, needle: &str) -> usize {
     ptx.matches(needle).count()
 }
 
-/// `(registers, spill bytes)` from `ptxas -v`, or `None` without ptxas.
-fn ptxas_usage(ptx: &str, name: &str) -> Option<(usize, usize)> {
-    let ptxas = common::find_ptxas()?;
-    let dir = std::env::temp_dir().join(format!("tritonc-perf-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let src = dir.join(format!("{name}.ptx"));
-    std::fs::write(&src, ptx).expect("write ptx");
-    let out = Command::new(ptxas)
-        .args(["-arch=sm_90", "-v", "-o"])
-        .arg(dir.join(format!("{name}.cubin")))
-        .arg(&src)
-        .output()
-        .expect("run ptxas");
-    let log = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(out.status.success(), "ptxas failed on {name}: {log}");
-    let number_before = |word: &str| -> usize {
-        log.split(word)
-            .next()
-            .and_then(|s| s.split_whitespace().last())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("no `{word}` in ptxas output: {log}"))
-    };
-    let regs = number_before(" registers");
-    let spills = number_before(" bytes spill stores") + number_before(" bytes spill loads");
-    Some((regs, spills))
-}
-
 fn assert_no_spills(ptx: &str, name: &str, max_regs: usize) {
-    if let Some((regs, spills)) = ptxas_usage(ptx, name) {
-        assert_eq!(spills, 0, "{name} spills");
+    if let Some(usage) = common::ptxas_usage(ptx, name) {
+        assert_eq!(usage.spill_bytes, 0, "{name} spills");
+        let regs = usage.registers;
         assert!(regs <= max_regs, "{name} uses {regs} registers");
     }
 }

@@ -5,9 +5,8 @@
 //! kernels without a matched loop, keep `mma.sync`.
 mod common;
 
-use common::find_ptxas;
+use common::ptxas_report;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use tritonc::codegen::{Arch, CodegenOptions};
 use tritonc::driver::{compile, CompileOptions, Source};
 
@@ -43,23 +42,11 @@ fn dot(ty: &str, tm: usize, tn: usize, tk: usize) -> Vec<(&'static str, String)>
 /// `ptxas -arch=sm_90a -v`: its report; panics when it fails, spills or
 /// serializes the `wgmma`s. `None` without ptxas (outside CI).
 fn ptxas_sm90a(ptx: &str, name: &str) -> Option<String> {
-    let Some(ptxas) = find_ptxas() else {
+    let Some(report) = ptxas_report(ptx, "sm_90a", name) else {
         assert!(std::env::var("CI").is_err(), "ptxas not found (set PTXAS)");
         eprintln!("notice: ptxas not found, skipping the ptxas check of {name}");
         return None;
     };
-    let dir = std::env::temp_dir().join(format!("tritonc-wgmma-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let src = dir.join(format!("{name}.ptx"));
-    std::fs::write(&src, ptx).unwrap();
-    let out = Command::new(ptxas)
-        .args(["-arch=sm_90a", "-v", "-o"])
-        .arg(dir.join(format!("{name}.cubin")))
-        .arg(&src)
-        .output()
-        .expect("ptxas runs");
-    let report = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(out.status.success(), "ptxas sm_90a on {name}: {report}");
     assert!(
         report.contains(" 0 bytes spill stores, 0 bytes spill loads"),
         "{name} spills: {report}"

@@ -145,14 +145,9 @@ fn grouped_kernel<T: Num>(v: Variant) -> Kernel {
     Kernel::load("matmul_grouped.tc", &defines)
 }
 
-fn grouped_args(
-    pa: u64,
-    pb: u64,
-    pc: u64,
-    s: Shape,
-    o: &Operands<impl Num>,
-    alpha: f64,
-) -> Vec<ArgValue> {
+/// The arguments every matmul kernel here starts with: `A, B, C, M, N, K,
+/// lda, ldb, ldc`.
+fn matmul_args(pa: u64, pb: u64, pc: u64, s: Shape, o: &Operands<impl Num>) -> Vec<ArgValue> {
     vec![
         ptr(pa),
         ptr(pb),
@@ -163,8 +158,21 @@ fn grouped_args(
         int(o.lda),
         int(o.ldb),
         int(o.ldc),
-        ArgValue::Float(alpha),
     ]
+}
+
+/// `matmul_grouped.tc` takes the leaky-ReLU slope last.
+fn grouped_args(
+    pa: u64,
+    pb: u64,
+    pc: u64,
+    s: Shape,
+    o: &Operands<impl Num>,
+    alpha: f64,
+) -> Vec<ArgValue> {
+    let mut args = matmul_args(pa, pb, pc, s, o);
+    args.push(ArgValue::Float(alpha));
+    args
 }
 
 /// Runs `matmul_grouped.tc` on its full 1-D grid and checks every element.
@@ -411,17 +419,7 @@ fn check_remat<T: Num>((tm, tn, tk): (usize, usize, usize), s: Shape, data: Data
     let mut mem = Memory::new();
     let (pa, pb) = (mem.alloc_slice(&o.a), mem.alloc_slice(&o.b));
     let pc = mem.alloc_slice(&vec![sentinel::<T>(); s.m * o.ldc]);
-    let args = [
-        ptr(pa),
-        ptr(pb),
-        ptr(pc),
-        int(s.m),
-        int(s.n),
-        int(s.k),
-        int(o.lda),
-        int(o.ldb),
-        int(o.ldc),
-    ];
+    let args = matmul_args(pa, pb, pc, s, &o);
     kernel.run([cdiv(s.m, tm), cdiv(s.n, tn), 1], &args, &mut mem);
     let got: Vec<T> = read(&mem, pc, s.m * o.ldc);
     let (want, scale) = reference(s, &o, None);

@@ -5,18 +5,14 @@
 //! picks do not spill (`ptxas -v`, where ptxas is installed).
 mod common;
 
-use std::path::Path;
-use std::process::Command;
-
 const DIV: &str = "-DDIV=__multipleof(16)";
 
 /// PTX of `tests/kernels/matmul_grouped.tc` for fp16 with these tiles.
 fn grouped_ptx(tiles: (usize, usize, usize), warps: usize, leaky: bool) -> String {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let (tm, tn, tk) = tiles;
-    let out = Command::new(env!("CARGO_BIN_EXE_tritonc"))
-        .arg(root.join("tests/kernels/matmul_grouped.tc"))
-        .args([
+    common::tritonc_ptx(
+        &[
+            "tests/kernels/matmul_grouped.tc".to_string(),
             "-DTYPE=half".to_string(),
             format!("-DTM={tm}"),
             format!("-DTN={tn}"),
@@ -28,44 +24,13 @@ fn grouped_ptx(tiles: (usize, usize, usize), warps: usize, leaky: bool) -> Strin
             warps.to_string(),
             "--arch".to_string(),
             "sm_90".to_string(),
-        ])
-        .output()
-        .expect("run tritonc");
-    assert!(
-        out.status.success(),
-        "tritonc matmul_grouped.tc {tiles:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8 PTX")
+        ],
+        &format!("matmul_grouped.tc {tiles:?}"),
+    )
 }
 
 fn count(ptx: &str, needle: &str) -> usize {
     ptx.matches(needle).count()
-}
-
-/// Spill bytes (stores + loads) from `ptxas -v`, or `None` without ptxas.
-fn ptxas_spills(ptx: &str, name: &str) -> Option<usize> {
-    let ptxas = common::find_ptxas()?;
-    let dir = std::env::temp_dir().join(format!("tritonc-matmul-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let src = dir.join(format!("{name}.ptx"));
-    std::fs::write(&src, ptx).expect("write ptx");
-    let out = Command::new(ptxas)
-        .args(["-arch=sm_90", "-v", "-o"])
-        .arg(dir.join(format!("{name}.cubin")))
-        .arg(&src)
-        .output()
-        .expect("run ptxas");
-    let log = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(out.status.success(), "ptxas failed on {name}: {log}");
-    let number_before = |word: &str| -> usize {
-        log.split(word)
-            .next()
-            .and_then(|s| s.split_whitespace().last())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("no `{word}` in ptxas output: {log}"))
-    };
-    Some(number_before(" bytes spill stores") + number_before(" bytes spill loads"))
 }
 
 #[test]
@@ -110,8 +75,8 @@ fn picked_configs_do_not_spill() {
                 "grouped_{}x{}x{}_w{warps}_{leaky}",
                 tiles.0, tiles.1, tiles.2
             );
-            match ptxas_spills(&ptx, &name) {
-                Some(spills) => assert_eq!(spills, 0, "{name} spills"),
+            match common::ptxas_usage(&ptx, &name) {
+                Some(usage) => assert_eq!(usage.spill_bytes, 0, "{name} spills"),
                 None => eprintln!("NOTE: ptxas not found; {name} not checked for spills"),
             }
         }

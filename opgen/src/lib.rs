@@ -5,6 +5,7 @@
 pub mod bind;
 pub mod generate;
 pub mod ort;
+pub mod python_probe;
 pub mod spec;
 pub mod tf;
 pub mod torch;

@@ -6,7 +6,7 @@ use clap::{Parser, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use triton_opgen::{generate, ort, tf, GenerateOptions, Progress};
+use triton_opgen::{generate, ort, tf, GenerateError, GenerateOptions, Progress};
 use tritonc::codegen::Arch;
 
 #[derive(Parser)]
@@ -104,6 +104,49 @@ fn report(bar: &ProgressBar, kernel: &std::path::Path, event: Progress) {
     }
 }
 
+/// What a generator's success prints: a summary line, then the library line
+/// or, when not built, `not built (--no-build): run ...`.
+struct Outcome {
+    summary: String,
+    library: Option<String>,
+    build_hint: String,
+}
+
+/// Runs one framework's generator under a progress bar and prints its
+/// warnings and outcome (or its error).
+fn run_generator<T>(
+    cli: &Cli,
+    generate: impl FnOnce(&mut dyn FnMut(Progress)) -> Result<T, GenerateError>,
+    warnings: impl FnOnce(&T) -> &[String],
+    outcome: impl FnOnce(&T) -> Outcome,
+) -> ExitCode {
+    let bar = progress_bar();
+    let result = generate(&mut |event| report(&bar, &cli.kernel, event));
+    bar.finish_and_clear();
+    match result {
+        Ok(done) => {
+            for w in warnings(&done) {
+                eprintln!("warning: {w}");
+            }
+            let Outcome {
+                summary,
+                library,
+                build_hint,
+            } = outcome(&done);
+            eprintln!("{summary}");
+            match library {
+                Some(lib) => eprintln!("library: {lib}"),
+                None => eprintln!("not built (--no-build): run {build_hint}"),
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("{}", e.0.trim_end());
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main_ort(cli: &Cli) -> ExitCode {
     let opts = ort::OrtOptions {
         input: cli.kernel.clone(),
@@ -113,34 +156,24 @@ fn main_ort(cli: &Cli) -> ExitCode {
         no_build: cli.no_build,
         target_dir: cli.target_dir.clone(),
     };
-    let bar = progress_bar();
-    let result = ort::generate(&opts, |event| report(&bar, &cli.kernel, event));
-    bar.finish_and_clear();
-    match result {
-        Ok(done) => {
-            for w in &done.warnings {
-                eprintln!("warning: {w}");
-            }
-            eprintln!(
+    run_generator(
+        cli,
+        |progress| ort::generate(&opts, progress),
+        |done| &done.warnings,
+        |done| Outcome {
+            summary: format!(
                 "{}: {} variants compiled; crate {}",
                 done.context.qualified,
                 done.variants,
                 done.out_dir.display()
-            );
-            match &done.library {
-                Some(lib) => eprintln!("library: {}", lib.display()),
-                None => eprintln!(
-                    "not built (--no-build): run `cargo build --release --manifest-path {}/Cargo.toml`",
-                    done.out_dir.display()
-                ),
-            }
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("{}", e.0.trim_end());
-            ExitCode::FAILURE
-        }
-    }
+            ),
+            library: done.library.as_ref().map(|lib| lib.display().to_string()),
+            build_hint: format!(
+                "`cargo build --release --manifest-path {}/Cargo.toml`",
+                done.out_dir.display()
+            ),
+        },
+    )
 }
 
 fn main_tf(cli: &Cli) -> ExitCode {
@@ -154,50 +187,35 @@ fn main_tf(cli: &Cli) -> ExitCode {
         include_dirs: cli.include_dirs.clone(),
         tuned: cli.tuned.clone(),
     };
-    let bar = progress_bar();
-    let result = tf::generate(&opts, |event| report(&bar, &cli.kernel, event));
-    bar.finish_and_clear();
-    match result {
-        Ok(done) => {
-            for w in &done.warnings {
-                eprintln!("warning: {w}");
-            }
-            eprintln!(
+    run_generator(
+        cli,
+        |progress| tf::generate(&opts, progress),
+        |done| &done.warnings,
+        |done| Outcome {
+            summary: format!(
                 "{} (TensorFlow op {}): {} variants compiled; build folder {}",
                 done.qualified,
                 done.tf_name,
                 done.variants,
                 done.out_dir.display()
-            );
-            match &done.library {
-                Some(lib) => eprintln!(
-                    "library: {}\nuse: sys.path.insert(0, \"{}\"); import {}",
+            ),
+            library: done.library.as_ref().map(|lib| {
+                format!(
+                    "{}\nuse: sys.path.insert(0, \"{}\"); import {}",
                     lib.display(),
                     done.out_dir.display(),
                     done.module
-                ),
-                None => eprintln!(
-                    "not built (--no-build): run `bash {}/build.sh` on a machine with TensorFlow and g++",
-                    done.out_dir.display()
-                ),
-            }
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("{}", e.0.trim_end());
-            ExitCode::FAILURE
-        }
-    }
+                )
+            }),
+            build_hint: format!(
+                "`bash {}/build.sh` on a machine with TensorFlow and g++",
+                done.out_dir.display()
+            ),
+        },
+    )
 }
 
-fn main() -> ExitCode {
-    let cli = Cli::parse();
-    if let Framework::Ort = cli.framework {
-        return main_ort(&cli);
-    }
-    if let Framework::Tf = cli.framework {
-        return main_tf(&cli);
-    }
+fn main_torch(cli: &Cli) -> ExitCode {
     let opts = GenerateOptions {
         input: cli.kernel.clone(),
         out_dir: cli.out.clone(),
@@ -209,50 +227,31 @@ fn main() -> ExitCode {
         include_dirs: cli.include_dirs.clone(),
         tuned: cli.tuned.clone(),
     };
-    let bar = ProgressBar::new(0);
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
-    let result = generate(&opts, |event| match event {
-        Progress::Start { total } => {
-            bar.set_length(total);
-            bar.println(format!(
-                "compiling {total} variants of {}",
-                cli.kernel.display()
-            ));
-        }
-        Progress::Compiled(label) => {
-            bar.inc(1);
-            bar.set_message(label.to_string());
-        }
-        Progress::Step(step) => bar.println(step),
-    });
-    bar.finish_and_clear();
-    match result {
-        Ok(done) => {
-            for w in &done.warnings {
-                eprintln!("warning: {w}");
-            }
-            eprintln!(
+    run_generator(
+        cli,
+        |progress| generate(&opts, progress),
+        |done| &done.warnings,
+        |done| Outcome {
+            summary: format!(
                 "{}: {} variants compiled; build folder {}",
                 done.spec.qualified_name(),
                 done.variants,
                 done.out_dir.display()
-            );
-            match &done.library {
-                Some(lib) => eprintln!("library: {}", lib.display()),
-                None => eprintln!(
-                    "not built (--no-build): run `bash {}/build.sh` on a machine with torch and g++",
-                    done.out_dir.display()
-                ),
-            }
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("{}", e.0.trim_end());
-            ExitCode::FAILURE
-        }
+            ),
+            library: done.library.as_ref().map(|lib| lib.display().to_string()),
+            build_hint: format!(
+                "`bash {}/build.sh` on a machine with torch and g++",
+                done.out_dir.display()
+            ),
+        },
+    )
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.framework {
+        Framework::Ort => main_ort(&cli),
+        Framework::Tf => main_tf(&cli),
+        Framework::Torch => main_torch(&cli),
     }
 }

@@ -5,24 +5,17 @@
 //! argument). Skipped with a notice when onnxruntime/onnx cannot be imported,
 //! except in CI (env CI set), where that fails.
 
-use std::process::Command;
 mod ort_support;
 
-use ort_support::{build_options, repo, require_onnxruntime};
+use ort_support::{build_add, run_check_script};
 use triton_opgen::ort::{generate, OrtOptions};
 use tritonc::codegen::Arch;
 
 #[test]
 fn ort_add_library_loads_and_reports_errors() {
-    if !require_onnxruntime("ort_add") {
+    let Some((_out, done)) = build_add("ort_add") else {
         return;
-    }
-    let out = tempfile::tempdir().expect("temp dir");
-    let opts = build_options(
-        repo().join("tests/ops/add.tc"),
-        out.path().join("triton_add_ort"),
-    );
-    let done = generate(&opts, |_| {}).unwrap_or_else(|e| panic!("{e}"));
+    };
     assert_eq!(
         done.variants, 6,
         "float32 and float16 times SIZE 256/1024/4096"
@@ -50,18 +43,7 @@ fn ort_add_library_loads_and_reports_errors() {
         spec_rs.contains("[cdiv(c.dim(\"N\"), m(\"SIZE\")), 1i64, 1i64, ]"),
         "{spec_rs}"
     );
-    let run = Command::new("python3")
-        .arg(repo().join("scripts/ort/check_add.py"))
-        .arg(&lib)
-        .output()
-        .expect("python3 runs");
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    println!("{stdout}");
-    assert!(
-        run.status.success(),
-        "check_add.py failed:\n{stdout}\n{stderr}"
-    );
+    let stdout = run_check_script("", "scripts/ort/check_add.py", [&lib]);
     for line in [
         "ok: library loaded",
         "ok: output z inferred as tensor(float) ['N']",

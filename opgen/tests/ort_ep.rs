@@ -6,36 +6,20 @@
 //! reports the missing CUDA device. The GPU half (values, no host round trip
 //! between the nodes) runs on the H100: scripts/ort/check_ep.py --gpu.
 
-use std::process::Command;
 mod ort_support;
 
-use ort_support::{build_options, repo, require_onnxruntime};
-use triton_opgen::ort::generate;
+use ort_support::{build_add, run_check_script};
 
 #[test]
 fn ort_add_library_registers_as_execution_provider() {
-    if !require_onnxruntime("ort_ep") {
+    let Some((_out, done)) = build_add("ort_ep") else {
         return;
-    }
-    let out = tempfile::tempdir().expect("temp dir");
-    let opts = build_options(
-        repo().join("tests/ops/add.tc"),
-        out.path().join("triton_add_ort"),
-    );
-    let done = generate(&opts, |_| {}).unwrap_or_else(|e| panic!("{e}"));
+    };
     let lib = done.library.expect("built library");
-    let run = Command::new("python3")
-        .arg(repo().join("scripts/ort/check_ep.py"))
-        .arg(&lib)
-        .arg("--no-gpu")
-        .output()
-        .expect("python3 runs");
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    println!("{stdout}");
-    assert!(
-        run.status.success(),
-        "check_ep.py failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&run.stderr)
+    let stdout = run_check_script(
+        "",
+        "scripts/ort/check_ep.py",
+        [lib.as_os_str(), "--no-gpu".as_ref()],
     );
     for line in [
         "ok: EP opgen_triton_add registered",

@@ -6,10 +6,9 @@
 
 use serde_json::json;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 mod ort_support;
 
-use ort_support::{build_options, repo, require_onnxruntime};
+use ort_support::{build_options, repo, require_onnxruntime, run_check_script};
 use triton_opgen::ort::generate;
 use triton_opgen::read_spec;
 use triton_opgen::spec::{Dim, TensorSpec};
@@ -52,17 +51,10 @@ fn check_op(file: &str, out: &Path) -> PathBuf {
     });
     let desc_path = out.join(format!("{file}.json"));
     std::fs::write(&desc_path, desc.to_string()).unwrap();
-    let run = Command::new("python3")
-        .arg(repo().join("scripts/ort/check_loads.py"))
-        .arg(&desc_path)
-        .output()
-        .expect("python3 runs");
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    println!("{stdout}");
-    assert!(
-        run.status.success(),
-        "{file}: check_loads.py failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&run.stderr)
+    let stdout = run_check_script(
+        &format!("{file}: "),
+        "scripts/ort/check_loads.py",
+        [&desc_path],
     );
     assert!(
         stdout.contains("run reports no CUDA device"),
@@ -88,17 +80,10 @@ fn ort_bundled_ops_load_and_infer_shapes() {
         libs.insert(file, check_op(file, out.path()));
     }
     // Two libraries of the `triton` domain in one session (transpose -> softmax).
-    let run = Command::new("python3")
-        .arg(repo().join("scripts/ort/check_shared_domain.py"))
-        .arg(&libs["transpose.tc"])
-        .arg(&libs["softmax.tc"])
-        .output()
-        .expect("python3 runs");
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    println!("{stdout}");
-    assert!(
-        run.status.success() && stdout.contains("session created"),
-        "check_shared_domain.py failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&run.stderr)
+    let stdout = run_check_script(
+        "",
+        "scripts/ort/check_shared_domain.py",
+        [&libs["transpose.tc"], &libs["softmax.tc"]],
     );
+    assert!(stdout.contains("session created"), "{stdout}");
 }

@@ -19,7 +19,7 @@ for op in add softmax transpose dot; do
   cp "$repo/target/ort-ops/release/libopgen_ort_triton_$op.so" "$dest/lib/"
 done
 # The generated crates stay for reading; their PTX is inside the libraries.
-cp scripts/ort/gpu_check.py scripts/ort/check_ep.py scripts/ort/check_shared_domain.py "$dest/"
+cp scripts/ort/gpu_check.py scripts/ort/check_ep.py scripts/ort/check_shared_domain.py scripts/ort/timing.py "$dest/"
 {
   echo "built $(date -u +%FT%TZ) from $(git rev-parse --short HEAD)$(git diff --quiet || echo '+dirty') for $arch"
   ldd --version | head -1

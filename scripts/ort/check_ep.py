@@ -14,9 +14,7 @@ Prints `ok: ...` lines; exits non-zero on a failure."""
 import ctypes
 import json
 import os
-import statistics
 import sys
-import time
 
 MODE = sys.argv[2] if len(sys.argv) > 2 else "--gpu"
 if MODE == "--no-gpu":
@@ -25,6 +23,7 @@ if MODE == "--no-gpu":
 import numpy as np  # noqa: E402
 import onnxruntime as ort  # noqa: E402
 from onnx import TensorProto, helper  # noqa: E402
+from timing import mean_us  # noqa: E402
 
 EP = "opgen_triton_add"
 failures = []
@@ -92,15 +91,6 @@ def expect_error(what, fn, needles):
         check(all(n in text for n in needles), f"{what}: {text.strip().splitlines()[-1][:220]}")
         return
     check(False, f"{what}: no error")
-
-
-def mean_us(fn, reps):
-    times = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t) * 1e6)
-    return statistics.fmean(times)
 
 
 def main():

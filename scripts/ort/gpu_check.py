@@ -20,10 +20,8 @@ non-zero if a correctness or error check failed."""
 import ctypes
 import json
 import os
-import statistics
 import subprocess
 import sys
-import time
 
 import numpy as np
 
@@ -35,6 +33,7 @@ os.environ.setdefault(
 
 import onnxruntime as ort  # noqa: E402
 from onnx import TensorProto, helper  # noqa: E402
+from timing import mean_us  # noqa: E402
 
 # Each op's ONNX signature (tests/ops/*.tc): inputs and outputs with dims.
 OPS = {
@@ -255,17 +254,6 @@ def check_errors(libs, report, failures):
     softmax = single_op_session(libs["softmax"], "softmax", np.float32)
     wide = np.ones((2, 5000), dtype=np.float32)
     expect_error("softmax: row longer than every config", lambda: softmax.run(None, {"x": wide}), ["no compiled config", "N = 5000"], report, failures)
-
-
-def mean_us(fn, reps):
-    """Mean wall time of `fn` (a mean, like the library's counters, so that
-    the parts add up)."""
-    times = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t) * 1e6)
-    return statistics.fmean(times)
 
 
 TIMING = [

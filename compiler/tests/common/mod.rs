@@ -1,8 +1,77 @@
-//! Test helpers: finding and running `ptxas`.
+//! Test helpers: running the `tritonc` binary, finding and running `ptxas`.
 #![allow(dead_code)]
 pub mod kernels;
-use std::path::PathBuf;
-use std::process::Command;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The repository root (kernel paths in tests are relative to it).
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Runs the `tritonc` binary in the repository root.
+pub fn tritonc<S: AsRef<OsStr>>(args: &[S]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tritonc"))
+        .current_dir(root())
+        .args(args)
+        .output()
+        .expect("tritonc runs")
+}
+
+/// The PTX `tritonc args...` prints; panics with its message (after `what`)
+/// when it fails.
+pub fn tritonc_ptx<S: AsRef<OsStr>>(args: &[S], what: &str) -> String {
+    let out = tritonc(args);
+    assert!(
+        out.status.success(),
+        "tritonc {what}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 PTX")
+}
+
+/// What `ptxas -v` reports for one kernel.
+pub struct PtxasUsage {
+    pub registers: usize,
+    /// Spill stores plus spill loads.
+    pub spill_bytes: usize,
+}
+
+/// Assembles `ptx` for `arch` with `ptxas -v` and returns its report (what
+/// it prints on standard error); panics when ptxas fails. `None` without ptxas.
+pub fn ptxas_report(ptx: &str, arch: &str, name: &str) -> Option<String> {
+    let ptxas = find_ptxas()?;
+    let dir = std::env::temp_dir().join(format!("tritonc-ptxas-v-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let src = dir.join(format!("{name}_{arch}.ptx"));
+    std::fs::write(&src, ptx).expect("write ptx");
+    let out = Command::new(ptxas)
+        .args([&format!("-arch={arch}"), "-v", "-o"])
+        .arg(dir.join(format!("{name}_{arch}.cubin")))
+        .arg(&src)
+        .output()
+        .expect("run ptxas");
+    let report = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "ptxas {arch} on {name}: {report}");
+    Some(report)
+}
+
+/// Registers and spills of `ptx` on sm_90 (`ptxas -v`); `None` without ptxas.
+pub fn ptxas_usage(ptx: &str, name: &str) -> Option<PtxasUsage> {
+    let log = ptxas_report(ptx, "sm_90", name)?;
+    let number_before = |word: &str| -> usize {
+        log.split(word)
+            .next()
+            .and_then(|s| s.split_whitespace().last())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no `{word}` in ptxas output: {log}"))
+    };
+    Some(PtxasUsage {
+        registers: number_before(" registers"),
+        spill_bytes: number_before(" bytes spill stores") + number_before(" bytes spill loads"),
+    })
+}
 
 /// `ptxas` from env `PTXAS`, else from the `nvidia` Python package (CUDA 13).
 pub fn find_ptxas() -> Option<PathBuf> {

@@ -4,6 +4,7 @@
 use super::rust_expr::{to_rust, NameUse};
 use crate::bind::{ArgKind, BoundArg};
 use crate::spec::{Dim, OpSpec, TensorSpec};
+use crate::torch::context as torch_context;
 use crate::variants::Group;
 use serde::Serialize;
 
@@ -205,50 +206,21 @@ fn launch_context(
             })
         })
         .collect::<Result<Vec<_>, String>>()?;
-    let mut cfg_names: Vec<String> = Vec::new();
-    let read = spec
-        .grid
-        .iter()
-        .map(|g| &g.value)
-        .chain(spec.requires.iter().flat_map(|r| [&r.left, &r.right]));
-    for e in read {
-        for (name, _) in e.names() {
-            if is_macro(name)
-                && !dims.iter().any(|d| d == name)
-                && !cfg_names.iter().any(|n| n == name)
-            {
-                cfg_names.push(name.to_string());
-            }
-        }
-    }
+    // A name that is a dim too is read as the dim (`classify`).
+    let cfg_names: Vec<String> = torch_context::grid_macros(spec)
+        .into_iter()
+        .filter(|name| !dims.contains(name))
+        .collect();
     let mut variants = Vec::new();
     let mut group_rows = Vec::new();
     for g in groups {
         group_rows.push(GroupRow {
-            label: c_literal(
-                &g.dtypes
-                    .iter()
-                    .map(|(v, d)| format!("{v}={d}"))
-                    .collect::<Vec<_>>()
-                    .join(","),
-            ),
+            label: c_literal(&torch_context::group_label(g)),
             first: variants.len(),
             count: g.variants.len(),
         });
         for v in &g.variants {
-            let mut cfg = Vec::new();
-            for name in &cfg_names {
-                let text = v
-                    .macros
-                    .iter()
-                    .find(|(n, _)| n == name)
-                    .map(|(_, val)| val.as_str())
-                    .unwrap_or("");
-                let value: i64 = text.trim().parse().map_err(|_| {
-                    format!("macro `{name}` = `{text}` is used in the grid or a `require` but is not an integer")
-                })?;
-                cfg.push(format!("{value}"));
-            }
+            let cfg = torch_context::macro_values(v, &cfg_names)?;
             variants.push(VariantRow {
                 index: variants.len(),
                 kernel: c_literal(&v.kernel),
@@ -278,19 +250,7 @@ fn launch_context(
             ))
         })
         .collect::<Result<Vec<_>, String>>()?;
-    let requires_text = spec
-        .requires
-        .iter()
-        .map(|r| {
-            format!(
-                "{} {} {}",
-                crate::torch::context::expr_text(&r.left),
-                r.cmp,
-                crate::torch::context::expr_text(&r.right)
-            )
-        })
-        .collect::<Vec<_>>()
-        .join(", ");
+    let requires_text = torch_context::requires_text(spec);
     let dir = |name: &str| plugins_dir.join(name).display().to_string();
     Ok(LaunchContext {
         runtime_dir: dir("runtime"),

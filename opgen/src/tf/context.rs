@@ -6,7 +6,10 @@
 
 use crate::bind::{ArgKind, BoundArg};
 use crate::spec::{Dim, GradExpr, OpSpec};
-use crate::torch::context::{self as torch_context, ContextError, TorchContext};
+use crate::torch::context::{
+    self as torch_context, camel_case, cpp_all, dims_cpp, input_grads, out_grads, render_grad,
+    shape_text, ArgCtx, ContextError, OutGradCtx, TorchContext,
+};
 use crate::variants::Group;
 use serde::Serialize;
 
@@ -35,7 +38,7 @@ pub struct TfContext {
     pub outputs: Vec<TfOutput>,
     pub groups: Vec<TfGroup>,
     pub dtype_vars: Vec<TfDtypeVar>,
-    pub args: Vec<TfArg>,
+    pub args: Vec<ArgCtx>,
     pub py_params: String,
     pub py_call: String,
     /// Per input, the dtypes it may have (checked by the helper, so that a
@@ -90,34 +93,17 @@ pub struct PyDtypes {
 }
 
 #[derive(Serialize)]
-pub struct TfArg {
-    pub index: usize,
-    pub kind: String,
-    pub value: String,
-    pub is_int: bool,
-    pub is_i32: bool,
-    pub label: String,
-}
-
-#[derive(Serialize)]
 pub struct TfBackward {
     /// The spec's backward line, for comments: `dx = dz, dy = dz`.
     pub text: String,
     pub inputs: Vec<String>,
     pub outputs: Vec<String>,
     /// `dz` per output, with the output it is the gradient of.
-    pub out_grads: Vec<TfOutGrad>,
+    pub out_grads: Vec<OutGradCtx>,
     /// One Python expression per input (`None` where the spec gives none).
     pub input_grads: Vec<String>,
     /// Other ops the gradient calls: `triton::dot_nt`, with their helper modules.
     pub calls: Vec<TfCall>,
-}
-
-#[derive(Serialize)]
-pub struct TfOutGrad {
-    pub name: String,
-    pub output: String,
-    pub index: usize,
 }
 
 #[derive(Serialize, Clone, PartialEq)]
@@ -145,15 +131,7 @@ pub fn tf_dtype(dtype: &str) -> Option<(&'static str, &'static str)> {
 
 /// `triton` + `dot_nt` -> `TritonDotNt`: op names must be CamelCase.
 pub fn tf_op_name(namespace: &str, op: &str) -> String {
-    let mut out = String::new();
-    for part in namespace.split('_').chain(op.split('_')) {
-        let mut chars = part.chars();
-        if let Some(c) = chars.next() {
-            out.push(c.to_ascii_uppercase());
-            out.extend(chars);
-        }
-    }
-    out
+    camel_case(&format!("{namespace}_{op}"))
 }
 
 /// The Python name `tf.load_op_library` gives an op (TensorFlow's
@@ -255,15 +233,7 @@ pub fn build(
         .map(|(index, t)| TfOutput {
             name: t.name.clone(),
             index,
-            sizes: t
-                .dims
-                .iter()
-                .map(|d| match d {
-                    Dim::Sym(s) => s.clone(),
-                    Dim::Lit(v) => format!("int64_t({v})"),
-                })
-                .collect::<Vec<_>>()
-                .join(", "),
+            sizes: dims_cpp(&t.dims, Some("int64_t")),
         })
         .collect();
     let group_ctx = groups
@@ -277,11 +247,7 @@ pub fn build(
                 .collect::<Result<Vec<_>, ContextError>>()?;
             Ok(TfGroup {
                 index,
-                cond: if conds.is_empty() {
-                    "true".to_string()
-                } else {
-                    conds.join(" && ")
-                },
+                cond: cpp_all(&conds),
             })
         })
         .collect::<Result<Vec<_>, ContextError>>()?;
@@ -299,16 +265,12 @@ pub fn build(
         .args
         .iter()
         .zip(kinds)
-        .map(|(a, bound)| TfArg {
-            index: a.index,
-            kind: a.kind.clone(),
+        .map(|(a, bound)| ArgCtx {
             value: match &bound.kind {
                 ArgKind::Ptr(t) => format!("reinterpret_cast<uint64_t>({t}.data())"),
                 _ => a.value.clone(),
             },
-            is_int: a.is_int,
-            is_i32: a.is_i32,
-            label: a.label.clone(),
+            ..a.clone()
         })
         .collect();
     let tf_name = tf_op_name(&spec.namespace, &spec.name);
@@ -326,27 +288,8 @@ pub fn build(
                 .unwrap_or_default(),
             inputs: inputs.clone(),
             outputs: spec.outputs.iter().map(|t| t.name.clone()).collect(),
-            out_grads: spec
-                .outputs
-                .iter()
-                .enumerate()
-                .map(|(index, t)| TfOutGrad {
-                    name: format!("d{}", t.name),
-                    output: t.name.clone(),
-                    index,
-                })
-                .collect(),
-            input_grads: spec
-                .inputs
-                .iter()
-                .map(|t| {
-                    b.grads
-                        .iter()
-                        .find(|g| g.input == t.name)
-                        .map(|g| grad_python(&g.value))
-                        .unwrap_or_else(|| "None".to_string())
-                })
-                .collect(),
+            out_grads: out_grads(spec),
+            input_grads: input_grads(spec, b, grad_python, "None"),
             calls,
         }
     });
@@ -417,31 +360,14 @@ fn collect_calls(e: &GradExpr, out: &mut Vec<TfCall>) {
 /// A gradient as Python: tensors by name, other ops through `_op`, which
 /// finds their helper modules.
 fn grad_python(e: &GradExpr) -> String {
-    match e {
-        GradExpr::Tensor(n) => n.clone(),
-        GradExpr::Call {
-            namespace,
-            op,
-            args,
-        } => format!(
-            "_op(\"{namespace}::{op}\")({})",
-            args.iter().map(grad_python).collect::<Vec<_>>().join(", ")
-        ),
-    }
+    render_grad(e, &|namespace, op, args| {
+        format!("_op(\"{namespace}::{op}\")({})", args.join(", "))
+    })
 }
 
 fn signature(spec: &OpSpec) -> String {
-    let tensor = |t: &crate::spec::TensorSpec| {
-        let dims: Vec<String> = t
-            .dims
-            .iter()
-            .map(|d| match d {
-                Dim::Sym(s) => s.clone(),
-                Dim::Lit(v) => v.to_string(),
-            })
-            .collect();
-        format!("{}: {}[{}]", t.name, t.dtype, dims.join(", "))
-    };
+    let tensor =
+        |t: &crate::spec::TensorSpec| format!("{}: {}{}", t.name, t.dtype, shape_text(&t.dims));
     let ins: Vec<String> = spec.inputs.iter().map(tensor).collect();
     let outs: Vec<String> = spec.outputs.iter().map(tensor).collect();
     let mut text = format!("{}({}) -> {}", spec.name, ins.join(", "), outs.join(", "));

@@ -159,22 +159,9 @@ fn write_folder(
     std::fs::copy(bridge, &lib).map_err(|e| io(&lib, e))?;
     // Debug info is most of the archive; drop it when `strip` is at hand.
     let _ = Command::new("strip").arg("-g").arg(&lib).status();
-    set_executable(&dir.join("build.sh"));
+    torch::set_executable(&dir.join("build.sh"));
     Ok(())
 }
-
-#[cfg(unix)]
-fn set_executable(path: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    if let Ok(meta) = std::fs::metadata(path) {
-        let mut perms = meta.permissions();
-        perms.set_mode(0o755);
-        let _ = std::fs::set_permissions(path, perms);
-    }
-}
-
-#[cfg(not(unix))]
-fn set_executable(_: &Path) {}
 
 /// Compiles op.cc (against TensorFlow's headers, the slow one) and
 /// kernels.cc at the same time, then links the library.

@@ -1,7 +1,7 @@
 //! Finding the TensorFlow to build against: the one `python` imports, with
 //! the compile and link flags it reports (`tf.sysconfig`).
 
-use std::process::Command;
+use crate::python_probe::{self, Probe};
 
 /// What `tf.sysconfig` says about the installed TensorFlow.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -25,20 +25,17 @@ const SCRIPT: &str = "import tensorflow as tf, json; print(json.dumps([tf.__vers
 /// Asks `python` for TensorFlow's version and flags.
 pub fn find_tensorflow(python: &str) -> Result<TfEnv, String> {
     let hint = "install it (`pip install tensorflow-cpu==2.21.0` is enough to build), pass --python for another interpreter, or --no-build to write the build folder only";
-    let output = Command::new(python)
-        .args(["-c", SCRIPT])
-        // Keeps TF's start-up banner out of the way; errors still print.
-        .env("TF_CPP_MIN_LOG_LEVEL", "2")
-        .output()
-        .map_err(|e| format!("TensorFlow not found: cannot run `{python}` ({e}); {hint}"))?;
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let last = stderr.lines().last().unwrap_or("").trim();
-        return Err(format!(
-            "TensorFlow not found: `{python} -c 'import tensorflow'` failed ({last}); {hint}"
-        ));
-    }
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stdout = python_probe::run(
+        python,
+        &Probe {
+            framework: "TensorFlow",
+            module: "tensorflow",
+            script: SCRIPT,
+            // Keeps TF's start-up banner out of the way; errors still print.
+            env: &[("TF_CPP_MIN_LOG_LEVEL", "2")],
+            hint,
+        },
+    )?;
     let line = stdout.lines().last().unwrap_or("");
     let (version, compile_flags, link_flags): (String, Vec<String>, Vec<String>) =
         serde_json::from_str(line).map_err(|e| {

@@ -2,8 +2,8 @@
 //! and grid of the op, as C++ snippets derived from the spec.
 
 use crate::bind::{ArgKind, BoundArg};
-use crate::spec::{Dim, Expr, GradExpr, OpSpec};
-use crate::variants::Group;
+use crate::spec::{Backward, Dim, Expr, GradExpr, OpSpec};
+use crate::variants::{CompiledVariant, Group};
 use serde::Serialize;
 use std::collections::BTreeSet;
 
@@ -112,7 +112,7 @@ pub struct OutputCtx {
     pub dtype: String,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, Clone)]
 pub struct ArgCtx {
     pub index: usize,
     pub kind: String,
@@ -315,11 +315,7 @@ pub fn build(
                 .collect();
             let ctx = GroupCtx {
                 index,
-                cond: if conds.is_empty() {
-                    "true".to_string()
-                } else {
-                    conds.join(" && ")
-                },
+                cond: cpp_all(&conds),
                 label: group_label(g),
                 first,
                 count: g.variants.len(),
@@ -334,20 +330,10 @@ pub fn build(
         .iter()
         .map(|t| {
             // The same dims as C++ expressions: plain sizes, and SymInts for the Meta kernel.
-            let dims_as = |literal_type: &str| -> String {
-                t.dims
-                    .iter()
-                    .map(|d| match d {
-                        Dim::Sym(s) => s.clone(),
-                        Dim::Lit(v) => format!("{literal_type}({v})"),
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
             OutputCtx {
                 name: t.name.clone(),
-                sizes: dims_as("int64_t"),
-                sym_sizes: dims_as("c10::SymInt"),
+                sizes: dims_cpp(&t.dims, Some("int64_t")),
+                sym_sizes: dims_cpp(&t.dims, Some("c10::SymInt")),
                 dtype: match spec.dtype_var(&t.dtype) {
                     Some(_) => format!("dtype_{}", t.dtype),
                     None => torch_scalar_type(&t.dtype).to_string(),
@@ -391,40 +377,12 @@ pub fn build(
         .collect();
 
     // Macros the grid and the requirements read, per variant.
-    let mut cfg_names: Vec<String> = Vec::new();
-    let grid_exprs = spec
-        .grid
-        .iter()
-        .map(|g| &g.value)
-        .chain(spec.requires.iter().flat_map(|r| [&r.left, &r.right]));
-    for e in grid_exprs {
-        for (name, _) in e.names() {
-            let is_macro = spec.tune.iter().any(|m| m.name == name)
-                || spec.defines.iter().any(|m| m.name == name);
-            if is_macro && !cfg_names.iter().any(|n| n == name) {
-                cfg_names.push(name.to_string());
-            }
-        }
-    }
+    let cfg_names = grid_macros(spec);
     let mut variants = Vec::new();
     let mut index = 0;
     for g in groups {
         for v in &g.variants {
-            let mut values = Vec::new();
-            for name in &cfg_names {
-                let text = v
-                    .macros
-                    .iter()
-                    .find(|(n, _)| n == name)
-                    .map(|(_, val)| val.as_str())
-                    .unwrap_or("");
-                let value: i64 = text.trim().parse().map_err(|_| {
-                    ContextError(format!(
-                        "macro `{name}` = `{text}` is used in the grid or a `require` but is not an integer"
-                    ))
-                })?;
-                values.push(format!("{value}"));
-            }
+            let mut values = macro_values(v, &cfg_names).map_err(ContextError)?;
             if values.is_empty() {
                 values.push("0".into());
             }
@@ -452,12 +410,7 @@ pub fn build(
             ),
         })
         .collect();
-    let requires_text = spec
-        .requires
-        .iter()
-        .map(|r| format!("{} {} {}", expr_text(&r.left), r.cmp, expr_text(&r.right)))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let requires_text = requires_text(spec);
     let key_dims = bindings
         .iter()
         .map(|(s, _, _)| s.clone())
@@ -475,41 +428,11 @@ pub fn build(
                 index,
             })
             .collect();
-        let out_grads = spec
-            .outputs
-            .iter()
-            .enumerate()
-            .map(|(index, t)| OutGradCtx {
-                name: format!("d{}", t.name),
-                output: t.name.clone(),
-                index,
-            })
-            .collect();
-        let input_grads = spec
-            .inputs
-            .iter()
-            .map(|t| {
-                b.grads
-                    .iter()
-                    .find(|g| g.input == t.name)
-                    .map(|g| grad_cpp(&g.value))
-                    .unwrap_or_else(|| "at::Tensor()".to_string())
-            })
-            .collect();
-        let mut class = String::new();
-        for part in spec.name.split('_') {
-            let mut chars = part.chars();
-            if let Some(c) = chars.next() {
-                class.push(c.to_ascii_uppercase());
-                class.extend(chars);
-            }
-        }
-        class.push_str("Function");
         BackwardCtx {
-            class,
+            class: format!("{}Function", camel_case(&spec.name)),
             saved,
-            out_grads,
-            input_grads,
+            out_grads: out_grads(spec),
+            input_grads: input_grads(spec, b, grad_cpp, "at::Tensor()"),
             text: b
                 .grads
                 .iter()
@@ -577,7 +500,121 @@ pub fn build(
     })
 }
 
-fn group_label(g: &Group) -> String {
+/// The values of `names` (macros the grid and requirements read) in one variant.
+pub fn macro_values(v: &CompiledVariant, names: &[String]) -> Result<Vec<String>, String> {
+    names
+        .iter()
+        .map(|name| {
+            let text = v
+                .macros
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, val)| val.as_str())
+                .unwrap_or("");
+            let value: i64 = text.trim().parse().map_err(|_| {
+                format!(
+                    "macro `{name}` = `{text}` is used in the grid or a `require` but is not an integer"
+                )
+            })?;
+            Ok(format!("{value}"))
+        })
+        .collect()
+}
+
+/// The tuning and `#define` macros the grid and the requirements read, in
+/// order of first use.
+pub fn grid_macros(spec: &OpSpec) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let read = spec
+        .grid
+        .iter()
+        .map(|g| &g.value)
+        .chain(spec.requires.iter().flat_map(|r| [&r.left, &r.right]));
+    for e in read {
+        for (name, _) in e.names() {
+            let is_macro = spec.tune.iter().any(|m| m.name == name)
+                || spec.defines.iter().any(|m| m.name == name);
+            if is_macro && !names.iter().any(|n| n == name) {
+                names.push(name.to_string());
+            }
+        }
+    }
+    names
+}
+
+/// The requirements as the spec wrote them, for messages: `N % 4 == 0, ...`.
+pub fn requires_text(spec: &OpSpec) -> String {
+    spec.requires
+        .iter()
+        .map(|r| format!("{} {} {}", expr_text(&r.left), r.cmp, expr_text(&r.right)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `dot_nt` -> `DotNt`: each `_`-separated word capitalised.
+pub fn camel_case(words: &str) -> String {
+    let mut out = String::new();
+    for part in words.split('_') {
+        let mut chars = part.chars();
+        if let Some(c) = chars.next() {
+            out.push(c.to_ascii_uppercase());
+            out.extend(chars);
+        }
+    }
+    out
+}
+
+/// The incoming gradient of every output: `dz` for `z`.
+pub fn out_grads(spec: &OpSpec) -> Vec<OutGradCtx> {
+    spec.outputs
+        .iter()
+        .enumerate()
+        .map(|(index, t)| OutGradCtx {
+            name: format!("d{}", t.name),
+            output: t.name.clone(),
+            index,
+        })
+        .collect()
+}
+
+/// The gradient of every input, rendered by `render`; `missing` where the
+/// spec gives none.
+pub fn input_grads(
+    spec: &OpSpec,
+    backward: &Backward,
+    render: fn(&GradExpr) -> String,
+    missing: &str,
+) -> Vec<String> {
+    spec.inputs
+        .iter()
+        .map(|t| {
+            backward
+                .grads
+                .iter()
+                .find(|g| g.input == t.name)
+                .map(|g| render(&g.value))
+                .unwrap_or_else(|| missing.to_string())
+        })
+        .collect()
+}
+
+/// A gradient expression with each call written by `call(namespace, op, args)`.
+pub fn render_grad(e: &GradExpr, call: &dyn Fn(&str, &str, Vec<String>) -> String) -> String {
+    match e {
+        GradExpr::Tensor(n) => n.clone(),
+        GradExpr::Call {
+            namespace,
+            op,
+            args,
+        } => call(
+            namespace,
+            op,
+            args.iter().map(|a| render_grad(a, call)).collect(),
+        ),
+    }
+}
+
+pub fn group_label(g: &Group) -> String {
     g.dtypes
         .iter()
         .map(|(v, d)| format!("{v}={d}"))
@@ -585,15 +622,31 @@ fn group_label(g: &Group) -> String {
         .join(",")
 }
 
-fn shape_text(dims: &[Dim]) -> String {
-    let parts: Vec<String> = dims
-        .iter()
-        .map(|d| match d {
-            Dim::Sym(s) => s.clone(),
-            Dim::Lit(v) => v.to_string(),
+/// A C++ condition that holds when every one of `conds` does (`true` for none).
+pub fn cpp_all(conds: &[String]) -> String {
+    if conds.is_empty() {
+        "true".to_string()
+    } else {
+        conds.join(" && ")
+    }
+}
+
+/// `[N, 4]`.
+pub fn shape_text(dims: &[Dim]) -> String {
+    format!("[{}]", dims_cpp(dims, None))
+}
+
+/// Dims joined by `, `: symbols by name, literals plain or as
+/// `literal_type(v)` (a C++ cast such as `int64_t`).
+pub fn dims_cpp(dims: &[Dim], literal_type: Option<&str>) -> String {
+    dims.iter()
+        .map(|d| match (d, literal_type) {
+            (Dim::Sym(s), _) => s.clone(),
+            (Dim::Lit(v), None) => v.to_string(),
+            (Dim::Lit(v), Some(ty)) => format!("{ty}({v})"),
         })
-        .collect();
-    format!("[{}]", parts.join(", "))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `(tensor, axis)` of every `stride(t, axis)` in the kernel arguments.
@@ -653,39 +706,20 @@ fn layout_condition(
             format!("a dense stride along axis {axis}")
         });
     }
-    if conds.is_empty() {
-        ("true".to_string(), String::new())
-    } else {
-        (conds.join(" && "), needs.join(" and "))
-    }
+    (cpp_all(&conds), needs.join(" and "))
 }
 
 fn grad_cpp(e: &GradExpr) -> String {
-    match e {
-        GradExpr::Tensor(n) => n.clone(),
-        GradExpr::Call {
-            namespace,
-            op,
-            args,
-        } => {
-            let args: Vec<String> = args.iter().map(grad_cpp).collect();
-            format!("opgen_call(\"{namespace}::{op}\", {{{}}})", args.join(", "))
-        }
-    }
+    render_grad(e, &|namespace, op, args| {
+        format!("opgen_call(\"{namespace}::{op}\", {{{}}})", args.join(", "))
+    })
 }
 
-fn grad_text(e: &GradExpr) -> String {
-    match e {
-        GradExpr::Tensor(n) => n.clone(),
-        GradExpr::Call {
-            namespace,
-            op,
-            args,
-        } => format!(
-            "{namespace}::{op}({})",
-            args.iter().map(grad_text).collect::<Vec<_>>().join(", ")
-        ),
-    }
+/// The gradient as the spec wrote it: `triton::dot_nt(dz, y)`.
+pub fn grad_text(e: &GradExpr) -> String {
+    render_grad(e, &|namespace, op, args| {
+        format!("{namespace}::{op}({})", args.join(", "))
+    })
 }
 
 /// The expression as the spec wrote it (for messages).

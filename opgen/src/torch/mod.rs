@@ -192,7 +192,7 @@ fn write_variants(dir: &Path, groups: &[Group]) -> Result<(), TorchError> {
     let mut list = Vec::new();
     let mut index = 0;
     for g in groups {
-        let dtypes: Vec<String> = g.dtypes.iter().map(|(v, d)| format!("{v}={d}")).collect();
+        let dtypes = context::group_label(g);
         for v in &g.variants {
             let file = format!("ptx/{index}.ptx");
             let path = dir.join(&file);
@@ -201,7 +201,7 @@ fn write_variants(dir: &Path, groups: &[Group]) -> Result<(), TorchError> {
                 serde_json::from_str(&variant_json(v)).unwrap_or_default();
             if let Some(obj) = entry.as_object_mut() {
                 obj.insert("index".into(), index.into());
-                obj.insert("dtypes".into(), dtypes.join(",").into());
+                obj.insert("dtypes".into(), dtypes.clone().into());
                 obj.insert("config".into(), v.config.clone().into());
                 obj.insert("file".into(), file.into());
             }
@@ -215,7 +215,7 @@ fn write_variants(dir: &Path, groups: &[Group]) -> Result<(), TorchError> {
 }
 
 #[cfg(unix)]
-fn set_executable(path: &Path) {
+pub(crate) fn set_executable(path: &Path) {
     use std::os::unix::fs::PermissionsExt;
     if let Ok(meta) = std::fs::metadata(path) {
         let mut perms = meta.permissions();
@@ -225,7 +225,7 @@ fn set_executable(path: &Path) {
 }
 
 #[cfg(not(unix))]
-fn set_executable(_: &Path) {}
+pub(crate) fn set_executable(_: &Path) {}
 
 /// Compiles the folder's sources with the cc crate's C++ compiler and links
 /// the op library against `torch`.

@@ -1,8 +1,8 @@
 //! Finding the PyTorch to build against: `--torch-dir`, else the one
 //! `python3` imports.
 
+use crate::python_probe::{self, Probe};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TorchEnv {
@@ -40,18 +40,16 @@ fn ask_python(python: &str) -> Result<TorchEnv, String> {
     const SCRIPT: &str =
         "import os, torch; print(os.path.dirname(torch.__file__)); print(int(torch._C._GLIBCXX_USE_CXX11_ABI))";
     let hint = "pass --torch-dir DIR (the torch package folder), or --no-build to write a build folder for a machine that has torch";
-    let output = Command::new(python)
-        .args(["-c", SCRIPT])
-        .output()
-        .map_err(|e| format!("PyTorch not found: cannot run `{python}` ({e}); {hint}"))?;
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let last = stderr.lines().last().unwrap_or("").trim();
-        return Err(format!(
-            "PyTorch not found: `{python} -c 'import torch'` failed ({last}); {hint}"
-        ));
-    }
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stdout = python_probe::run(
+        python,
+        &Probe {
+            framework: "PyTorch",
+            module: "torch",
+            script: SCRIPT,
+            env: &[],
+            hint,
+        },
+    )?;
     let mut lines = stdout.lines();
     let dir = lines.next().unwrap_or("").trim();
     let abi = lines.next().unwrap_or("1").trim();

@@ -4,36 +4,31 @@
 
 #![allow(dead_code)]
 
-use std::path::{Path, PathBuf};
+#[path = "../python_support/mod.rs"]
+mod python_support;
+
+pub use python_support::repo;
+
+use python_support::{require_python, PythonModules};
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 use triton_opgen::tf::{generate, TfGenerated, TfOptions};
 use tritonc::codegen::Arch;
 
-pub fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
 /// Whether python3 imports tensorflow. Missing it fails under CI
 /// (scripts/setup.sh installs it); elsewhere the test prints a notice and is skipped.
 pub fn require_tensorflow(test: &str) -> bool {
-    let importable = Command::new("python3")
-        .args(["-c", "import tensorflow"])
-        .env("TF_CPP_MIN_LOG_LEVEL", "2")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if importable {
-        return true;
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!(
-            "tensorflow cannot be imported by python3 (scripts/setup.sh installs tensorflow-cpu)"
-        );
-    }
-    eprintln!(
-        "SKIPPED {test}: python3 cannot import tensorflow (pip install tensorflow-cpu==2.21.0)"
-    );
-    false
+    require_python(
+        test,
+        &PythonModules {
+            import: "import tensorflow",
+            env: &[("TF_CPP_MIN_LOG_LEVEL", "2")],
+            ci_message:
+                "tensorflow cannot be imported by python3 (scripts/setup.sh installs tensorflow-cpu)",
+            skip_reason: "python3 cannot import tensorflow (pip install tensorflow-cpu==2.21.0)",
+        },
+    )
 }
 
 /// The runtime bridge archive: `cargo build` puts it in target/release, while
