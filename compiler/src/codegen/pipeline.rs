@@ -21,7 +21,7 @@ use super::wgmma::{self, WgmmaConfig};
 use crate::analysis::layout::Layout;
 use crate::analysis::mma::{accumulator_layout, plan_for_op, swizzle_shift_mask, MmaConfig};
 use crate::ir::walk::{walk_ops, DefUse};
-use crate::ir::{Const, Op, OpKind, ValueId};
+use crate::ir::{Const, Op, OpKind, Region, ValueId};
 use inkwell::types::BasicMetadataTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue};
 use inkwell::IntPredicate;
@@ -214,14 +214,7 @@ fn pipelined<'ctx>(
     let slot = slot_phi.as_basic_value().into_int_value();
     // Tile i - stages + 1 is in buffer (i + 1) % stages, the next one to fill.
     let next_slot = wrap_add(lw, slot, 1, stages)?;
-    for (idx, body_op) in body_region.ops.iter().enumerate() {
-        if plan.loads.contains(&idx) {
-            continue;
-        }
-        if idx != plan.dot {
-            lw.op(body_op)?;
-            continue;
-        }
+    lower_body(lw, body_region, plan, &acc_layout, |lw| {
         // Readers of the buffer about to be refilled (tile i - stages) are done.
         lw.barrier()?;
         let slot_base = slot_offset(lw, slot, stage_bytes)?;
@@ -250,7 +243,7 @@ fn pipelined<'ctx>(
             lw.i32_const(stages as u64 - 1),
             "ready",
         )?;
-        let regs = guarded_compute(
+        guarded_compute(
             lw,
             &cfg,
             input,
@@ -259,9 +252,8 @@ fn pipelined<'ctx>(
             stage_bytes,
             b_offset,
             acc_regs,
-        )?;
-        lw.define_tile(body_op.results[0], acc_layout.clone(), regs);
-    }
+        )
+    })?;
     let next = yielded(lw, &body_region.yields, &layouts, op)?;
     let next_index = lw
         .builder
@@ -476,7 +468,32 @@ fn cp_async<'ctx>(
     Ok(())
 }
 
-/// An operand-less asynchronous-copy instruction (commit or wait).
+/// Lowers the body of a pipelined loop: the operand loads are skipped (the
+/// copies issued by the caller replace them), every other op as usual, and
+/// the dot through `dot`, which returns the new accumulator registers.
+pub(crate) fn lower_body<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    body: &Region,
+    plan: &PipelinePlan,
+    acc_layout: &Layout,
+    mut dot: impl FnMut(&mut Lowering<'_, 'ctx>) -> Result<Vec<BasicValueEnum<'ctx>>>,
+) -> Result<()> {
+    for (idx, body_op) in body.ops.iter().enumerate() {
+        if plan.loads.contains(&idx) {
+            continue;
+        }
+        if idx != plan.dot {
+            lw.op(body_op)?;
+            continue;
+        }
+        let regs = dot(lw)?;
+        lw.define_tile(body_op.results[0], acc_layout.clone(), regs);
+    }
+    Ok(())
+}
+
+/// An operand-less instruction with a memory clobber (cp.async commit or
+/// wait, wgmma fence, commit or wait, proxy fence).
 pub(crate) fn async_asm(lw: &Lowering<'_, '_>, asm: &str) -> Result<()> {
     let fn_ty = lw.ctx.void_type().fn_type(&[], false);
     let asm_ptr = lw.ctx.create_inline_asm(

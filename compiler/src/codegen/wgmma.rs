@@ -3,6 +3,7 @@
 //! `wgmma.wait_group`) and the IR forms of the shared-memory index math.
 //! Layouts, swizzle and descriptors: [`super::wgmma_layout`].
 use super::lower::{Lowering, Result};
+use super::pipeline::async_asm;
 use super::wgmma_layout::{
     a_descriptor_bits, a_operand_offset, acc_register, b_descriptor_bits, b_operand_offset,
     ROW_BYTES, WG_M,
@@ -127,19 +128,19 @@ pub fn issue<'ctx>(
             }
         }
     }
-    sync_asm(lw, "wgmma.commit_group.sync.aligned;")?;
+    async_asm(lw, "wgmma.commit_group.sync.aligned;")?;
     Ok(acc)
 }
 
 /// `wgmma.fence.sync.aligned`: orders earlier register and shared-memory
 /// accesses before the next `wgmma`.
 pub fn fence(lw: &Lowering<'_, '_>) -> Result<()> {
-    sync_asm(lw, "wgmma.fence.sync.aligned;")
+    async_asm(lw, "wgmma.fence.sync.aligned;")
 }
 
 /// `wgmma.wait_group.sync.aligned pending` without touching the accumulator.
 pub fn wait_pending(lw: &Lowering<'_, '_>, pending: usize) -> Result<()> {
-    sync_asm(lw, &format!("wgmma.wait_group.sync.aligned {pending};"))
+    async_asm(lw, &format!("wgmma.wait_group.sync.aligned {pending};"))
 }
 
 /// `wgmma.wait_group.sync.aligned 0`, passing `acc` through so that no reader
@@ -225,18 +226,3 @@ fn unpack<'ctx>(
         .collect()
 }
 
-/// An operand-less synchronizing instruction with a memory clobber.
-pub fn sync_asm(lw: &Lowering<'_, '_>, asm: &str) -> Result<()> {
-    let fn_ty = lw.ctx.void_type().fn_type(&[], false);
-    let asm_ptr = lw.ctx.create_inline_asm(
-        fn_ty,
-        asm.to_string(),
-        "~{memory}".into(),
-        true,
-        false,
-        None,
-        false,
-    );
-    lw.builder.build_indirect_call(fn_ty, asm_ptr, &[], "")?;
-    Ok(())
-}

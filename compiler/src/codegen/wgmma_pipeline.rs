@@ -26,7 +26,9 @@
 use super::control_flow::{carried_phis, close_carried, current_block, yielded};
 use super::lower::{Lowering, Result};
 use super::mma::{self, elem_ptr};
-use super::pipeline::{async_asm, issue_copies, slot_offset, wrap_add, PipelinePlan};
+use super::pipeline::{
+    async_asm, issue_copies, lower_body, slot_offset, wrap_add, PipelinePlan,
+};
 use super::wgmma::{self, WgmmaConfig};
 use crate::analysis::layout::Layout;
 use crate::analysis::mma::accumulator_layout;
@@ -101,20 +103,12 @@ pub fn pipelined<'ctx>(
         exit,
         (zero, zero, &init_vals, pre),
     )?;
-    for (idx, body_op) in body_region.ops.iter().enumerate() {
-        if plan.loads.contains(&idx) {
-            continue;
-        }
-        if idx != plan.dot {
-            lw.op(body_op)?;
-            continue;
-        }
+    lower_body(lw, body_region, plan, &acc_layout, |lw| {
         let slot_base = slot_offset(lw, p.slot, stage_bytes)?;
         copy_operands(lw, w, plan, body_region, slot_base)?;
         async_asm(lw, "cp.async.commit_group;")?;
-        let acc_regs = lw.value(body_region.args[plan.acc], &acc_layout)?;
-        lw.define_tile(body_op.results[0], acc_layout.clone(), acc_regs);
-    }
+        lw.value(body_region.args[plan.acc], &acc_layout)
+    })?;
     let p_next = yielded(lw, &body_region.yields, &layouts, op)?;
     let p_next_index = lw
         .builder
@@ -142,14 +136,7 @@ pub fn pipelined<'ctx>(
         (p_next_index, p_next_slot, &p_next, p_latch),
     )?;
     let next_slot = wrap_add(lw, m.slot, 1, stages)?;
-    for (idx, body_op) in body_region.ops.iter().enumerate() {
-        if plan.loads.contains(&idx) {
-            continue;
-        }
-        if idx != plan.dot {
-            lw.op(body_op)?;
-            continue;
-        }
+    lower_body(lw, body_region, plan, &acc_layout, |lw| {
         operands_ready(lw, stages - 2)?;
         let acc_regs = lw.value(body_region.args[plan.acc], &acc_layout)?;
         let base = slot_offset(lw, next_slot, stage_bytes)?;
@@ -160,8 +147,8 @@ pub fn pipelined<'ctx>(
         let slot_base = slot_offset(lw, m.slot, stage_bytes)?;
         copy_operands(lw, w, plan, body_region, slot_base)?;
         async_asm(lw, "cp.async.commit_group;")?;
-        lw.define_tile(body_op.results[0], acc_layout.clone(), regs);
-    }
+        Ok(regs)
+    })?;
     let next = yielded(lw, &body_region.yields, &layouts, op)?;
     let next_index = lw
         .builder
@@ -283,7 +270,7 @@ fn open_loop<'ctx>(
 /// landed copies visible to the async proxy, and waits for every thread.
 fn operands_ready(lw: &Lowering<'_, '_>, pending: usize) -> Result<()> {
     async_asm(lw, &format!("cp.async.wait_group {pending};"))?;
-    wgmma::sync_asm(lw, "fence.proxy.async.shared::cta;")?;
+    async_asm(lw, "fence.proxy.async.shared::cta;")?;
     lw.barrier()
 }
 
