@@ -225,4 +225,3 @@ fn unpack<'ctx>(
         .map(|i| Ok(lw.builder.build_extract_value(value, i as u32, "")?))
         .collect()
 }
-

@@ -26,9 +26,7 @@
 use super::control_flow::{carried_phis, close_carried, current_block, yielded};
 use super::lower::{Lowering, Result};
 use super::mma::{self, elem_ptr};
-use super::pipeline::{
-    async_asm, issue_copies, lower_body, slot_offset, wrap_add, PipelinePlan,
-};
+use super::pipeline::{async_asm, issue_copies, lower_body, slot_offset, wrap_add, PipelinePlan};
 use super::wgmma::{self, WgmmaConfig};
 use crate::analysis::layout::Layout;
 use crate::analysis::mma::accumulator_layout;
