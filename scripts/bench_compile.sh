@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Compile time of tritonc (Triton-C -> PTX), whole process, for a few configs:
+# Compile time of tritonc (Triton-C -> PTX), whole process, for a few configs
+# (dots on mma.sync for sm_90, on wgmma for sm_90a):
 # the median of RUNS runs (default 5) of wall time and CPU time, and the median
 # of each phase that `tritonc --timings` reports. Prints a Markdown report.
 # Usage: scripts/bench_compile.sh            (uses target/release/tritonc)
@@ -16,11 +17,17 @@ import os, re, resource, statistics, subprocess, tempfile, time
 
 tritonc = os.environ["TRITONC"]
 runs = int(os.environ["RUNS"])
-configs = [
-    ("dot f16 128x128x64, 4 warps", ["tests/kernels/dot.tc", "-DTYPE=half", "-DTM=128", "-DTN=128", "-DTK=64", "--num-warps", "4"]),
-    ("dot f16 128x256x64, 8 warps", ["tests/kernels/dot.tc", "-DTYPE=half", "-DTM=128", "-DTN=256", "-DTK=64", "--num-warps", "8"]),
-    ("add f32 1024, 4 warps", ["tests/kernels/add.tc", "-DTYPE=float", "-DSIZE=1024", "--num-warps", "4"]),
-    ("softmax f32 1024, 4 warps", ["tests/kernels/softmax.tc", "-DTYPE=float", "-DTN=1024", "--num-warps", "4"]),
+dot = ["tests/kernels/dot.tc", "-DTYPE=half"]
+configs = [  # (name, arguments, --arch)
+    ("dot f16 64x64x64, 4 warps", [*dot, "-DTM=64", "-DTN=64", "-DTK=64", "--num-warps", "4"], "sm_90"),
+    ("dot f16 128x128x64, 4 warps", [*dot, "-DTM=128", "-DTN=128", "-DTK=64", "--num-warps", "4"], "sm_90"),
+    ("dot f16 128x128x64, 8 warps", [*dot, "-DTM=128", "-DTN=128", "-DTK=64", "--num-warps", "8"], "sm_90"),
+    ("dot f16 128x256x64, 8 warps", [*dot, "-DTM=128", "-DTN=256", "-DTK=64", "--num-warps", "8"], "sm_90"),
+    ("dot f16 64x64x64, 4 warps", [*dot, "-DTM=64", "-DTN=64", "-DTK=64", "--num-warps", "4"], "sm_90a"),
+    ("dot f16 128x128x64, 8 warps", [*dot, "-DTM=128", "-DTN=128", "-DTK=64", "--num-warps", "8"], "sm_90a"),
+    ("dot f16 128x256x64, 8 warps", [*dot, "-DTM=128", "-DTN=256", "-DTK=64", "--num-warps", "8"], "sm_90a"),
+    ("add f32 1024, 4 warps", ["tests/kernels/add.tc", "-DTYPE=float", "-DSIZE=1024", "--num-warps", "4"], "sm_90"),
+    ("softmax f32 1024, 4 warps", ["tests/kernels/softmax.tc", "-DTYPE=float", "-DTN=1024", "--num-warps", "4"], "sm_90"),
 ]
 line = re.compile(r"^\s*([0-9.]+) ms  (.*)$")
 
@@ -28,8 +35,8 @@ def cpu_children():
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime
 
-def one_run(args, out):
-    cmd = [tritonc, *args, "--arch", "sm_90", "--timings", "-o", out]
+def one_run(args, arch, out):
+    cmd = [tritonc, *args, "--arch", arch, "--timings", "-o", out]
     cpu0, t0 = cpu_children(), time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True)
     wall, cpu = time.perf_counter() - t0, cpu_children() - cpu0
@@ -42,13 +49,14 @@ def one_run(args, out):
             phases[m.group(2)] = float(m.group(1))
     return wall * 1e3, cpu * 1e3, phases
 
-print(f"tritonc compile time: `{tritonc}`, median of {runs} runs, --arch sm_90, ms\n")
+print(f"tritonc compile time: `{tritonc}`, median of {runs} runs, ms\n")
 summary, details = [], []
 with tempfile.TemporaryDirectory() as tmp:
-    for name, args in configs:
+    for name, args, arch in configs:
+        name = f"{name}, {arch}"
         out = os.path.join(tmp, "k.ptx")
-        one_run(args, out)  # warm the page cache; not counted
-        samples = [one_run(args, out) for _ in range(runs)]
+        one_run(args, arch, out)  # warm the page cache; not counted
+        samples = [one_run(args, arch, out) for _ in range(runs)]
         wall = statistics.median(s[0] for s in samples)
         cpu = statistics.median(s[1] for s in samples)
         summary.append((name, wall, cpu, min(s[0] for s in samples), max(s[0] for s in samples)))

@@ -109,6 +109,7 @@ pub fn issue<'ctx>(
     let regs: Vec<Vec<usize>> = (0..cfg.blocks())
         .map(|b| (0..cfg.n / 2).map(|d| acc_register(cfg, b, d)).collect())
         .collect();
+    let mut steps = Vec::with_capacity(cfg.steps_k() * regs.len());
     for s in 0..cfg.steps_k() {
         let b_desc = lw.builder.build_int_add(
             b_base,
@@ -121,13 +122,14 @@ pub fn issue<'ctx>(
                 i64t.const_int((a_operand_offset(cfg, 0, blk, s) / 16) as u64, false),
                 "",
             )?;
-            let c: Vec<BasicValueEnum> = regs.iter().map(|&r| acc[r]).collect();
-            let d = mma_async(lw, cfg.n, input, a_desc, b_desc, &c)?;
-            for (&r, v) in regs.iter().zip(d) {
-                acc[r] = v;
-            }
+            steps.push(MmaStep {
+                a_desc,
+                b_desc,
+                regs,
+            });
         }
     }
+    mma_async_chain(lw, cfg.n, input, &steps, &mut acc)?;
     async_asm(lw, "wgmma.commit_group.sync.aligned;")?;
     Ok(acc)
 }
@@ -173,42 +175,79 @@ pub fn wait_all<'ctx>(
     unpack(lw, call, n)
 }
 
-/// One `wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{input}.{input}`, `a`
-/// K-major and `b` transposed (N-major), accumulating into `c`.
-fn mma_async<'ctx>(
+/// One `wgmma.mma_async` of a chain: its descriptors and the accumulator
+/// registers it updates.
+struct MmaStep<'a, 'ctx> {
+    a_desc: IntValue<'ctx>,
+    b_desc: IntValue<'ctx>,
+    regs: &'a [usize],
+}
+
+/// `wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{input}.{input}` for every
+/// step, in order, `a` K-major and `b` transposed (N-major), accumulating into
+/// `acc`. One inline asm holds them all: the accumulator passes through LLVM
+/// once per chain instead of once per instruction (less IR for the optimizer
+/// and instruction selection; the PTX is the same instruction sequence).
+fn mma_async_chain<'ctx>(
     lw: &Lowering<'_, 'ctx>,
     n: usize,
     input: &str,
-    a_desc: IntValue<'ctx>,
-    b_desc: IntValue<'ctx>,
-    c: &[BasicValueEnum<'ctx>],
-) -> Result<Vec<BasicValueEnum<'ctx>>> {
-    let count = c.len();
-    let outs: Vec<String> = (0..count).map(|i| format!("${i}")).collect();
-    let asm = format!(
-        "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{input}.{input} {{{}}}, ${}, ${}, 1, 1, 1, 0, 1;",
-        outs.join(", "),
-        count,
-        count + 1,
-    );
+    steps: &[MmaStep<'_, 'ctx>],
+    acc: &mut [BasicValueEnum<'ctx>],
+) -> Result<()> {
+    // The registers the chain touches, in first-use order: operand i is used[i].
+    let mut used: Vec<usize> = Vec::new();
+    for step in steps {
+        for &r in step.regs {
+            if !used.contains(&r) {
+                used.push(r);
+            }
+        }
+    }
+    let count = used.len();
+    let operand_of = |r: usize| used.iter().position(|&u| u == r).unwrap_or(0);
+    // Descriptor operands follow the outputs, each distinct value once.
+    let mut descs: Vec<IntValue<'ctx>> = Vec::new();
+    let mut desc_operand = |v: IntValue<'ctx>| match descs.iter().position(|d| *d == v) {
+        Some(i) => count + i,
+        None => {
+            descs.push(v);
+            count + descs.len() - 1
+        }
+    };
+    let lines: Vec<String> = steps
+        .iter()
+        .map(|step| {
+            let outs: Vec<String> = step.regs.iter().map(|&r| format!("${}", operand_of(r))).collect();
+            let (a, b) = (desc_operand(step.a_desc), desc_operand(step.b_desc));
+            format!(
+                "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{input}.{input} {{{}}}, ${a}, ${b}, 1, 1, 1, 0, 1;",
+                outs.join(", ")
+            )
+        })
+        .collect();
+    let asm = lines.join("\n\t");
     let mut constraints: Vec<String> = (0..count).map(|_| "=f".to_string()).collect();
-    constraints.extend(["l".to_string(), "l".to_string()]);
+    constraints.extend(descs.iter().map(|_| "l".to_string()));
     constraints.extend((0..count).map(|i| i.to_string()));
     let (i64t, f32t) = (lw.ctx.i64_type(), lw.ctx.f32_type());
     let ret = lw.ctx.struct_type(&vec![f32t.into(); count], false);
-    let mut params: Vec<BasicMetadataTypeEnum> = vec![i64t.into(), i64t.into()];
+    let mut params: Vec<BasicMetadataTypeEnum> = vec![i64t.into(); descs.len()];
     params.extend(vec![BasicMetadataTypeEnum::from(f32t); count]);
     let fn_ty = ret.fn_type(&params, false);
     // Side effects: it reads shared memory, so it stays between the barriers.
     let asm_ptr =
         lw.ctx
             .create_inline_asm(fn_ty, asm, constraints.join(","), true, false, None, false);
-    let mut args: Vec<BasicMetadataValueEnum> = vec![a_desc.into(), b_desc.into()];
-    args.extend(c.iter().map(|v| BasicMetadataValueEnum::from(*v)));
+    let mut args: Vec<BasicMetadataValueEnum> = descs.iter().map(|d| (*d).into()).collect();
+    args.extend(used.iter().map(|&r| BasicMetadataValueEnum::from(acc[r])));
     let call = lw
         .builder
         .build_indirect_call(fn_ty, asm_ptr, &args, "wgmma")?;
-    unpack(lw, call, count)
+    for (&r, v) in used.iter().zip(unpack(lw, call, count)?) {
+        acc[r] = v;
+    }
+    Ok(())
 }
 
 fn unpack<'ctx>(
