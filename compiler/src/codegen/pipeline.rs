@@ -181,19 +181,15 @@ fn pipelined<'ctx>(
     body_region: &crate::ir::Region,
 ) -> Result<()> {
     let cfg = plan.cfg;
-    let a_val = body_region.ops[plan.loads[0]].results[0];
-    let Some(input) = mma::input_name(lw.func.dtype(a_val)) else {
-        return lw.unsupported("a pipelined dot of this element type", op.span);
-    };
     let (b_offset, stage_bytes) = mma::stage_bytes(&cfg);
     let stages = plan.stages;
-    let acc_layout = Layout::Blocked(accumulator_layout(&cfg));
-    let mut layouts: Vec<Layout> = op.results.iter().map(|r| lw.assigned_layout(*r)).collect();
-    layouts[plan.acc] = acc_layout.clone();
-    let init_vals = yielded(lw, inits, &layouts, op)?;
-    let saved_floor = lw.smem.floor;
-    lw.smem.reserve(stages * stage_bytes);
-    lw.smem.floor = saved_floor + stages * stage_bytes;
+    let LoopSetup {
+        input,
+        acc_layout,
+        layouts,
+        init_vals,
+        saved_floor,
+    } = loop_setup(lw, op, plan, inits, body_region, stage_bytes)?;
     let pre = current_block(lw)?;
     let (header, body, exit) = (
         lw.new_block("pipe_while"),
@@ -466,6 +462,49 @@ fn cp_async<'ctx>(
             .create_inline_asm(fn_ty, asm, constraints.into(), true, false, None, false);
     lw.builder.build_indirect_call(fn_ty, asm_ptr, &args, "")?;
     Ok(())
+}
+
+/// What both pipelined lowerings (mma.sync and wgmma) set up before the loop.
+pub(crate) struct LoopSetup<'ctx> {
+    /// `f16` or `bf16`.
+    pub input: &'static str,
+    pub acc_layout: Layout,
+    /// Layouts of the loop's results, the accumulator's replaced by `acc_layout`.
+    pub layouts: Vec<Layout>,
+    pub init_vals: Vec<Vec<BasicValueEnum<'ctx>>>,
+    /// The shared-memory floor to restore once the drain is done.
+    pub saved_floor: usize,
+}
+
+/// The operands' element type, the layouts, the initial carried values, and
+/// `stages` operand buffers of `stage_bytes` reserved at the bottom of the
+/// shared memory (other scratch users start above them until the drain).
+pub(crate) fn loop_setup<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    op: &Op,
+    plan: &PipelinePlan,
+    inits: &[ValueId],
+    body_region: &Region,
+    stage_bytes: usize,
+) -> Result<LoopSetup<'ctx>> {
+    let a_val = body_region.ops[plan.loads[0]].results[0];
+    let Some(input) = mma::input_name(lw.func.dtype(a_val)) else {
+        return lw.unsupported("a pipelined dot of this element type", op.span);
+    };
+    let acc_layout = Layout::Blocked(accumulator_layout(&plan.cfg));
+    let mut layouts: Vec<Layout> = op.results.iter().map(|r| lw.assigned_layout(*r)).collect();
+    layouts[plan.acc] = acc_layout.clone();
+    let init_vals = yielded(lw, inits, &layouts, op)?;
+    let saved_floor = lw.smem.floor;
+    lw.smem.reserve(plan.stages * stage_bytes);
+    lw.smem.floor = saved_floor + plan.stages * stage_bytes;
+    Ok(LoopSetup {
+        input,
+        acc_layout,
+        layouts,
+        init_vals,
+        saved_floor,
+    })
 }
 
 /// Lowers the body of a pipelined loop: the operand loads are skipped (the

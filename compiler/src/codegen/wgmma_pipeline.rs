@@ -25,11 +25,12 @@
 //! zeros and add nothing.
 use super::control_flow::{carried_phis, close_carried, current_block, yielded};
 use super::lower::{Lowering, Result};
-use super::mma::{self, elem_ptr};
-use super::pipeline::{async_asm, issue_copies, lower_body, slot_offset, wrap_add, PipelinePlan};
+use super::mma::elem_ptr;
+use super::pipeline::{
+    async_asm, issue_copies, loop_setup, lower_body, slot_offset, wrap_add, LoopSetup, PipelinePlan,
+};
 use super::wgmma::{self, WgmmaConfig};
 use crate::analysis::layout::Layout;
-use crate::analysis::mma::accumulator_layout;
 use crate::ir::{Op, OpKind, Region, ValueId};
 use inkwell::basic_block::BasicBlock;
 use inkwell::values::{BasicValueEnum, IntValue, PhiValue, PointerValue};
@@ -64,23 +65,19 @@ pub fn pipelined<'ctx>(
     inits: &[ValueId],
     body_region: &Region,
 ) -> Result<()> {
-    let a_val = body_region.ops[plan.loads[0]].results[0];
-    let Some(input) = mma::input_name(lw.func.dtype(a_val)) else {
-        return lw.unsupported("a pipelined dot of this element type", op.span);
-    };
     let Some(global) = lw.module.get_global("global_smem") else {
         return lw.unsupported("a kernel without its shared memory", op.span);
     };
     global.set_alignment(SWIZZLE_ALIGN);
     let stage_bytes = w.stage_bytes();
     let stages = plan.stages;
-    let acc_layout = Layout::Blocked(accumulator_layout(&plan.cfg));
-    let mut layouts: Vec<Layout> = op.results.iter().map(|r| lw.assigned_layout(*r)).collect();
-    layouts[plan.acc] = acc_layout.clone();
-    let init_vals = yielded(lw, inits, &layouts, op)?;
-    let saved_floor = lw.smem.floor;
-    lw.smem.reserve(stages * stage_bytes);
-    lw.smem.floor = saved_floor + stages * stage_bytes;
+    let LoopSetup {
+        input,
+        acc_layout,
+        layouts,
+        init_vals,
+        saved_floor,
+    } = loop_setup(lw, op, plan, inits, body_region, stage_bytes)?;
     // Earlier scratch users (a layout conversion, say) may still read there;
     // the copies of the first tiles must not overtake the zeros.
     lw.barrier()?;
