@@ -120,10 +120,7 @@ pub fn generate(
     mut progress: impl FnMut(Progress),
 ) -> Result<Generated, GenerateError> {
     let (spec, source) = read_spec(&opts.input)?;
-    let tuned = match &opts.tuned {
-        None => String::new(),
-        Some(path) => read_tuned(path)?,
-    };
+    let tuned = read_tuned(opts.tuned.as_deref())?;
     let bridge = find_bridge_lib(opts.bridge_lib.as_deref())?;
     // Fail before compiling when there is no torch to build against.
     let torch_env: Option<TorchEnv> = if opts.no_build {
@@ -174,8 +171,12 @@ pub fn generate(
     })
 }
 
-/// Reads a pre-tuned table: autotune cache JSON with an `entries` object.
-pub fn read_tuned(path: &Path) -> Result<String, GenerateError> {
+/// Reads a pre-tuned table (`--tuned`): autotune cache JSON with an `entries`
+/// object; no table (`None`) is the empty text.
+pub fn read_tuned(path: Option<&Path>) -> Result<String, GenerateError> {
+    let Some(path) = path else {
+        return Ok(String::new());
+    };
     let text = std::fs::read_to_string(path).map_err(|e| {
         GenerateError(format!(
             "cannot read the tuned table {}: {e}",

@@ -23,7 +23,7 @@ struct Cli {
     #[arg(short = 'o', long = "out")]
     out: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "sm_90")]
-    arch: ArchArg,
+    arch: Arch,
     /// Only write the build folder (sources, prebuilt runtime, build.sh); no torch needed.
     #[arg(long)]
     no_build: bool,
@@ -54,27 +54,6 @@ enum Framework {
     Ort,
     /// TensorFlow custom-op library (tf.load_op_library) and Python helper.
     Tf,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum ArchArg {
-    #[value(name = "sm_80")]
-    Sm80,
-    #[value(name = "sm_90")]
-    Sm90,
-    /// H100 only: tensor-core loops on warpgroup MMA (wgmma).
-    #[value(name = "sm_90a")]
-    Sm90a,
-}
-
-impl From<ArchArg> for Arch {
-    fn from(arch: ArchArg) -> Arch {
-        match arch {
-            ArchArg::Sm80 => Arch::Sm80,
-            ArchArg::Sm90 => Arch::Sm90,
-            ArchArg::Sm90a => Arch::Sm90a,
-        }
-    }
 }
 
 fn progress_bar() -> ProgressBar {
@@ -151,7 +130,7 @@ fn main_ort(cli: &Cli) -> ExitCode {
     let opts = ort::OrtOptions {
         input: cli.kernel.clone(),
         out_dir: cli.out.clone(),
-        arch: cli.arch.into(),
+        arch: cli.arch,
         include_dirs: cli.include_dirs.clone(),
         no_build: cli.no_build,
         target_dir: cli.target_dir.clone(),
@@ -180,7 +159,7 @@ fn main_tf(cli: &Cli) -> ExitCode {
     let opts = tf::TfOptions {
         input: cli.kernel.clone(),
         out_dir: cli.out.clone(),
-        arch: cli.arch.into(),
+        arch: cli.arch,
         no_build: cli.no_build,
         python: cli.python.clone(),
         bridge_lib: cli.bridge_lib.clone(),
@@ -219,7 +198,7 @@ fn main_torch(cli: &Cli) -> ExitCode {
     let opts = GenerateOptions {
         input: cli.kernel.clone(),
         out_dir: cli.out.clone(),
-        arch: cli.arch.into(),
+        arch: cli.arch,
         no_build: cli.no_build,
         torch_dir: cli.torch_dir.clone(),
         python: cli.python.clone(),

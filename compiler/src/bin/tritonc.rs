@@ -27,8 +27,8 @@ struct Cli {
     /// Folder searched by `#include "..."`.
     #[arg(short = 'I', value_name = "DIR")]
     include_dirs: Vec<PathBuf>,
-    #[arg(long, value_enum, default_value_t = ArchArg::Sm90)]
-    arch: ArchArg,
+    #[arg(long, value_enum, default_value_t = Arch::Sm90)]
+    arch: Arch,
     /// Warps per program (threads = 32 x this).
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=32))]
     num_warps: u32,
@@ -48,17 +48,6 @@ struct Cli {
     /// Print the wall time of each compile phase to standard error.
     #[arg(long)]
     timings: bool,
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum ArchArg {
-    #[value(name = "sm_80")]
-    Sm80,
-    #[value(name = "sm_90")]
-    Sm90,
-    /// Hopper with its arch-specific instructions (`wgmma`).
-    #[value(name = "sm_90a")]
-    Sm90a,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
@@ -95,11 +84,7 @@ fn run(cli: &Cli, times: &mut PhaseTimes) -> Result<(), String> {
     let options = CompileOptions {
         include_dirs: cli.include_dirs.clone(),
         codegen: CodegenOptions {
-            arch: match cli.arch {
-                ArchArg::Sm80 => Arch::Sm80,
-                ArchArg::Sm90 => Arch::Sm90,
-                ArchArg::Sm90a => Arch::Sm90a,
-            },
+            arch: cli.arch,
             num_warps: cli.num_warps,
         },
     };

@@ -73,12 +73,19 @@ pub mod wgmma;
 pub mod wgmma_layout;
 pub mod wgmma_pipeline;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+/// The GPU target; its `clap` names (`sm_80`, `sm_90`, `sm_90a`) are the
+/// `--arch` values of `tritonc` and `triton-opgen`.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum,
+)]
 pub enum Arch {
+    #[value(name = "sm_80")]
     Sm80,
+    #[value(name = "sm_90")]
     Sm90,
-    /// sm_90 plus the arch-specific Hopper instructions: pipelined tensor-core
-    /// dots run on warpgroup MMA ([`wgmma`]).
+    /// Hopper with its arch-specific instructions (H100/H200 only): pipelined
+    /// tensor-core dots run on warpgroup MMA (wgmma).
+    #[value(name = "sm_90a")]
     Sm90a,
 }
 

@@ -85,10 +85,7 @@ pub fn generate(
     mut progress: impl FnMut(Progress),
 ) -> Result<TfGenerated, GenerateError> {
     let (spec, source) = read_spec(&opts.input)?;
-    let tuned = match &opts.tuned {
-        None => String::new(),
-        Some(path) => crate::generate::read_tuned(path)?,
-    };
+    let tuned = crate::generate::read_tuned(opts.tuned.as_deref())?;
     let bridge = find_bridge_lib(opts.bridge_lib.as_deref())?;
     // Fail before compiling when there is no TensorFlow to build against.
     let env = if opts.no_build {
