@@ -9,10 +9,8 @@ cargo build --release -q -p tritonc
 T=./target/release/tritonc
 O=out/gpu
 rm -rf "$O"; mkdir -p "$O"
-build() { # name warps file defines...
-  local name=$1 warps=$2 file=$3; shift 3
-  $T "tests/kernels/$file" "$@" --num-warps "$warps" --arch sm_90 --all-configs -o "$O/$name" 2>&1 | tail -1
-}
+ARCH=sm_90
+source scripts/gpu/build_lib.sh
 build add_f32 4 add.tc -DTYPE=float '-DSIZE=[512,1024,2048,4096]'
 build add_f32_w8 8 add.tc -DTYPE=float '-DSIZE=[2048,4096]'
 build add_f16 4 add.tc -DTYPE=half '-DSIZE=[1024,2048]'

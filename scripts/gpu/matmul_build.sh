@@ -14,10 +14,7 @@ if [ -z "${TRITONC:-}" ]; then cargo build --release -q -p tritonc; fi
 rm -rf "$O"; mkdir -p "$O"
 cp scripts/gpu/matmul_bench.py scripts/gpu/cuda_driver.py "$O/"
 start=$(date +%s.%N)
-build() { # name warps file defines...
-  local name=$1 warps=$2 file=$3; shift 3
-  $T "tests/kernels/$file" "$@" --num-warps "$warps" --arch "$ARCH" --all-configs -o "$O/$name" 2>&1 | tail -1
-}
+source scripts/gpu/build_lib.sh
 # dot_trans.tc's four -D sets, from its `// tritonc:` lines (v1: A B, v2: ^A B,
 # v3: A ^B, v4: ^A ^B), without their TYPE and tiles.
 trans_sets() {

@@ -7,10 +7,7 @@ T=${TRITONC:-./target/debug/tritonc}
 O=${1:-out/mma}
 rm -rf "$O"; mkdir -p "$O"
 cp scripts/gpu/mma_check.py scripts/gpu/cuda_driver.py "$O/"
-build() { # name warps file defines... (ARCH=sm_90a for the wgmma variants; KDIR: the kernel's folder)
-  local name=$1 warps=$2 file=$3; shift 3
-  $T "${KDIR:-tests/kernels}/$file" "$@" --num-warps "$warps" --arch "${ARCH:-sm_90}" --all-configs -o "$O/$name" 2>&1 | tail -1
-}
+source scripts/gpu/build_lib.sh
 build dot_f16_w4 4 dot.tc -DTYPE=half '-DTM=[32,64,128]' '-DTN=[32,64,128]' '-DTK=[16,32,64]'
 build dot_f16_w8 8 dot.tc -DTYPE=half '-DTM=[32,64,128]' '-DTN=[32,64,128]' '-DTK=[16,32,64]'
 build dot_bf16_w4 4 dot.tc -DTYPE=bf16 '-DTM=[32,128]' '-DTN=[64,128]' '-DTK=[16,32]'

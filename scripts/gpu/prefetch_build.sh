@@ -8,10 +8,7 @@ T=${TRITONC:-./target/release/tritonc}
 O=${1:-out/prefetch}
 rm -rf "$O"; mkdir -p "$O"
 cp scripts/gpu/prefetch_check.py scripts/gpu/mma_check.py scripts/gpu/cuda_driver.py "$O/"
-build() { # name warps file defines... (ARCH: sm_90 unless set)
-  local name=$1 warps=$2 file=$3; shift 3
-  $T "tests/kernels/$file" "$@" --num-warps "$warps" --arch "${ARCH:-sm_90}" --all-configs -o "$O/$name" 2>&1 | tail -1
-}
+source scripts/gpu/build_lib.sh
 build prefetch_f16_w8 8 dot_prefetch.tc -DTYPE=half '-DTM=[64,128]' -DTN=128 '-DTK=[32,64]'
 build prefetch_f16_w4 4 dot_prefetch.tc -DTYPE=half '-DTM=[64,128]' '-DTN=[64,128]' '-DTK=[16,32]'
 build prefetch_bf16_w4 4 dot_prefetch.tc -DTYPE=bf16 -DTM=64 -DTN=64 -DTK=32
