@@ -151,10 +151,35 @@ def big_check(k, e, size):
     return err, TOL[dt]
 
 
+def square_operands(sizes=(4096, 8192)):
+    """For each size and tensor-core type: random square operands `a`, `b`, an output `c`
+    and torch.matmul's median time on them (printed); yields (size, type name, a, b, c, ms)."""
+    import triton.testing
+    for size in sizes:
+        flops = 2 * size ** 3
+        for dtn, dt in (("half", torch.float16), ("bf16", torch.bfloat16)):
+            a = torch.randn(size, size, device="cuda", dtype=dt)
+            b = torch.randn(size, size, device="cuda", dtype=dt)
+            c = torch.empty(size, size, device="cuda", dtype=dt)
+            ms_t = triton.testing.do_bench(lambda: torch.matmul(a, b, out=c), warmup=10, rep=100,
+                                           return_mode="median")
+            print(f"torch.matmul {size}^3 {dtn}: {ms_t:.3f} ms {flops / ms_t / 1e9:.1f} TFLOP/s", flush=True)
+            yield size, dtn, a, b, c, ms_t
+
+
+def time_square(k, e, a, b, c, size):
+    """Median milliseconds of kernel `k` computing c = a @ b, all size x size."""
+    import triton.testing
+    grid = grid_of(e["macros"], size, size)
+
+    def launch():
+        k(grid, A=a, B=b, C=c, M=size, N=size, K=size, lda=size, ldb=size, ldc=size)
+    return triton.testing.do_bench(launch, warmup=10, rep=60, return_mode="median")
+
+
 def wgmma_section(root):
     """sm_90a variants: correctness at 4096^3 (and 8192^3 for the fastest), timing vs torch.matmul."""
     global fails
-    import triton.testing
     kernels = []
     for d in sorted(glob.glob(os.path.join(root, "wg_*", "manifest.json"))):
         name = os.path.basename(os.path.dirname(d))
@@ -168,40 +193,28 @@ def wgmma_section(root):
                 fails += 1
                 print(f"FAIL {name} {e['macros']} load: {exc}", flush=True)
     best = {}
-    for size in (4096, 8192):
+    for size, dtn, a, b, c, ms_t in square_operands():
         flops = 2 * size ** 3
-        for dtn, dt in (("half", torch.float16), ("bf16", torch.bfloat16)):
-            a = torch.randn(size, size, device="cuda", dtype=dt)
-            b = torch.randn(size, size, device="cuda", dtype=dt)
-            c = torch.empty(size, size, device="cuda", dtype=dt)
-            ms_t = triton.testing.do_bench(lambda: torch.matmul(a, b, out=c), warmup=10, rep=100,
-                                           return_mode="median")
-            print(f"torch.matmul {size}^3 {dtn}: {ms_t:.3f} ms {flops / ms_t / 1e9:.1f} TFLOP/s", flush=True)
-            for name, e, k in kernels:
-                mac = e["macros"]
-                if mac["TYPE"] != dtn:
-                    continue
-                tm, tn, tk = int(mac["TM"]), int(mac["TN"]), int(mac["TK"])
-                group = f" GROUP_M={mac['GROUP_M']}" if "GROUP_M" in mac else ""
-                tag = (f"{name} TM={tm} TN={tn} TK={tk}{group} w={e['num_warps']} regs={k.registers} "
-                       f"smem={k.shared}")
-                if size == 4096:
-                    err, tol = big_check(k, e, size)
-                    ok = err < tol
-                    fails += 0 if ok else 1
-                    print(f"{'PASS' if ok else 'FAIL'} {tag} {size}^3 err={err:.2e}", flush=True)
+        for name, e, k in kernels:
+            mac = e["macros"]
+            if mac["TYPE"] != dtn:
+                continue
+            tm, tn, tk = int(mac["TM"]), int(mac["TN"]), int(mac["TK"])
+            group = f" GROUP_M={mac['GROUP_M']}" if "GROUP_M" in mac else ""
+            tag = (f"{name} TM={tm} TN={tn} TK={tk}{group} w={e['num_warps']} regs={k.registers} "
+                   f"smem={k.shared}")
+            if size == 4096:
+                err, tol = big_check(k, e, size)
+                ok = err < tol
+                fails += 0 if ok else 1
+                print(f"{'PASS' if ok else 'FAIL'} {tag} {size}^3 err={err:.2e}", flush=True)
 
-                grid = grid_of(mac, size, size)
-
-                def launch():
-                    k(grid, A=a, B=b, C=c, M=size, N=size, K=size, lda=size, ldb=size, ldc=size)
-                ms = triton.testing.do_bench(launch, warmup=10, rep=60, return_mode="median")
-                print(f"bench {size}^3 {dtn} {tag}: {ms:.3f} ms {flops / ms / 1e9:.1f} TFLOP/s = "
-                      f"{ms_t / ms:.3f}x torch", flush=True)
-                key = (size, dtn)
-                if key not in best or ms < best[key][0]:
-                    best[key] = (ms, tag, ms_t, k, e)
-            del a, b, c
+            ms = time_square(k, e, a, b, c, size)
+            print(f"bench {size}^3 {dtn} {tag}: {ms:.3f} ms {flops / ms / 1e9:.1f} TFLOP/s = "
+                  f"{ms_t / ms:.3f}x torch", flush=True)
+            key = (size, dtn)
+            if key not in best or ms < best[key][0]:
+                best[key] = (ms, tag, ms_t, k, e)
     for (size, dtn), (ms, tag, ms_t, k, e) in sorted(best.items()):
         if size == 8192:
             err, tol = big_check(k, e, size)

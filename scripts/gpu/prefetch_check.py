@@ -12,12 +12,11 @@ import sys
 import time
 
 import torch
-import triton.testing
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from cuda_driver import Kernel, load_manifest  # noqa: E402
-from mma_check import big_check, grid_of, run_dot  # noqa: E402
+from mma_check import big_check, run_dot, square_operands, time_square  # noqa: E402
 
 
 def kernels(root, pattern):
@@ -51,32 +50,19 @@ def main(root):
     print(f"small shapes done, {fails} failures, {time.time() - t0:.1f}s", flush=True)
     timed = [x for x in kernels(root, "wg_*") if "trans" not in x[0]]
     timed += [x for x in kernels(root, "prefetch_f16_w8") if x[1]["macros"]["TM"] == "128"]
-    for size in (4096, 8192):
+    for size, dtn, a, b, c, ms_t in square_operands():
         flops = 2 * size ** 3
-        for dtn, dt in (("half", torch.float16), ("bf16", torch.bfloat16)):
-            a = torch.randn(size, size, device="cuda", dtype=dt)
-            b = torch.randn(size, size, device="cuda", dtype=dt)
-            c = torch.empty(size, size, device="cuda", dtype=dt)
-            ms_t = triton.testing.do_bench(lambda: torch.matmul(a, b, out=c), warmup=10, rep=100,
-                                           return_mode="median")
-            print(f"torch.matmul {size}^3 {dtn}: {ms_t:.3f} ms {flops / ms_t / 1e9:.1f} TFLOP/s",
-                  flush=True)
-            for name, e, path, tag in timed:
-                mac = e["macros"]
-                if mac["TYPE"] != dtn:
-                    continue
-                k = Kernel(path, e)
-                err, tol = big_check(k, e, size)
-                ok = err < tol
-                fails += 0 if ok else 1
-                grid = grid_of(mac, size, size)
-
-                def launch():
-                    k(grid, A=a, B=b, C=c, M=size, N=size, K=size, lda=size, ldb=size, ldc=size)
-                ms = triton.testing.do_bench(launch, warmup=10, rep=60, return_mode="median")
-                print(f"{'PASS' if ok else 'FAIL'} err={err:.1e} bench {size}^3 {tag}: {ms:.3f} ms "
-                      f"{flops / ms / 1e9:.1f} TFLOP/s = {ms_t / ms:.3f}x torch", flush=True)
-            del a, b, c
+        for name, e, path, tag in timed:
+            mac = e["macros"]
+            if mac["TYPE"] != dtn:
+                continue
+            k = Kernel(path, e)
+            err, tol = big_check(k, e, size)
+            ok = err < tol
+            fails += 0 if ok else 1
+            ms = time_square(k, e, a, b, c, size)
+            print(f"{'PASS' if ok else 'FAIL'} err={err:.1e} bench {size}^3 {tag}: {ms:.3f} ms "
+                  f"{flops / ms / 1e9:.1f} TFLOP/s = {ms_t / ms:.3f}x torch", flush=True)
     print(f"{fails} failures", torch.cuda.get_device_name(),
           time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), flush=True)
     return 1 if fails else 0
