@@ -134,6 +134,7 @@ fn main_ort(cli: &Cli) -> ExitCode {
         include_dirs: cli.include_dirs.clone(),
         no_build: cli.no_build,
         target_dir: cli.target_dir.clone(),
+        tuned: cli.tuned.clone(),
     };
     run_generator(
         cli,

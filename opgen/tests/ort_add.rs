@@ -51,6 +51,8 @@ fn ort_add_library_loads_and_reports_errors() {
         "ok: float64 inputs at run time",
         "ok: mismatched lengths",
         "ok: rank 2 inputs",
+        "ok: registered for CPUExecutionProvider CUDAExecutionProvider",
+        "ok: 0 pre-tuned entries taken",
     ] {
         assert!(stdout.contains(line), "missing `{line}` in:\n{stdout}");
     }
@@ -68,7 +70,45 @@ fn ort_rejects_a_file_without_spec() {
         include_dirs: Vec::new(),
         no_build: true,
         target_dir: None,
+        tuned: None,
     };
     let err = generate(&opts, |_| {}).expect_err("no spec");
     assert!(err.0.contains("no `#pragma opgen` lines"), "{}", err.0);
+}
+
+/// `--tuned FILE`: the library embeds the table and takes this op's entries
+/// (so a server never benchmarks those shapes), not other ops'.
+#[test]
+fn ort_add_embeds_a_pre_tuned_table() {
+    if !ort_support::require_onnxruntime("ort_add_tuned") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let table = dir.path().join("tuned.json");
+    std::fs::write(
+        &table,
+        r#"{"format_version": 1, "entries": {
+            "triton::add|[1048576],[1048576]|T=float32|NVIDIA H100 80GB HBM3": {"config": "SIZE=1024 num_warps=4", "time_ms": 0.01},
+            "triton::add|[4096],[4096]|T=float16|NVIDIA H100 80GB HBM3": {"config": "SIZE=256 num_warps=4", "time_ms": 0.002},
+            "triton::softmax|[4096x4096]|T=float32|NVIDIA H100 80GB HBM3": {"config": "TN=4096", "time_ms": 0.1}
+        }}"#,
+    )
+    .unwrap();
+    let mut opts = ort_support::build_options(
+        ort_support::repo().join("tests/ops/add.tc"),
+        dir.path().join("add_tuned"),
+    );
+    opts.tuned = Some(table);
+    // Its own target folder: the library has the same name as ort_add's.
+    opts.target_dir = Some(ort_support::repo().join("target/ort-ops-tuned"));
+    let done = generate(&opts, |_| {}).unwrap_or_else(|e| panic!("{e}"));
+    let spec_rs = std::fs::read_to_string(done.out_dir.join("src/op_spec.rs")).unwrap();
+    assert!(spec_rs.contains("pub const TUNED: &str = \"{"), "{spec_rs}");
+    let lib = done.library.expect("built library");
+    let stdout = run_check_script(
+        "",
+        "scripts/ort/check_add.py",
+        [lib.as_os_str(), "2".as_ref()],
+    );
+    assert!(stdout.contains("ok: 2 pre-tuned entries taken"), "{stdout}");
 }

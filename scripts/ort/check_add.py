@@ -3,7 +3,9 @@ without a GPU: it loads and registers, shape/type inference gives the output
 its dtype and symbolic dim, running reports the missing CUDA device, and a
 wrong dtype is refused with a message naming the argument.
 
-usage: python3 check_add.py LIBRARY
+usage: python3 check_add.py LIBRARY [TUNED_ENTRIES]
+TUNED_ENTRIES: how many entries of a pre-tuned table (`triton-opgen --tuned`)
+the library must have taken (default 0).
 Prints one `ok: ...` line per check; exits non-zero on the first failure."""
 
 import ctypes
@@ -99,14 +101,26 @@ def main():
         ),
         "input `x` must have rank 1",
     )
-    check_embedded(lib)
+    tuned = int(sys.argv[2]) if len(sys.argv) > 2 else 0
+    check_embedded(lib, tuned)
     print("ort checks: all passed")
 
 
-def check_embedded(lib):
-    """The PTX of every variant is inside the library, and the library lists
-    its variants (ctypes, same mapping as onnxruntime's)."""
+def check_embedded(lib, tuned):
+    """The PTX of every variant is inside the library, the library lists its
+    variants, is registered for the CPU and the CUDA execution providers, and
+    took `tuned` entries of its pre-tuned table (ctypes, same mapping as
+    onnxruntime's)."""
     cdll = ctypes.CDLL(lib)
+    buf = ctypes.create_string_buffer(256)
+    cdll.opgen_ort_providers(buf, len(buf))
+    if buf.value.decode().split() != ["CPUExecutionProvider", "CUDAExecutionProvider"]:
+        sys.exit(f"FAIL providers: {buf.value!r}")
+    print(f"ok: registered for {buf.value.decode()}")
+    taken = cdll.opgen_ort_tuned_entries()
+    if taken != tuned:
+        sys.exit(f"FAIL pre-tuned table: the op took {taken} entries, want {tuned}")
+    print(f"ok: {taken} pre-tuned entries taken")
     buf = ctypes.create_string_buffer(1 << 14)
     cdll.opgen_ort_variants(buf, len(buf))
     rows = [line.split("\t") for line in buf.value.decode().splitlines()]

@@ -74,7 +74,7 @@ struct Allocator {
 impl Drop for Allocator {
     fn drop(&mut self) {
         let spare = std::mem::take(&mut *self.spare.lock().unwrap_or_else(|e| e.into_inner()));
-        if let Ok(device) = gpu::device() {
+        if let Ok(device) = gpu::device(0) {
             for ptr in spare.into_values().flatten() {
                 // SAFETY: our blocks, no longer handed out.
                 let _ = unsafe { raw::free(&device, ptr) };
@@ -196,7 +196,7 @@ unsafe extern "system" fn supported_devices(
     guarded("device selection", || {
         *num_ep_devices = 0;
         let without_gpu = std::env::var(WITHOUT_GPU_ENV).is_ok_and(|v| v == "1");
-        if max_ep_devices == 0 || (gpu::device().is_err() && !without_gpu) {
+        if max_ep_devices == 0 || (gpu::device(0).is_err() && !without_gpu) {
             return Ok(()); // no CUDA device: the EP offers nothing
         }
         let api = api();
@@ -445,7 +445,7 @@ unsafe extern "system" fn alloc(this: *mut OrtAllocator, size: usize) -> *mut c_
         let ptr = match reused {
             Some(ptr) => ptr,
             None => {
-                let device = gpu::device().ok()?;
+                let device = gpu::device(0).ok()?;
                 let ptr = raw::alloc(&device, size).ok()?;
                 stats::add(stats::DEVICE_ALLOCS, 1);
                 ptr
@@ -545,7 +545,7 @@ unsafe extern "system" fn copy_tensors(
 ) -> OrtStatusPtr {
     guarded("data transfer", || {
         let api = api();
-        let device = gpu::device().map_err(crate::failure)?;
+        let device = gpu::device(0).map_err(crate::failure)?;
         for i in 0..count {
             let (from, to) = (*src.add(i), *dst.add(i));
             let mut bytes = 0usize;

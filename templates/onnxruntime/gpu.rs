@@ -1,8 +1,9 @@
-// Copied verbatim by triton-opgen: runs the op on the GPU for onnxruntime's
-// CPU package, whose tensors live in host memory: copies the inputs to device
-// buffers the kernel instance keeps, launches the embedded PTX through the
-// opgen bridge (autotuning among the variants the call allows), and copies
-// the outputs back. Every copy and launch is counted in stats.rs.
+// Copied verbatim by triton-opgen: runs the op on the GPU. For onnxruntime's
+// CPU provider, whose tensors live in host memory, it copies the inputs to
+// device buffers the kernel instance keeps, launches the embedded PTX through
+// the opgen bridge (autotuning among the variants the call allows), and copies
+// the outputs back; on device tensors (the CUDA EP, the plugin EP) it only
+// launches. Every copy and launch is counted in stats.rs.
 use crate::call::{Call, LaunchArg};
 use crate::op_spec::{self, CFG_NAMES, GROUP_VARIANTS, VARIANT_DATA};
 use crate::stats;
@@ -35,18 +36,25 @@ pub struct KernelState {
     buffers: Mutex<Vec<Option<DeviceBuffer>>>,
 }
 
+/// A CUDA EP node's compute stream (`cudaStream_t`) and device.
+pub struct EpStream {
+    pub stream: *mut c_void,
+    pub ordinal: usize,
+}
+
 /// The device, or why there is none (as the runtime words it).
-pub fn device() -> Result<Arc<Device>, Failure> {
-    Device::open(0).map_err(|e| match e {
+pub fn device(ordinal: usize) -> Result<Arc<Device>, Failure> {
+    Device::open(ordinal).map_err(|e| match e {
         RuntimeError::NoDevice(why) => Failure::NoDevice(why),
         other => Failure::Cuda(other.to_string()),
     })
 }
 
-/// The bridge's op handle over the embedded variants (created once).
-fn op_handle() -> *mut c_void {
-    static HANDLE: OnceLock<usize> = OnceLock::new();
-    let addr = *HANDLE.get_or_init(|| {
+/// The bridge's op handle over the embedded variants (created once), and how
+/// many entries of the pre-tuned table it took.
+fn op_handle_and_tuned() -> (*mut c_void, usize) {
+    static HANDLE: OnceLock<(usize, usize)> = OnceLock::new();
+    let (addr, taken) = *HANDLE.get_or_init(|| {
         let table: Vec<OpgenVariant> = VARIANT_DATA
             .iter()
             .map(|v| OpgenVariant {
@@ -62,9 +70,25 @@ fn op_handle() -> *mut c_void {
         let name = format!("{}\0", op_spec::QUALIFIED);
         // SAFETY: NUL-terminated name (copied by the bridge) and a static table.
         let op = unsafe { opgen_bridge::opgen_op_new(name.as_ptr().cast(), table.as_ptr(), table.len()) };
-        op as usize
+        // The pre-tuned table (`--tuned`): its shapes are never benchmarked.
+        let taken = if op_spec::TUNED.is_empty() {
+            0
+        } else {
+            // SAFETY: the handle was just created; the table is NUL-terminated.
+            unsafe { opgen_bridge::opgen_op_preload(op, op_spec::TUNED.as_ptr().cast()) }
+        };
+        (op as usize, taken)
     });
-    addr as *mut c_void
+    (addr as *mut c_void, taken)
+}
+
+fn op_handle() -> *mut c_void {
+    op_handle_and_tuned().0
+}
+
+/// Entries of the embedded pre-tuned table (`--tuned`) the op took.
+pub fn tuned_entries() -> usize {
+    op_handle_and_tuned().1
 }
 
 /// What a call launches, worked out before any GPU work: the kernel's
@@ -139,7 +163,7 @@ pub fn run(
         .iter()
         .map(|b| b.as_ref().map_or(0, |b| b.addr()))
         .collect();
-    launch(device, plan, &addrs)?;
+    launch_timed(device, plan, &addrs)?;
     for (buffer, t) in buffers.iter().zip(tensors).skip(inputs) {
         let start = Instant::now();
         // SAFETY: ORT allocated `bytes` bytes for this output.
@@ -152,9 +176,42 @@ pub fn run(
     Ok(())
 }
 
-/// Launches `plan` on device memory: `addrs` holds each tensor's device
-/// address (inputs, then outputs). Counts the launch and its GPU time.
-pub fn launch(device: &Arc<Device>, plan: &Plan, addrs: &[u64]) -> Result<(), Failure> {
+/// Launches `plan` on device memory on the default stream and waits for it:
+/// `addrs` holds each tensor's device address (inputs, then outputs). Counts
+/// the launch and its GPU time.
+pub fn launch_timed(device: &Arc<Device>, plan: &Plan, addrs: &[u64]) -> Result<(), Failure> {
+    let stream = Stream::default_stream(device);
+    let mut timer = EventTimer::new(&stream).map_err(cuda)?;
+    let ms = timer
+        .time_ms(&mut || bridge_launch(device, plan, addrs, std::ptr::null_mut()))
+        .map_err(cuda)?;
+    stats::add(stats::LAUNCHES, 1);
+    stats::add(stats::KERNEL_NS, (ms * 1e6) as u64);
+    Ok(())
+}
+
+/// Launches `plan` on device memory on `stream` (a framework's), without
+/// waiting for it.
+pub fn launch_on(
+    device: &Arc<Device>,
+    plan: &Plan,
+    addrs: &[u64],
+    stream: *mut c_void,
+) -> Result<(), Failure> {
+    bridge_launch(device, plan, addrs, stream).map_err(cuda)?;
+    stats::add(stats::LAUNCHES, 1);
+    stats::add(stats::STREAM_LAUNCHES, 1);
+    Ok(())
+}
+
+/// One launch through the bridge (which picks the config, autotuning a new
+/// shape bucket on `stream`).
+fn bridge_launch(
+    device: &Arc<Device>,
+    plan: &Plan,
+    addrs: &[u64],
+    stream: *mut c_void,
+) -> Result<(), RuntimeError> {
     let Plan {
         group,
         call,
@@ -173,43 +230,34 @@ pub fn launch(device: &Arc<Device>, plan: &Plan, addrs: &[u64]) -> Result<(), Fa
         .collect();
     let key_dims: Vec<i64> = call.dims.iter().map(|&(_, v)| v).collect();
     let dtype_key = GROUP_VARIANTS[*group].0;
-    let stream = Stream::default_stream(device);
-    let mut timer = EventTimer::new(&stream).map_err(cuda)?;
     let mut message = vec![0 as c_char; 2048];
-    let ms = timer
-        .time_ms(&mut || {
-            // SAFETY: every slice outlives the call; the handle is the bridge's.
-            let rc = unsafe {
-                opgen_bridge::opgen_op_launch(
-                    op_handle().cast(),
-                    device.ordinal() as i32,
-                    std::ptr::null_mut(),
-                    candidates.as_ptr(),
-                    grids.as_ptr(),
-                    candidates.len(),
-                    raw_args.as_ptr(),
-                    raw_args.len(),
-                    dtype_key.as_ptr().cast(),
-                    key_dims.as_ptr(),
-                    key_dims.len(),
-                    message.as_mut_ptr(),
-                    message.len(),
-                )
-            };
-            if rc == 0 {
-                return Ok(());
-            }
-            // SAFETY: the bridge NUL-terminates the message.
-            let text = unsafe { std::ffi::CStr::from_ptr(message.as_ptr()) };
-            Err(RuntimeError::InvalidLaunch {
-                kernel: op_spec::QUALIFIED.to_string(),
-                reason: text.to_string_lossy().into_owned(),
-            })
-        })
-        .map_err(cuda)?;
-    stats::add(stats::LAUNCHES, 1);
-    stats::add(stats::KERNEL_NS, (ms * 1e6) as u64);
-    Ok(())
+    // SAFETY: every slice outlives the call; the handle is the bridge's.
+    let rc = unsafe {
+        opgen_bridge::opgen_op_launch(
+            op_handle().cast(),
+            device.ordinal() as i32,
+            stream,
+            candidates.as_ptr(),
+            grids.as_ptr(),
+            candidates.len(),
+            raw_args.as_ptr(),
+            raw_args.len(),
+            dtype_key.as_ptr().cast(),
+            key_dims.as_ptr(),
+            key_dims.len(),
+            message.as_mut_ptr(),
+            message.len(),
+        )
+    };
+    if rc == 0 {
+        return Ok(());
+    }
+    // SAFETY: the bridge NUL-terminates the message.
+    let text = unsafe { std::ffi::CStr::from_ptr(message.as_ptr()) };
+    Err(RuntimeError::InvalidLaunch {
+        kernel: op_spec::QUALIFIED.to_string(),
+        reason: text.to_string_lossy().into_owned(),
+    })
 }
 
 fn cuda(e: RuntimeError) -> Failure {

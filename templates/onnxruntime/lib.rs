@@ -1,11 +1,15 @@
 // Copied verbatim by triton-opgen: an ONNX Runtime custom-op library for the
 // op described in op_spec.rs. onnxruntime loads it with
 // `SessionOptions.register_custom_ops_library(path)` and calls
-// `RegisterCustomOps`, which adds the op to its domain.
+// `RegisterCustomOps`, which adds the op to its domain twice: for the CPU
+// execution provider (host tensors, copied to the GPU and back; what the CPU
+// package runs) and for the CUDA execution provider (device tensors, launched
+// on ORT's stream; cuda_ep.rs). One file serves both packages.
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
 mod call;
 mod check;
+mod cuda_ep;
 mod domain;
 mod ep;
 mod ep_abi;
@@ -29,35 +33,63 @@ pub(crate) fn api() -> &'static OrtApi {
 
 const ONNX_UNDEFINED: i32 = 0;
 
-static OP: OrtCustomOp = OrtCustomOp {
-    version: ORT_API_VERSION,
-    CreateKernel: Some(create_kernel),
-    GetName: Some(get_name),
-    GetExecutionProviderType: Some(get_ep),
-    GetInputType: Some(input_type),
-    GetInputTypeCount: Some(input_count),
-    GetOutputType: Some(output_type),
-    GetOutputTypeCount: Some(output_count),
-    KernelCompute: Some(compute_v1),
-    KernelDestroy: Some(destroy_kernel),
-    GetInputCharacteristic: Some(required),
-    GetOutputCharacteristic: Some(required),
-    GetInputMemoryType: Some(mem_type),
-    GetVariadicInputMinArity: Some(one),
-    GetVariadicInputHomogeneity: Some(zero),
-    GetVariadicOutputMinArity: Some(one),
-    GetVariadicOutputHomogeneity: Some(zero),
-    CreateKernelV2: Some(create_kernel_v2),
-    KernelComputeV2: Some(compute_v2),
-    InferOutputShapeFn: Some(infer_shapes),
-    GetStartVersion: Some(start_version),
-    GetEndVersion: Some(end_version),
-    // No aliasing or in-place outputs.
-    GetMayInplace: None,
-    ReleaseMayInplace: None,
-    GetAliasMap: None,
-    ReleaseAliasMap: None,
-};
+/// How one provider's kernel is made, run and dropped.
+pub(crate) struct KernelCallbacks {
+    pub ep: unsafe extern "system" fn(*const OrtCustomOp) -> *const c_char,
+    pub create: unsafe extern "system" fn(*const OrtCustomOp, *const OrtApi, *const OrtKernelInfo) -> *mut c_void,
+    pub create_v2: unsafe extern "system" fn(
+        *const OrtCustomOp,
+        *const OrtApi,
+        *const OrtKernelInfo,
+        *mut *mut c_void,
+    ) -> OrtStatusPtr,
+    pub compute: unsafe extern "system" fn(*mut c_void, *mut OrtKernelContext) -> OrtStatusPtr,
+    pub destroy: unsafe extern "system" fn(*mut c_void),
+}
+
+/// The op's description for one execution provider: everything but the
+/// kernel callbacks (name, types, shape inference) is shared.
+pub(crate) const fn custom_op(kernel: KernelCallbacks) -> OrtCustomOp {
+    OrtCustomOp {
+        version: ORT_API_VERSION,
+        CreateKernel: Some(kernel.create),
+        GetName: Some(get_name),
+        GetExecutionProviderType: Some(kernel.ep),
+        GetInputType: Some(input_type),
+        GetInputTypeCount: Some(input_count),
+        GetOutputType: Some(output_type),
+        GetOutputTypeCount: Some(output_count),
+        KernelCompute: Some(compute_v1),
+        KernelDestroy: Some(kernel.destroy),
+        GetInputCharacteristic: Some(required),
+        GetOutputCharacteristic: Some(required),
+        // The provider's default memory: host for CPU, the GPU for CUDA.
+        GetInputMemoryType: Some(mem_type),
+        GetVariadicInputMinArity: Some(one),
+        GetVariadicInputHomogeneity: Some(zero),
+        GetVariadicOutputMinArity: Some(one),
+        GetVariadicOutputHomogeneity: Some(zero),
+        CreateKernelV2: Some(kernel.create_v2),
+        KernelComputeV2: Some(kernel.compute),
+        InferOutputShapeFn: Some(infer_shapes),
+        GetStartVersion: Some(start_version),
+        GetEndVersion: Some(end_version),
+        // No aliasing or in-place outputs.
+        GetMayInplace: None,
+        ReleaseMayInplace: None,
+        GetAliasMap: None,
+        ReleaseAliasMap: None,
+    }
+}
+
+/// The op on ORT's CPU execution provider.
+static OP: OrtCustomOp = custom_op(KernelCallbacks {
+    ep: get_ep,
+    create: create_kernel,
+    create_v2: create_kernel_v2,
+    compute: compute_v2,
+    destroy: destroy_kernel,
+});
 
 #[no_mangle]
 pub unsafe extern "C" fn RegisterCustomOps(
@@ -73,10 +105,38 @@ pub unsafe extern "C" fn RegisterCustomOps(
         return OrtStatusPtr(std::ptr::null_mut());
     }
     API.store(table as *mut OrtApi, Ordering::Release);
-    match domain::add_op(options, op_spec::DOMAIN, &OP) {
+    let added = REGISTERED
+        .iter()
+        .try_for_each(|op| domain::add_op(options, op_spec::DOMAIN, op));
+    match added {
         Ok(()) => OrtStatusPtr(std::ptr::null_mut()),
         Err(status) => status,
     }
+}
+
+/// What RegisterCustomOps adds: the op once per execution provider.
+static REGISTERED: [&OrtCustomOp; 2] = [&OP, &cuda_ep::OP];
+
+/// The execution providers the op is registered for, space-separated (CPU
+/// for NULL), as ORT reads them from the registered ops; for tools and tests.
+/// Writes a NUL-terminated prefix into `buf`; returns the full length.
+///
+/// # Safety
+/// `buf` is writable for `len` bytes (or null).
+#[no_mangle]
+pub unsafe extern "C" fn opgen_ort_providers(buf: *mut c_char, len: usize) -> usize {
+    let names: Vec<String> = REGISTERED
+        .iter()
+        .map(|op| {
+            let ep = op.GetExecutionProviderType.map_or(std::ptr::null(), |f| f(*op));
+            if ep.is_null() {
+                "CPUExecutionProvider".to_string()
+            } else {
+                std::ffi::CStr::from_ptr(ep).to_string_lossy().into_owned()
+            }
+        })
+        .collect();
+    stats::write_c_text(&names.join(" "), buf, len)
 }
 
 pub(crate) fn error(code: OrtErrorCode, message: &str) -> OrtStatusPtr {
@@ -185,8 +245,13 @@ unsafe extern "system" fn compute_v2(
     kernel: *mut c_void,
     ctx: *mut OrtKernelContext,
 ) -> OrtStatusPtr {
-    // A panic must not unwind into onnxruntime's C++ frames.
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| compute(kernel, ctx))) {
+    guarded_compute(|| compute(kernel, ctx))
+}
+
+/// Runs a node's compute, turning a panic into an ORT status: a panic must
+/// not unwind into onnxruntime's C++ frames.
+pub(crate) fn guarded_compute(run: impl FnOnce() -> Result<(), OrtStatusPtr>) -> OrtStatusPtr {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
         Ok(Ok(())) => OrtStatusPtr(std::ptr::null_mut()),
         Ok(Err(status)) => status,
         Err(_) => error(
@@ -197,10 +262,13 @@ unsafe extern "system" fn compute_v2(
 }
 
 /// Where a node's tensors live: host memory (custom op on ORT's CPU
-/// provider: copied to the GPU and back) or the GPU (the plugin EP's nodes).
+/// provider: copied to the GPU and back), the GPU of the plugin EP's nodes
+/// (device 0, default stream, timed), or the GPU of a CUDA EP node (its
+/// device and ORT's compute stream; never waits on the host).
 pub(crate) enum Memory<'a> {
     Host(&'a gpu::KernelState),
     Device,
+    CudaEp(gpu::EpStream),
 }
 
 unsafe fn compute(kernel: *mut c_void, ctx: *mut OrtKernelContext) -> Result<(), OrtStatusPtr> {
@@ -241,8 +309,12 @@ pub(crate) unsafe fn compute_node(
         .collect();
     let plan = gpu::plan(derived.group, shapes, derived.dims).map_err(failure)?;
     // The CPU package hands us host tensors; the kernels need a GPU.
+    let ordinal = match &memory {
+        Memory::CudaEp(ep) => ep.ordinal,
+        _ => 0,
+    };
     let device = match plan {
-        Some(_) => Some(gpu::device().map_err(failure)?),
+        Some(_) => Some(gpu::device(ordinal).map_err(failure)?),
         None => None,
     };
     for (index, (dtype, dims, _)) in derived.outputs.iter().enumerate() {
@@ -258,7 +330,11 @@ pub(crate) unsafe fn compute_node(
         }
         (Some(plan), Some(device), Memory::Device) => {
             let addrs: Vec<u64> = tensors.iter().map(|t| t.data as u64).collect();
-            gpu::launch(device, plan, &addrs).map_err(failure)
+            gpu::launch_timed(device, plan, &addrs).map_err(failure)
+        }
+        (Some(plan), Some(device), Memory::CudaEp(ep)) => {
+            let addrs: Vec<u64> = tensors.iter().map(|t| t.data as u64).collect();
+            gpu::launch_on(device, plan, &addrs, ep.stream).map_err(failure)
         }
         _ => Ok(()), // an empty tensor: nothing to launch
     };

@@ -20,10 +20,15 @@ pub const KERNEL_NS: usize = 8;
 pub const COMPUTE_NS: usize = 9;
 /// Allocations by the execution provider's device allocator.
 pub const DEVICE_ALLOCS: usize = 10;
-const COUNT: usize = 11;
+/// Launches on a framework's stream, not waited for (the CUDA EP's nodes).
+pub const STREAM_LAUNCHES: usize = 11;
+/// Configs the autotuner benchmarked in this process (read from the runtime;
+/// stays 0 when every shape came from the cache or the pre-tuned table).
+const TUNE_BENCHMARKS: usize = 12;
+const COUNT: usize = 13;
 
 /// The names, in order, for tools (`opgen_ort_stat_names`).
-const STAT_NAMES: &str = "calls h2d_copies h2d_bytes h2d_ns d2h_copies d2h_bytes d2h_ns launches kernel_ns compute_ns device_allocs\0";
+const STAT_NAMES: &str = "calls h2d_copies h2d_bytes h2d_ns d2h_copies d2h_bytes d2h_ns launches kernel_ns compute_ns device_allocs stream_launches tune_benchmarks\0";
 
 static STATS: [AtomicU64; COUNT] = [const { AtomicU64::new(0) }; COUNT];
 
@@ -38,8 +43,11 @@ pub fn add(which: usize, value: u64) {
 #[no_mangle]
 pub unsafe extern "C" fn opgen_ort_stats(out: *mut u64, len: usize) -> usize {
     if !out.is_null() {
-        for (i, s) in STATS.iter().enumerate().take(len) {
-            *out.add(i) = s.load(Ordering::Relaxed);
+        for i in 0..COUNT.min(len) {
+            *out.add(i) = match i {
+                TUNE_BENCHMARKS => opgen_runtime::benchmark_calls_total(),
+                _ => STATS[i].load(Ordering::Relaxed),
+            };
         }
     }
     COUNT
@@ -64,7 +72,20 @@ pub extern "C" fn opgen_ort_stat_names() -> *const c_char {
 /// `buf` is writable for `len` bytes (or null).
 #[no_mangle]
 pub unsafe extern "C" fn opgen_ort_variants(buf: *mut c_char, len: usize) -> usize {
-    let text = crate::gpu::variant_listing();
+    write_c_text(&crate::gpu::variant_listing(), buf, len)
+}
+
+/// Entries of the pre-tuned table (`triton-opgen --tuned`) the op took.
+#[no_mangle]
+pub extern "C" fn opgen_ort_tuned_entries() -> usize {
+    crate::gpu::tuned_entries()
+}
+
+/// Writes a NUL-terminated prefix of `text` into `buf`; returns its full length.
+///
+/// # Safety
+/// `buf` is writable for `len` bytes (or null).
+pub unsafe fn write_c_text(text: &str, buf: *mut c_char, len: usize) -> usize {
     if !buf.is_null() && len > 0 {
         let n = text.len().min(len - 1);
         std::ptr::copy_nonoverlapping(text.as_ptr(), buf.cast::<u8>(), n);

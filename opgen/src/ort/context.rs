@@ -21,6 +21,8 @@ pub struct OrtContext {
     pub inputs: Vec<TensorContext>,
     pub outputs: Vec<TensorContext>,
     pub launch: LaunchContext,
+    /// The pre-tuned table (`--tuned`) as a NUL-terminated Rust literal, or `""`.
+    pub tuned: String,
 }
 
 /// How the GPU path launches the kernel: the embedded variants and the
@@ -99,6 +101,7 @@ pub fn build(
     kinds: &[BoundArg],
     source: &str,
     plugins_dir: &std::path::Path,
+    tuned: &str,
 ) -> Result<OrtContext, String> {
     let dtype_vars: Vec<String> = spec.dtypes.iter().map(|v| v.var.clone()).collect();
     let code = |d: &str| onnx_code(d).ok_or_else(|| format!("dtype `{d}` has no ONNX type"));
@@ -151,6 +154,11 @@ pub fn build(
         inputs,
         outputs,
         launch: launch_context(spec, groups, kinds, plugins_dir)?,
+        tuned: if tuned.is_empty() {
+            "\"\"".to_string()
+        } else {
+            c_literal(tuned)
+        },
     })
 }
 

@@ -6,7 +6,7 @@
 pub mod context;
 pub mod rust_expr;
 
-use crate::generate::{compile_op, read_spec, CompiledOp, GenerateError, Progress};
+use crate::generate::{compile_op, read_spec, read_tuned, CompiledOp, GenerateError, Progress};
 use context::OrtContext;
 use handlebars::Handlebars;
 use std::path::{Path, PathBuf};
@@ -28,6 +28,10 @@ const STATIC_FILES: &[(&str, &str)] = &[
     (
         "call.rs",
         include_str!("../../../templates/onnxruntime/call.rs"),
+    ),
+    (
+        "cuda_ep.rs",
+        include_str!("../../../templates/onnxruntime/cuda_ep.rs"),
     ),
     (
         "domain.rs",
@@ -67,6 +71,8 @@ pub struct OrtOptions {
     /// Cargo's target folder (default: `<out_dir>/target`); sharing one
     /// between ops compiles `ort-sys` once.
     pub target_dir: Option<PathBuf>,
+    /// A pre-tuned table to embed (an autotune cache file).
+    pub tuned: Option<PathBuf>,
 }
 
 #[derive(Debug)]
@@ -106,6 +112,7 @@ pub fn generate(
     mut progress: impl FnMut(Progress),
 ) -> Result<OrtGenerated, GenerateError> {
     let (spec, source) = read_spec(&opts.input)?;
+    let tuned = read_tuned(opts.tuned.as_deref())?;
     // The same compilation and argument checks as the torch path.
     let CompiledOp {
         groups,
@@ -121,8 +128,8 @@ pub fn generate(
         &mut progress,
     )?;
     let plugins = plugins_dir()?;
-    let ctx =
-        context::build(&spec, &groups, &kinds, &source_name, &plugins).map_err(GenerateError)?;
+    let ctx = context::build(&spec, &groups, &kinds, &source_name, &plugins, &tuned)
+        .map_err(GenerateError)?;
     let mut files = render(&ctx).map_err(GenerateError)?;
     // The PTX of every variant, embedded with include_str!.
     let ptx = groups.iter().flat_map(|g| &g.variants);

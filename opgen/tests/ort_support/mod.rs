@@ -54,5 +54,6 @@ pub fn build_options(input: PathBuf, out_dir: PathBuf) -> OrtOptions {
         no_build: false,
         // Shared between runs so ort-sys compiles once.
         target_dir: Some(repo().join("target/ort-ops")),
+        tuned: None,
     }
 }
