@@ -86,4 +86,18 @@ fn ort_bundled_ops_load_and_infer_shapes() {
         [&libs["transpose.tc"], &libs["softmax.tc"]],
     );
     assert!(stdout.contains("session created"), "{stdout}");
+    // A model rewritten for serving (MatMul/Softmax -> triton ops): the right
+    // nodes replaced, the reshapes around them exact, the session opens.
+    let stdout = run_check_script(
+        "",
+        "scripts/ort/check_rewrite.py",
+        [&libs["dot.tc"], &libs["softmax.tc"]],
+    );
+    for line in [
+        "ok: rewritten 5 nodes, kept 2",
+        "ok: the reshapes around the triton nodes keep every output",
+        "ok: the rewritten model opens with the dot and softmax libraries",
+    ] {
+        assert!(stdout.contains(line), "missing `{line}` in:\n{stdout}");
+    }
 }

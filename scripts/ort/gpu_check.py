@@ -17,7 +17,6 @@ package:
 Prints one line per check and writes everything to RESULTS.json; exits
 non-zero if a correctness or error check failed."""
 
-import ctypes
 import json
 import os
 import subprocess
@@ -32,57 +31,9 @@ os.environ.setdefault(
 )
 
 import onnxruntime as ort  # noqa: E402
-from onnx import TensorProto, helper  # noqa: E402
+from onnx import TensorProto  # noqa: E402
+from ort_models import ELEM, OPS, Lib, error_of, feeds_for, make_model, reference  # noqa: E402
 from timing import mean_us  # noqa: E402
-
-# Each op's ONNX signature (tests/ops/*.tc): inputs and outputs with dims.
-OPS = {
-    "add": ([("x", ["N"]), ("y", ["N"])], [("z", ["N"])]),
-    "softmax": ([("x", ["M", "N"])], [("y", ["M", "N"])]),
-    "transpose": ([("x", ["R", "C"])], [("y", ["C", "R"])]),
-    "dot": ([("a", ["M", "K"]), ("b", ["K", "N"])], [("c", ["M", "N"])]),
-}
-ELEM = {np.float32: TensorProto.FLOAT, np.float16: TensorProto.FLOAT16}
-STAT_COUNT = 16
-
-
-class Lib:
-    """One op library: its path and its counters (read with ctypes from the
-    same mapping onnxruntime loaded)."""
-
-    def __init__(self, libdir, op):
-        self.path = os.path.join(libdir, f"libopgen_ort_triton_{op}.so")
-        self.cdll = ctypes.CDLL(self.path)
-        self.cdll.opgen_ort_stat_names.restype = ctypes.c_char_p
-        self.names = self.cdll.opgen_ort_stat_names().decode().split()
-
-    def reset(self):
-        self.cdll.opgen_ort_stats_reset()
-
-    def stats(self):
-        buf = (ctypes.c_uint64 * STAT_COUNT)()
-        n = self.cdll.opgen_ort_stats(buf, STAT_COUNT)
-        return {name: int(buf[i]) for i, name in enumerate(self.names[:n])}
-
-    def variants(self):
-        buf = ctypes.create_string_buffer(1 << 16)
-        self.cdll.opgen_ort_variants(buf, len(buf))
-        return buf.value.decode().strip().splitlines()
-
-
-def make_model(nodes, graph_inputs, graph_outputs, elem):
-    """nodes: [(op, [inputs], [outputs])]; graph_inputs: [(name, dims)]."""
-    graph = helper.make_graph(
-        [helper.make_node(op, ins, outs, domain="triton") for op, ins, outs in nodes],
-        "opgen_gpu_check",
-        [helper.make_tensor_value_info(n, elem, dims) for n, dims in graph_inputs],
-        [helper.make_tensor_value_info(n, elem, None) for n in graph_outputs],
-    )
-    model = helper.make_model(
-        graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("triton", 1)]
-    )
-    model.ir_version = 8
-    return model.SerializeToString()
 
 
 def session(libs, model):
@@ -99,48 +50,6 @@ def single_op_session(lib, op, dtype):
         [(op, [n for n, _ in ins], [n for n, _ in outs])], ins, [n for n, _ in outs], ELEM[dtype]
     )
     return session([lib], model)
-
-
-def reference(op, feeds):
-    f64 = {k: v.astype(np.float64) for k, v in feeds.items()}
-    if op == "add":
-        return f64["x"] + f64["y"]
-    if op == "softmax":
-        e = np.exp(f64["x"] - f64["x"].max(axis=1, keepdims=True))
-        return e / e.sum(axis=1, keepdims=True)
-    if op == "transpose":
-        return f64["x"].T
-    if op == "dot":
-        return f64["a"] @ f64["b"]
-    raise ValueError(op)
-
-
-def feeds_for(op, shape, dtype, rng):
-    if op == "add":
-        (n,) = shape
-        return {"x": rng.standard_normal(n).astype(dtype), "y": rng.standard_normal(n).astype(dtype)}
-    if op in ("softmax", "transpose"):
-        return {"x": rng.standard_normal(shape).astype(dtype)}
-    m, n, k = shape
-    return {"a": rng.standard_normal((m, k)).astype(dtype), "b": rng.standard_normal((k, n)).astype(dtype)}
-
-
-def error_of(op, got, want, dtype):
-    """Max abs error (add, softmax, transpose) or max error relative to the
-    largest |value| (dot), and the tolerance it must meet."""
-    diff = np.abs(got.astype(np.float64) - want)
-    if op == "dot":
-        scale = max(np.abs(want).max(), 1e-30)
-        return float(diff.max() / scale), (2e-5 if dtype == np.float32 else 2e-3)
-    tol = {
-        ("add", np.float32): 1e-6,
-        ("add", np.float16): 2e-3,
-        ("softmax", np.float32): 1e-6,
-        ("softmax", np.float16): 1e-3,
-        ("transpose", np.float32): 0.0,
-        ("transpose", np.float16): 0.0,
-    }[(op, dtype)]
-    return float(diff.max()) if diff.size else 0.0, tol
 
 
 CORRECTNESS = {

@@ -1,0 +1,168 @@
+"""A transformer block served by onnxruntime-gpu with triton-opgen ops, side
+by side with the unmodified model (GPU machine: torch, onnx, onnxruntime-gpu).
+
+usage: python3 transformer_block.py LIBDIR RESULTS_DIR
+
+1. A pre-norm transformer block (attention: q/k/v projections, q @ k^T,
+   softmax, @ v, output projection; MLP with GELU; residuals) is written in
+   PyTorch and exported with torch.onnx.export (fp16, dynamic sequence
+   length). Attention is single-head: triton::dot is a 2-D matmul, so every
+   MatMul of this block can become one (a multi-head block's batched
+   MatMuls would stay ORT's).
+2. rewrite_to_triton.py turns its MatMul/Softmax nodes into triton::dot /
+   triton::softmax.
+3. Both models run in onnxruntime-gpu on the CUDA EP with IO binding in one
+   process: outputs compared (and against PyTorch), time per run side by
+   side, Memcpy nodes counted (optimized model and profile), the provider of
+   every triton node read from the profile.
+Writes RESULTS_DIR/transformer_block.json; exits non-zero if a check failed."""
+
+import json
+import os
+import sys
+
+import numpy as np
+import onnx
+import torch
+
+LIBDIR, RESULTS_DIR = sys.argv[1], sys.argv[2]
+os.makedirs(RESULTS_DIR, exist_ok=True)
+os.environ.setdefault("TRITON_OPGEN_CACHE", os.path.join(RESULTS_DIR, "ort_cuda_autotune.json"))
+
+import onnxruntime as ort  # noqa: E402
+from ort_models import Lib  # noqa: E402
+from rewrite_to_triton import rewrite  # noqa: E402
+from timing import mean_us  # noqa: E402
+
+CUDA = "CUDAExecutionProvider"
+D, FF = 1024, 4096
+SEQ = [2048, 1000]  # the first is timed
+
+
+class Block(torch.nn.Module):
+    def __init__(self, d=D, ff=FF):
+        super().__init__()
+        g = torch.Generator().manual_seed(0)
+
+        def param(*shape, scale):
+            return torch.nn.Parameter(torch.randn(*shape, generator=g) * scale)
+
+        self.ln1, self.ln2 = torch.nn.LayerNorm(d), torch.nn.LayerNorm(d)
+        self.wq, self.wk, self.wv, self.wo = (param(d, d, scale=d**-0.5) for _ in range(4))
+        self.w1, self.b1 = param(d, ff, scale=d**-0.5), param(ff, scale=0.02)
+        self.w2, self.b2 = param(ff, d, scale=ff**-0.5), param(d, scale=0.02)
+        self.scale = d**-0.5
+
+    def forward(self, x):  # x: [S, D], one sequence
+        h = self.ln1(x)
+        q, k, v = h @ self.wq, h @ self.wk, h @ self.wv
+        p = torch.softmax((q @ k.t()) * self.scale, dim=-1)
+        x = x + (p @ v) @ self.wo
+        m = torch.nn.functional.gelu(self.ln2(x) @ self.w1 + self.b1)
+        return x + m @ self.w2 + self.b2
+
+
+def export(block, path):
+    x = torch.randn(SEQ[0], D, device="cuda", dtype=torch.float16)
+    try:
+        torch.onnx.export(block, (x,), path, input_names=["x"], output_names=["y"],
+                          dynamic_axes={"x": {0: "S"}, "y": {0: "S"}}, opset_version=17, dynamo=False)
+        return "torch.onnx.export (TorchScript exporter)"
+    except Exception as e:  # the legacy exporter may be gone: use dynamo's
+        print(f"note: TorchScript exporter failed ({e}); using dynamo=True", flush=True)
+        seq = torch.export.Dim("S", min=2, max=65536)
+        torch.onnx.export(block, (x,), path, input_names=["x"], output_names=["y"],
+                          dynamic_shapes=({0: seq},), opset_version=18, dynamo=True, external_data=False)
+        return "torch.onnx.export(dynamo=True)"
+
+
+def session(model_path, libs, optimized=None):
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    so.enable_profiling = True
+    if optimized:
+        so.optimized_model_filepath = optimized
+    for lib in libs:
+        so.register_custom_ops_library(lib.path)
+    return ort.InferenceSession(model_path, so, providers=[CUDA, "CPUExecutionProvider"])
+
+
+def bound_run(sess, x):
+    x_gpu = ort.OrtValue.ortvalue_from_numpy(x, "cuda", 0)
+    y_gpu = ort.OrtValue.ortvalue_from_shape_and_type(list(x.shape), np.float16, "cuda", 0)
+    binding = sess.io_binding()
+    binding.bind_ortvalue_input("x", x_gpu)
+    binding.bind_ortvalue_output("y", y_gpu)
+    return binding, y_gpu
+
+
+def main():
+    ort.preload_dlls()
+    checks, failures = [], []
+
+    def record(ok, line):
+        print(("ok: " if ok else "FAIL: ") + line, flush=True)
+        checks.append({"ok": bool(ok), "line": line})
+        if not ok:
+            failures.append(line)
+
+    block = Block().cuda().half().eval()
+    native_path = os.path.join(RESULTS_DIR, "block.onnx")
+    triton_path = os.path.join(RESULTS_DIR, "block_triton.onnx")
+    how = export(block, native_path)
+    model, report = rewrite(onnx.load(native_path))
+    onnx.save(model, triton_path)
+    rewritten = [line for line in report if not line.startswith("kept")]
+    record(len(rewritten) == len(report) and len(report) >= 8,
+           f"exported with {how}; rewritten {len(rewritten)} of {len(report)} MatMul/Softmax nodes: {report}")
+    libs = [Lib(LIBDIR, "dot"), Lib(LIBDIR, "softmax")]
+    opt = {k: os.path.join(RESULTS_DIR, f"block_{k}.optimized.onnx") for k in ("native", "triton")}
+    sessions = {"native": session(native_path, [], opt["native"]), "triton": session(triton_path, libs, opt["triton"])}
+    rng = np.random.default_rng(0)
+    timing = {}
+    for s in SEQ:
+        x = rng.standard_normal((s, D)).astype(np.float16)
+        with torch.no_grad():
+            want = block(torch.from_numpy(x).cuda()).float().cpu().numpy()
+        outs = {}
+        for kind, sess in sessions.items():
+            binding, y_gpu = bound_run(sess, x)
+            sess.run_with_iobinding(binding)  # first run of a shape: autotunes
+            outs[kind] = y_gpu.numpy().astype(np.float32)
+            if s == SEQ[0]:
+                timing[kind] = mean_us(lambda: sess.run_with_iobinding(binding), 30) / 1e3
+        scale = np.abs(want).max()
+        err = {k: float(np.abs(v - want).max() / scale) for k, v in outs.items()}
+        diff = float(np.abs(outs["triton"] - outs["native"]).max() / scale)
+        record(err["triton"] <= 2e-2 and diff <= 2e-2,
+               f"S={s}: triton model vs torch rel err {err['triton']:.3g} (native {err['native']:.3g}), "
+               f"triton vs native {diff:.3g}")
+    ratio = timing["triton"] / timing["native"]
+    record(ratio <= 1.1, f"S={SEQ[0]}, D={D}, FF={FF}, fp16: native {timing['native']:.3f} ms, with triton ops "
+           f"{timing['triton']:.3f} ms per run = {ratio:.3f}x (target <= 1.1)")
+    memcpy = {k: sum(1 for n in onnx.load(p).graph.node if n.op_type.startswith("Memcpy")) for k, p in opt.items()}
+    placed = {}
+    profiled_memcpy = 0
+    for kind, sess in sessions.items():
+        with open(sess.end_profiling()) as f:
+            events = json.load(f)
+        for e in events:
+            args = e.get("args", {})
+            if e.get("cat") == "Node" and "op_name" in args:
+                profiled_memcpy += args["op_name"].startswith("Memcpy")
+                if args["op_name"] in ("dot", "softmax"):
+                    placed.setdefault(args["op_name"], set()).add(args.get("provider"))
+    record(memcpy["triton"] == 0 and profiled_memcpy == 0 and all(p == {CUDA} for p in placed.values()) and placed,
+           f"Memcpy nodes: {memcpy} in the optimized models, {profiled_memcpy} profiled; triton nodes ran on "
+           f"{ {k: sorted(v) for k, v in placed.items()} }")
+    with open(os.path.join(RESULTS_DIR, "transformer_block.json"), "w") as f:
+        json.dump({"onnxruntime": ort.__version__, "torch": torch.__version__, "exporter": how, "report": report,
+                   "ms": timing, "ratio": ratio, "memcpy": memcpy, "checks": checks, "failures": failures}, f, indent=1)
+    for p in [native_path, triton_path, *opt.values()]:
+        os.remove(p)
+    print(f"{len(checks) - len(failures)} passed, {len(failures)} failed")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
