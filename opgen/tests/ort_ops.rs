@@ -97,6 +97,7 @@ fn ort_bundled_ops_load_and_infer_shapes() {
         "ok: rewritten 5 nodes, kept 2",
         "ok: the reshapes around the triton nodes keep every output",
         "ok: the rewritten model opens with the dot and softmax libraries",
+        "ok: inferred dims carry the graph's names",
     ] {
         assert!(stdout.contains(line), "missing `{line}` in:\n{stdout}");
     }

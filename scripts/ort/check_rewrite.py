@@ -10,7 +10,10 @@ usage: python3 check_rewrite.py [DOT_LIBRARY SOFTMAX_LIBRARY]
    back to ONNX's MatMul/Softmax, onnxruntime (CPU) gives the original model's
    outputs, at two sequence lengths.
 3. With the libraries given, the rewritten model opens in an onnxruntime
-   session with both registered (their shape inference accepts every node).
+   session with both registered (their shape inference accepts every node),
+   and inferred output dims carry the graph's names (S), never the spec's
+   (M, N): ORT takes equal names for equal sizes across the graph, so two
+   dot outputs both named [M, N] would share buffers of different sizes.
 Prints `ok: ...` lines; exits non-zero on the first failure."""
 
 import os
@@ -73,6 +76,29 @@ def back_to_onnx(model):
     return m
 
 
+def check_dim_names(so):
+    """x[S, D] -> dot(x, w) = h[S, D]; dot(h, h^T) = s[S, S]."""
+    w = numpy_helper.from_array(np.eye(D, dtype=np.float32), "w")
+    graph = helper.make_graph(
+        [
+            helper.make_node("dot", ["x", "w"], ["h"], domain="triton"),
+            helper.make_node("Transpose", ["h"], ["ht"], perm=[1, 0]),
+            helper.make_node("dot", ["h", "ht"], ["s"], domain="triton"),
+        ],
+        "names",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["S", D])],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("h", "s")],
+        [w],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("triton", 1)])
+    model.ir_version = 8
+    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    shapes = {o.name: list(o.shape) for o in sess.get_outputs()}
+    if shapes != {"h": ["S", D], "s": ["S", "S"]}:
+        fail(f"inferred dims {shapes}, want h ['S', {D}] and s ['S', 'S']")
+    print(f"ok: inferred dims carry the graph's names: {shapes}")
+
+
 def fail(msg):
     sys.exit(f"FAIL {msg}")
 
@@ -122,6 +148,7 @@ def main():
         sess = ort.InferenceSession(rewritten.SerializeToString(), so, providers=["CPUExecutionProvider"])
         outs = [o.name for o in sess.get_outputs()]
         print(f"ok: the rewritten model opens with the dot and softmax libraries (outputs {outs})")
+        check_dim_names(so)
     print("rewrite checks: all passed")
 
 

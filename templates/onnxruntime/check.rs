@@ -3,16 +3,18 @@
 use crate::op_spec::{DTYPE_VARS, GROUPS, INPUTS, OUTPUTS, QUALIFIED};
 use crate::spec_types::{dtype_name, DimDesc, DtypeDesc};
 
-/// What is known of one input: element type and dims (-1: unknown).
+/// What is known of one input: element type, dims (-1: unknown) and, during
+/// shape inference, the graph's name of each dim (empty: none, or not read).
 pub struct Seen {
     pub dtype: i32,
     pub dims: Vec<i64>,
+    pub names: Vec<String>,
 }
 
 /// The outputs' element types and dims (-1 where a dim is not known yet),
-/// with the symbol each unknown dim stands for.
+/// with the graph's name of the input dim each output dim equals ("" if none).
 pub struct Derived {
-    pub outputs: Vec<(i32, Vec<i64>, Vec<&'static str>)>,
+    pub outputs: Vec<(i32, Vec<i64>, Vec<String>)>,
     /// The dtype group (row of GROUPS) the inputs select.
     pub group: usize,
     /// Each symbolic dim with its value (-1: unknown), in binding order.
@@ -28,7 +30,8 @@ pub fn check(inputs: &[Seen]) -> Result<Derived, String> {
         ));
     }
     let group = pick_group(inputs)?;
-    let mut syms: Vec<(&'static str, i64, &'static str)> = Vec::new();
+    // Each spec symbol: its value, the input that bound it, that dim's graph name.
+    let mut syms: Vec<(&'static str, i64, &'static str, &str)> = Vec::new();
     for (desc, seen) in INPUTS.iter().zip(inputs) {
         if seen.dims.len() != desc.dims.len() {
             return Err(format!(
@@ -49,15 +52,18 @@ pub fn check(inputs: &[Seen]) -> Result<Derived, String> {
                     ))
                 }
                 DimDesc::Lit(_) => {}
-                DimDesc::Sym(sym) => match syms.iter().find(|(s, _, _)| *s == sym) {
-                    Some(&(_, bound, by)) if bound >= 0 && got >= 0 && bound != got => {
+                DimDesc::Sym(sym) => match syms.iter().find(|(s, ..)| *s == sym) {
+                    Some(&(_, bound, by, _)) if bound >= 0 && got >= 0 && bound != got => {
                         return Err(format!(
                             "{QUALIFIED}: input `{}` has {sym} = {got} on axis {axis}, but input `{by}` has {sym} = {bound}",
                             desc.name
                         ))
                     }
                     Some(_) => {}
-                    None => syms.push((sym, got, desc.name)),
+                    None => {
+                        let name = seen.names.get(axis).map_or("", String::as_str);
+                        syms.push((sym, got, desc.name, name));
+                    }
                 },
             }
         }
@@ -75,15 +81,15 @@ pub fn check(inputs: &[Seen]) -> Result<Derived, String> {
                 match *dim {
                     DimDesc::Lit(n) => {
                         dims.push(n);
-                        names.push("");
+                        names.push(String::new());
                     }
                     DimDesc::Sym(sym) => {
-                        let value = syms
+                        let (value, name) = syms
                             .iter()
-                            .find(|(s, _, _)| *s == sym)
-                            .map_or(-1, |&(_, v, _)| v);
+                            .find(|(s, ..)| *s == sym)
+                            .map_or((-1, ""), |&(_, v, _, name)| (v, name));
                         dims.push(value);
-                        names.push(sym);
+                        names.push(name.to_string());
                     }
                 }
             }
@@ -93,7 +99,7 @@ pub fn check(inputs: &[Seen]) -> Result<Derived, String> {
     Ok(Derived {
         outputs,
         group,
-        dims: syms.iter().map(|&(s, v, _)| (s, v)).collect(),
+        dims: syms.iter().map(|&(s, v, ..)| (s, v)).collect(),
     })
 }
 

@@ -165,7 +165,28 @@ unsafe fn describe(info: *const OrtTensorTypeAndShapeInfo) -> Result<Seen, OrtSt
     Ok(Seen {
         dtype: dtype as i32,
         dims,
+        names: Vec::new(),
     })
+}
+
+/// `describe` plus the graph's names of the unknown dims (`S` for a
+/// `dim_param` S; empty where the graph has none): what shape inference
+/// passes on to the outputs.
+unsafe fn describe_symbolic(info: *const OrtTensorTypeAndShapeInfo) -> Result<Seen, OrtStatusPtr> {
+    let mut seen = describe(info)?;
+    let mut ptrs: Vec<*const c_char> = vec![std::ptr::null(); seen.dims.len()];
+    ok((api().GetSymbolicDimensions)(info, ptrs.as_mut_ptr(), ptrs.len()))?;
+    seen.names = ptrs
+        .iter()
+        .map(|&p| {
+            if p.is_null() {
+                String::new()
+            } else {
+                std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned()
+            }
+        })
+        .collect();
+    Ok(seen)
 }
 
 unsafe extern "system" fn infer_shapes(
@@ -187,7 +208,7 @@ unsafe fn infer(ctx: *mut OrtShapeInferContext) -> Result<(), OrtStatusPtr> {
         let mut info: *mut OrtTensorTypeAndShapeInfo = std::ptr::null_mut();
         // The context owns `info` (releasing it here frees it twice).
         ok((api.ShapeInferContext_GetInputTypeShape)(ctx, i, &mut info))?;
-        seen.push(describe(info)?);
+        seen.push(describe_symbolic(info)?);
     }
     let derived = check::check(&seen).map_err(|m| error(OrtErrorCode::ORT_INVALID_ARGUMENT, &m))?;
     for (index, (dtype, dims, names)) in derived.outputs.iter().enumerate() {
@@ -206,15 +227,17 @@ unsafe fn set_output(
     info: *mut OrtTensorTypeAndShapeInfo,
     dtype: i32,
     dims: &[i64],
-    names: &[&str],
+    names: &[String],
 ) -> Result<(), OrtStatusPtr> {
     let api = api();
     ok((api.SetTensorElementType)(info, element_type(dtype)))?;
     ok((api.SetDimensions)(info, dims.as_ptr(), dims.len()))?;
-    // Unknown dims keep the spec's symbol, so the output shows `N`, not `?`.
+    // Unknown dims keep the graph's name of the input dim they equal (the
+    // `S` of x[S, D]), so the output shows `S`, not `?`. Never the spec's own
+    // symbol: ORT takes equal names for equal sizes across the whole graph.
     let owned: Vec<CString> = names
         .iter()
-        .map(|n| CString::new(*n).unwrap_or_default())
+        .map(|n| CString::new(n.as_str()).unwrap_or_default())
         .collect();
     let mut ptrs: Vec<*const c_char> = owned.iter().map(|c| c.as_ptr()).collect();
     ok((api.SetSymbolicDimensions)(
