@@ -3,8 +3,8 @@
 //! the spec says: the masked matmuls (dot, dot_nt, dot_tn) give A B, A B^T
 //! and A^T B for shapes that are not multiples of the tiles. For dot, every
 //! config its `require` lines admit for a shape (as the generated op picks its
-//! candidates) computes A B, and the `ALIGN = 16` configs are admitted only
-//! when M, N, K and the leading strides are multiples of 16.
+//! candidates) computes A B, and the `ALIGN = 8` configs are admitted only
+//! when N, K and the leading strides are multiples of 8 (M may be anything).
 
 use std::path::PathBuf;
 use triton_opgen::read_spec;
@@ -237,13 +237,12 @@ fn dot_odd_shapes_run_only_unaligned_configs() {
     let aligns = check_dot_candidates((37, 45, 29), (29, 45));
     assert!(aligns.iter().all(|&a| a == 1), "{aligns:?}");
     // One thing off at a time: K, then A's leading stride (A is a column
-    // slice), then B's, then M, then N.
+    // slice), then B's, then N.
     for (shape, strides) in [
-        ((32, 16, 24), (32, 16)),
-        ((32, 16, 32), (40, 16)),
-        ((32, 16, 32), (32, 24)),
-        ((40, 16, 32), (32, 16)),
-        ((32, 8, 32), (32, 16)),
+        ((32, 16, 20), (20, 16)),
+        ((32, 16, 32), (36, 16)),
+        ((32, 16, 32), (32, 20)),
+        ((32, 12, 32), (32, 16)),
     ] {
         let aligns = check_dot_candidates(shape, strides);
         assert!(
@@ -255,12 +254,15 @@ fn dot_odd_shapes_run_only_unaligned_configs() {
 
 #[test]
 fn dot_aligned_shapes_also_run_aligned_configs() {
-    // K = 48 is not a multiple of the float16 K tile (64): the K mask matters.
-    let aligns = check_dot_candidates((48, 80, 48), (48, 80));
-    assert!(aligns.contains(&16) && aligns.contains(&1), "{aligns:?}");
+    // K = 40 is not a multiple of the float16 K tile (64): the K mask matters.
+    let aligns = check_dot_candidates((48, 80, 40), (40, 80));
+    assert!(aligns.contains(&8) && aligns.contains(&1), "{aligns:?}");
     // Leading strides wider than the rows (slices of wider tensors).
-    let aligns = check_dot_candidates((16, 32, 16), (32, 48));
-    assert!(aligns.contains(&16), "{aligns:?}");
+    let aligns = check_dot_candidates((16, 32, 16), (24, 48));
+    assert!(aligns.contains(&8), "{aligns:?}");
+    // M is free: 37 rows still take the aligned configs (the row mask).
+    let aligns = check_dot_candidates((37, 24, 16), (16, 24));
+    assert!(aligns.contains(&8), "{aligns:?}");
 }
 
 #[test]
