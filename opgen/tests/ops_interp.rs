@@ -51,7 +51,15 @@ fn macro_value(defines: &[(String, String)], name: &str) -> u32 {
 /// transposed (A is [K, M], B is [N, K]).
 fn check_dot(name: &str, a_t: bool, b_t: bool) {
     let (func, defines) = lower_float32(name);
-    let shapes = [(37, 45, 29), (1, 1, 1), (64, 32, 8), (70, 3, 100)];
+    // 600 rows: more than GROUP_M (8) rows of 64-row tiles, so dot's grouped
+    // program order covers a full and a partial group.
+    let shapes = [
+        (37, 45, 29),
+        (1, 1, 1),
+        (64, 32, 8),
+        (70, 3, 100),
+        (600, 130, 8),
+    ];
     for (m, n, k) in shapes {
         let lda = if a_t { m } else { k };
         let ldb = if b_t { k } else { n };
@@ -70,7 +78,6 @@ fn run_dot(
     (m, n, k): (usize, usize, usize),
     (lda, ldb): (usize, usize),
 ) {
-    let (tm, tn) = (macro_value(defines, "TM"), macro_value(defines, "TN"));
     {
         let a_rows = if a_t { k } else { m };
         let b_rows = if b_t { n } else { k };
@@ -93,7 +100,7 @@ fn run_dot(
                     .map(|v| ArgValue::Int(v as i64)),
             )
             .collect();
-        let grid = [(m as u32).div_ceil(tm), (n as u32).div_ceil(tn), 1];
+        let grid = spec_grid(name, defines, (m, n, k), (lda, ldb));
         run(func, grid, &args, &mut mem).unwrap_or_else(|e| panic!("{name} {m}x{n}x{k}: {e:?}"));
         let c: Vec<f32> = mem.read(pc, m * n).unwrap();
         for i in 0..m {
@@ -114,7 +121,28 @@ fn dot_multiplies_any_shape() {
     check_dot("dot", false, false);
 }
 
-/// The value of a `require` side for these inputs; `stride(a, 0)` and
+/// The launch grid the op's spec gives for these inputs and macros.
+fn spec_grid(
+    name: &str,
+    defines: &[(String, String)],
+    (m, n, k): (usize, usize, usize),
+    (lda, ldb): (usize, usize),
+) -> [u32; 3] {
+    let (spec, _) = read_spec(&op_path(name)).unwrap();
+    let value = |v: &str| match v {
+        "M" => m as i64,
+        "N" => n as i64,
+        "K" => k as i64,
+        _ => macro_value(defines, v) as i64,
+    };
+    let mut grid = [1u32; 3];
+    for (axis, dim) in spec.grid.iter().enumerate() {
+        grid[axis] = eval_with_strides(&dim.value, &value, lda as i64, ldb as i64) as u32;
+    }
+    grid
+}
+
+/// The value of a `require` side or a grid axis for these inputs; `stride(a, 0)` and
 /// `stride(b, 0)` are the leading strides (the op's output is dense).
 fn eval_with_strides(e: &Expr, value: &dyn Fn(&str) -> i64, lda: i64, ldb: i64) -> i64 {
     let go = |e: &Expr| eval_with_strides(e, value, lda, ldb);
@@ -132,6 +160,7 @@ fn eval_with_strides(e: &Expr, value: &dyn Fn(&str) -> i64, lda: i64, ldb: i64) 
             }
         }
         Expr::Call(f, args, _) => match (f.as_str(), &args[0]) {
+            ("cdiv", x) => (go(x) + go(&args[1]) - 1) / go(&args[1]),
             ("stride", Expr::Name(t, _)) if t == "a" => lda,
             ("stride", Expr::Name(t, _)) if t == "b" => ldb,
             other => panic!("the test does not evaluate {other:?}"),
