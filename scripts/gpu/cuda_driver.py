@@ -1,5 +1,6 @@
 """Minimal CUDA driver access through ctypes: load PTX produced by tritonc and
-launch it on torch tensors, on torch's current stream.
+launch it on torch tensors, on torch's current stream, or (without torch, e.g.
+next to TensorFlow) on raw device buffers of the primary context.
 
 Used by the GPU checks that run on the device machine, where torch exists but
 no Rust toolchain does. Every driver call is checked; a failure raises
@@ -36,13 +37,65 @@ CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 CU_FUNC_ATTRIBUTE_NUM_REGS = 4
 
 
+def bind_primary_context(device=0):
+    """Makes device `device`'s primary context current on this thread (what
+    torch and TensorFlow use), without torch."""
+    lib = _driver()
+    dev = ctypes.c_int()
+    _check(lib.cuDeviceGet(ctypes.byref(dev), device), "cuDeviceGet")
+    ctx = ctypes.c_void_p()
+    _check(lib.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev), "cuDevicePrimaryCtxRetain")
+    _check(lib.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
+
+
+class Buffer:
+    """Device memory of the current context (zeroed), freed with the object."""
+
+    def __init__(self, nbytes):
+        self.ptr = ctypes.c_uint64()
+        _check(_driver().cuMemAlloc_v2(ctypes.byref(self.ptr), ctypes.c_size_t(max(nbytes, 1))), "cuMemAlloc")
+        _check(_driver().cuMemsetD8_v2(self.ptr, 0, ctypes.c_size_t(max(nbytes, 1))), "cuMemsetD8")
+
+    def data_ptr(self):
+        return self.ptr.value
+
+    def __del__(self):
+        if _lib is not None and self.ptr.value:
+            _lib.cuMemFree_v2(self.ptr)
+
+
+def time_ms(fn, iters):
+    """Mean milliseconds of `fn` (launches on the default stream) over `iters`
+    calls, between two CUDA events, after one untimed call."""
+    lib = _driver()
+    start, end = ctypes.c_void_p(), ctypes.c_void_p()
+    _check(lib.cuEventCreate(ctypes.byref(start), 0), "cuEventCreate")
+    _check(lib.cuEventCreate(ctypes.byref(end), 0), "cuEventCreate")
+    fn()
+    _check(lib.cuEventRecord(start, None), "cuEventRecord")
+    for _ in range(iters):
+        fn()
+    _check(lib.cuEventRecord(end, None), "cuEventRecord")
+    _check(lib.cuEventSynchronize(end), "cuEventSynchronize")
+    ms = ctypes.c_float()
+    _check(lib.cuEventElapsedTime(ctypes.byref(ms), start, end), "cuEventElapsedTime")
+    lib.cuEventDestroy_v2(start)
+    lib.cuEventDestroy_v2(end)
+    return ms.value / iters
+
+
 class Kernel:
     """One PTX entry point plus what the manifest says about it."""
 
-    def __init__(self, ptx_path, entry):
-        import torch
+    def __init__(self, ptx_path, entry, torch_stream=True):
+        """`torch_stream`: bind torch's context and launch on its current
+        stream; otherwise the caller binds a context (bind_primary_context)
+        and launches go on the default stream."""
+        self.torch_stream = torch_stream
+        if torch_stream:
+            import torch
 
-        torch.empty(1, device="cuda")  # creates and binds torch's primary context on this thread
+            torch.empty(1, device="cuda")  # creates and binds torch's primary context on this thread
         lib = _driver()
         with open(ptx_path, "rb") as f:
             ptx = f.read() + b"\0"
@@ -69,10 +122,9 @@ class Kernel:
         self.registers = regs.value
 
     def __call__(self, grid, **args):
-        """Launches on torch's current stream. `args` by parameter name: tensors
-        for pointers, Python ints/floats for scalars."""
-        import torch
-
+        """Launches on torch's current stream (or the default stream). `args`
+        by parameter name: tensors or Buffers for pointers, Python ints/floats
+        for scalars."""
         holders = []
         for p in self.entry["params"]:
             v = args[p["name"]]
@@ -91,7 +143,11 @@ class Kernel:
                 raise ValueError(f"unsupported parameter type {ty}")
         argv = (ctypes.c_void_p * len(holders))(*[ctypes.cast(ctypes.byref(h), ctypes.c_void_p) for h in holders])
         gx, gy, gz = (list(grid) + [1, 1])[:3]
-        stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+        stream = None
+        if self.torch_stream:
+            import torch
+
+            stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
         _check(_driver().cuLaunchKernel(self.func, gx, gy, gz, self.threads, 1, 1, self.shared, stream,
                                         argv, None), "cuLaunchKernel")
 
@@ -102,3 +158,13 @@ def load_manifest(directory):
         manifest = json.load(f)
     entries = manifest["variants"] if isinstance(manifest, dict) else manifest
     return [(e, os.path.join(directory, e["file"])) for e in entries]
+
+
+def variant_for(op_dir, config, dtypes):
+    """The entry of `variants.json` in a generated op folder for this config
+    and dtype group, and its PTX file."""
+    with open(os.path.join(op_dir, "variants.json")) as f:
+        for entry in json.load(f):
+            if entry["config"] == config and entry["dtypes"] == dtypes:
+                return entry, os.path.join(op_dir, entry["file"])
+    raise KeyError(f"{op_dir}: no variant {config} for {dtypes}")

@@ -91,11 +91,9 @@ def finish_build(ops_dir, op, proc, start):
 
 
 def variant_for(ops_dir, op, config, dtypes):
-    with open(os.path.join(ops_dir, op, "variants.json")) as f:
-        for entry in json.load(f):
-            if entry["config"] == config and entry["dtypes"] == dtypes:
-                return entry, os.path.join(ops_dir, op, entry["file"])
-    raise KeyError(f"{op}: no variant {config} for {dtypes}")
+    import cuda_driver
+
+    return cuda_driver.variant_for(os.path.join(ops_dir, op), config, dtypes)
 
 
 def cuda_time_ms(fn, iters):

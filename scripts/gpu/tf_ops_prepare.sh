@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# On the Rust machine: writes the --no-build folders of the bundled TensorFlow
+# ops (tests/ops/*.tc) under out/tf/<op>/, with one shared copy of the prebuilt
+# runtime bridge in out/tf/lib/, and beside each op the PTX and variant list of
+# its configs (out/tf/<op>/raw/, what the torch folder holds) so the check can
+# launch the picked kernel directly. Carry out/tf (and TensorFlow, see
+# ../shared/tools/tf-gpu-bundle.sh) to the GPU machine and run
+#   source /tmp/tf-env.sh; python3 scripts/gpu/tf_ops_check.py out/tf RESULTS_DIR
+# The ops are built for sm_90a (the H100); pass another arch as the first argument.
+set -euo pipefail
+ARCH=${1:-sm_90a}
+cd "$(dirname "$0")/../.."
+export LLVM_SYS_191_PREFIX=${LLVM_SYS_191_PREFIX:-/usr/lib/llvm-19}
+cargo build --release -q -p opgen-bridge -p triton-opgen
+O=out/tf
+raw=$(mktemp -d)
+trap 'rm -rf "$raw"' EXIT
+rm -rf "$O"
+mkdir -p "$O/lib"
+cp target/release/libopgen_bridge.a "$O/lib/"
+strip -g "$O/lib/libopgen_bridge.a" 2>/dev/null || true
+for op in add softmax transpose dot dot_nt dot_tn; do
+  target/release/triton-opgen "tests/ops/$op.tc" --framework tf --arch "$ARCH" --no-build -o "$O/$op"
+  rm -f "$O/$op/lib/libopgen_bridge.a" # the shared copy keeps the carried tree small
+  target/release/triton-opgen "tests/ops/$op.tc" --framework torch --arch "$ARCH" --no-build -o "$raw/$op" >/dev/null 2>&1
+  mkdir -p "$O/$op/raw"
+  cp -r "$raw/$op/ptx" "$raw/$op/variants.json" "$O/$op/raw/"
+done
+du -sh "$O"
