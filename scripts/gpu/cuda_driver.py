@@ -49,12 +49,18 @@ def bind_primary_context(device=0):
 
 
 class Buffer:
-    """Device memory of the current context (zeroed), freed with the object."""
+    """Device memory of the current context, freed with the object: zeroed, or
+    a copy of `host` (a contiguous numpy array)."""
 
-    def __init__(self, nbytes):
+    def __init__(self, nbytes, host=None):
+        nbytes = max(nbytes if host is None else host.nbytes, 1)
         self.ptr = ctypes.c_uint64()
-        _check(_driver().cuMemAlloc_v2(ctypes.byref(self.ptr), ctypes.c_size_t(max(nbytes, 1))), "cuMemAlloc")
-        _check(_driver().cuMemsetD8_v2(self.ptr, 0, ctypes.c_size_t(max(nbytes, 1))), "cuMemsetD8")
+        _check(_driver().cuMemAlloc_v2(ctypes.byref(self.ptr), ctypes.c_size_t(nbytes)), "cuMemAlloc")
+        if host is None:
+            _check(_driver().cuMemsetD8_v2(self.ptr, 0, ctypes.c_size_t(nbytes)), "cuMemsetD8")
+        else:
+            _check(_driver().cuMemcpyHtoD_v2(self.ptr, host.ctypes.data_as(ctypes.c_void_p), ctypes.c_size_t(nbytes)),
+                   "cuMemcpyHtoD")
 
     def data_ptr(self):
         return self.ptr.value

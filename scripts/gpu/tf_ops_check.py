@@ -18,9 +18,10 @@ Builds every op folder (build.sh, g++ against the TensorFlow imported), then:
      the end value checked (a launch on another stream, without a
      device-wide wait, would race);
   6. tf.function(jit_compile=True) around an op: the outcome is recorded;
-  7. timings: each op against its picked kernel launched directly (same PTX,
-     CUDA events) and against TensorFlow's own add / softmax / transpose, in
-     this process; the host time of a tiny call against tf.add.
+  7. timings: each op, 50 chained calls in one tf.function, against its
+     picked kernel launched directly (same PTX, same data, CUDA events) and
+     against TensorFlow's own add / softmax / transpose chained the same way,
+     in this process; the host time of a tiny eager call against tf.add.
 TensorFlow's matmul needs cuBLAS 12, which the bundle stubs out: the dot is
 timed against its raw kernel only (its cuBLAS comparison is the torch check's).
 Writes RESULTS_DIR/tf_ops_check.json; exits 1 if a check failed."""
@@ -242,36 +243,48 @@ def check_xla(mods, rng):
     record("xla", "tf.function(jit_compile=True) around add", True, outcome)
 
 
-def gpu_time_ms(fn, iters):
-    """Mean ms per call of `fn` inside one tf.function loop, the wall time of
-    the loop between two host syncs (TensorFlow has no user events)."""
-    loop = tf.function(lambda: [fn() for _ in range(iters)][-1])
-    loop().numpy()  # trace, tune, warm up
+def chain_time_ms(step, first, iters=50):
+    """Mean ms per step of `iters` chained steps (`v = step(v)`) inside one
+    tf.function: each step consumes the last, so TensorFlow can neither prune
+    nor merge them; one element comes back to the host at the end."""
+    @tf.function(autograph=False)
+    def loop(v):
+        for _ in range(iters):
+            v = step(v)
+        return tf.reshape(v, [-1])[0]
+
+    loop(first).numpy()  # trace, tune, warm up
     start = time.perf_counter()
-    loop().numpy()
+    loop(first).numpy()
     return (time.perf_counter() - start) * 1e3 / iters
 
 
-def raw_time_ms(op, config, dtypes, grid_of, args_of, iters=50):
-    """The picked config's kernel launched directly (same PTX) on device buffers."""
+def raw_time_ms(op, config, dtypes, grid, args, iters=50):
+    """The picked config's kernel launched directly (same PTX), CUDA events."""
     entry, ptx = cuda_driver.variant_for(os.path.join(OPS_DIR, op, "raw"), config, dtypes)
     cuda_driver.bind_primary_context(0)
     kernel = cuda_driver.Kernel(ptx, entry, torch_stream=False)
-    args = args_of(entry)
-    grid = grid_of(entry["macros"])
-    return cuda_driver.time_ms(lambda: kernel(grid, **args), iters)
+    macros = {k: int(v) for k, v in entry["macros"].items() if v.isdigit()}
+    launch_args = {p["name"]: args[p["name"]] for p in entry["params"]}
+    return cuda_driver.time_ms(lambda: kernel(grid(macros), **launch_args), iters)
+
+
+def cdiv(a, b):
+    return (a + b - 1) // b
 
 
 def check_perf(mods, rng):
-    iters = 50
+    # Grappler would rewrite TensorFlow's own chains (transpose pairs cancel,
+    # add chains fold into one AddN); timed graphs run as written.
+    tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
 
-    def perf(name, op, tf_call, own_call, raw):
+    def perf(name, op, step, own_step, first, raw):
         try:
             with tf.device("/GPU:0"):
-                op_ms = gpu_time_ms(tf_call, iters)
+                op_ms = chain_time_ms(step, first)
                 entry = {"config": mods[op].last_config(), "op_ms": op_ms}
-                if own_call is not None:
-                    entry["tensorflow_ms"] = gpu_time_ms(own_call, iters)
+                if own_step is not None:
+                    entry["tensorflow_ms"] = chain_time_ms(own_step, first)
                     entry["op_over_tensorflow"] = op_ms / entry["tensorflow_ms"]
             entry["raw_ms"] = raw(entry["config"])
             entry["op_over_raw"] = op_ms / entry["raw_ms"]
@@ -281,42 +294,49 @@ def check_perf(mods, rng):
             results["perf"][name] = {"error": f"{type(e).__name__}: {e}", "trace": traceback.format_exc()[-1200:]}
             print(f"perf {name}: {results['perf'][name]}", flush=True)
 
+    buf = cuda_driver.Buffer
     big = 1 << 26
     for dt, key in [(np.float32, "T=float32"), (np.float16, "T=float16")]:
-        size = np.dtype(dt).itemsize
+        xs, ys = rng_array(rng, (big,), dt), rng_array(rng, (big,), dt) / 64
         with tf.device("/GPU:0"):
-            x, y = tf.constant(rng_array(rng, (big,), dt)), tf.constant(rng_array(rng, (big,), dt))
-        perf(f"add {key} n=2^26", "add", lambda: mods["add"].add(x, y), lambda: tf.add(x, y),
-             lambda cfg: raw_time_ms("add", cfg, key, lambda m: ((big + int(m["SIZE"]) - 1) // int(m["SIZE"]),),
-                                     lambda e: {"N": big, "a": cuda_driver.Buffer(big * size),
-                                                "b": cuda_driver.Buffer(big * size), "c": cuda_driver.Buffer(big * size)}))
-        m, n = 4096, 4000
+            y = tf.constant(ys)
+            first = tf.constant(xs)
+        perf(f"add {key} n=2^26", "add", lambda v: mods["add"].add(v, y), lambda v: tf.add(v, y), first,
+             lambda cfg: raw_time_ms("add", cfg, key, lambda m: (cdiv(big, m["SIZE"]),),
+                                     {"N": big, "a": buf(0, xs), "b": buf(0, ys), "c": buf(xs.nbytes)}))
+        m, n = 4096, 4096
+        ss = rng_array(rng, (m, n), dt)
         with tf.device("/GPU:0"):
-            s = tf.constant(rng_array(rng, (m, n), dt))
-        perf(f"softmax {key} {m}x{n}", "softmax", lambda: mods["softmax"].softmax(s), lambda: tf.nn.softmax(s),
-             # persistent(M) grid: one program per row here (at most the resident count in the op)
-             lambda cfg: raw_time_ms("softmax", cfg, key, lambda mac: (m,),
-                                     lambda e: raw_args(e, {"M": m, "N": n, "ldx": n, "ldy": n}, m * n * size)))
-        r, c = 8192, 8192
+            first = tf.constant(ss)
+        # persistent(M) grid: the op launches at most the resident programs; here one per row.
+        perf(f"softmax {key} {m}x{n}", "softmax", lambda v: mods["softmax"].softmax(v), lambda v: tf.nn.softmax(v),
+             first, lambda cfg: raw_time_ms("softmax", cfg, key, lambda mac: (m,),
+                                            {"Y": buf(ss.nbytes), "X": buf(0, ss), "ldx": n, "ldy": n, "M": m, "N": n}))
+        r = 8192
+        ts = rng_array(rng, (r, r), dt)
         with tf.device("/GPU:0"):
-            t = tf.constant(rng_array(rng, (r, c), dt))
-        perf(f"transpose {key} {r}x{c}", "transpose", lambda: mods["transpose"].transpose(t), lambda: tf.transpose(t),
-             lambda cfg: raw_time_ms("transpose", cfg, key, lambda mac: ((c + int(mac["TN"]) - 1) // int(mac["TN"]),
-                                                                        (r + int(mac["TM"]) - 1) // int(mac["TM"])),
-                                     lambda e: raw_args(e, {"M": c, "N": r, "ldx": c, "ldy": r}, r * c * size)))
-    for dt, key in [(np.float16, "T=float16")]:
-        for mm in (4096, 8192):
-            with tf.device("/GPU:0"):
-                a, b = tf.constant(rng_array(rng, (mm, mm), dt)), tf.constant(rng_array(rng, (mm, mm), dt))
-            name = f"dot {key} {mm}^3"
-            perf(name, "dot", lambda: mods["dot"].dot(a, b), None,
-                 lambda cfg: raw_time_ms("dot", cfg, key, lambda mac: (((mm + int(mac["TM"]) - 1) // int(mac["TM"]))
-                                                                      * ((mm + int(mac["TN"]) - 1) // int(mac["TN"])),),
-                                         lambda e: raw_args(e, {"M": mm, "N": mm, "K": mm, "lda": mm, "ldb": mm, "ldc": mm},
-                                                            mm * mm * 2)))
-            entry = results["perf"].get(name, {})
-            if "op_ms" in entry:
-                entry["tflops"] = 2 * mm**3 / entry["op_ms"] / 1e9
+            first = tf.constant(ts)
+        perf(f"transpose {key} {r}x{r}", "transpose", lambda v: mods["transpose"].transpose(v),
+             lambda v: tf.transpose(v), first,
+             lambda cfg: raw_time_ms("transpose", cfg, key, lambda mac: (cdiv(r, mac["TM"]), cdiv(r, mac["TN"])),
+                                     {"X": buf(0, ts), "Y": buf(ts.nbytes), "M": r, "N": r, "ldx": r, "ldy": r}))
+    for mm in (4096, 8192):
+        key = "T=float16"
+        a_host = rng_array(rng, (mm, mm), np.float16) / 8
+        b_host = (np.eye(mm) + rng_array(rng, (mm, mm), np.float32) / mm).astype(np.float16)
+        with tf.device("/GPU:0"):
+            b = tf.constant(b_host)
+            first = tf.constant(a_host)
+        name = f"dot {key} {mm}^3"
+        # c = dot(c, b) with b near the identity keeps the values finite.
+        perf(name, "dot", lambda v: mods["dot"].dot(v, b), None, first,
+             lambda cfg: raw_time_ms("dot", cfg, key, lambda mac: (cdiv(mm, mac["TM"]) * cdiv(mm, mac["TN"]),),
+                                     {"A": buf(0, a_host), "B": buf(0, b_host), "C": buf(a_host.nbytes),
+                                      "M": mm, "N": mm, "K": mm, "lda": mm, "ldb": mm, "ldc": mm}))
+        entry = results["perf"].get(name, {})
+        if "op_ms" in entry:
+            entry["tflops"] = 2 * mm**3 / entry["op_ms"] / 1e9
+            entry["raw_tflops"] = 2 * mm**3 / entry["raw_ms"] / 1e9
 
     # Host time of a tiny eager call, against tf.add.
     with tf.device("/GPU:0"):
@@ -331,14 +351,6 @@ def check_perf(mods, rng):
             results["perf"][f"tiny call host us: {label}"] = (time.perf_counter() - start) * 1e6 / 1000
     print(f"tiny call: {results['perf']['tiny call host us: triton add']:.1f} us vs tf.add "
           f"{results['perf']['tiny call host us: tf.add']:.1f} us", flush=True)
-
-
-def raw_args(entry, scalars, nbytes):
-    """Arguments by parameter name: the scalars given, a fresh buffer for each pointer."""
-    out = {}
-    for p in entry["params"]:
-        out[p["name"]] = cuda_driver.Buffer(nbytes) if p["type"].endswith("*") else scalars[p["name"]]
-    return out
 
 
 def main():
