@@ -4,24 +4,102 @@
 //! and A^T B for shapes that are not multiples of the tiles. For dot, every
 //! config its `require` lines admit for a shape (as the generated op picks its
 //! candidates) computes A B, and the `ALIGN = 16` configs are admitted only
-//! when M, N, K and the leading strides are multiples of 16.
+//! when M, N, K and the leading strides are multiples of 16. The bfloat16
+//! group of the dots reads and writes bf16 (inputs rounded to it, C rounded
+//! once from the f32 accumulator).
 
 mod dot_support;
 
 use dot_support::{candidates, macro_value, op_path};
+use half::bf16;
 use triton_opgen::read_spec;
+use triton_opgen::spec::OpSpec;
 use tritonc::driver::lower;
 use tritonc::interp::{run, ArgValue, Memory};
 
+/// The macros of one dtype of the spec's dtype line (`float32`, `bfloat16`).
+fn dtype_macros(spec: &OpSpec, dtype: &str) -> Vec<(String, String)> {
+    spec.dtypes[0]
+        .choices
+        .iter()
+        .find(|c| c.dtype == dtype)
+        .unwrap_or_else(|| panic!("{} has no {dtype}", spec.name))
+        .macros
+        .clone()
+}
+
 /// The float32 variant at the first point of the tuning space.
 fn lower_float32(name: &str) -> (tritonc::ir::Function, Vec<(String, String)>) {
+    lower_first_point(name, "float32")
+}
+
+/// The `dtype` variant at the first point of the tuning space.
+fn lower_first_point(name: &str, dtype: &str) -> (tritonc::ir::Function, Vec<(String, String)>) {
     let (spec, source) = read_spec(&op_path(name)).unwrap();
-    let mut defines: Vec<(String, String)> = spec.dtypes[0].choices[0].macros.clone();
+    let mut defines = dtype_macros(&spec, dtype);
     for m in spec.defines.iter().chain(spec.tune.iter()) {
         defines.push((m.name.clone(), m.values[0].clone()));
     }
     let lowered = lower(&source, &defines, &[]).unwrap_or_else(|e| panic!("{e}"));
     (lowered.module.functions[0].clone(), defines)
+}
+
+/// What a dot config reads and writes (its `TYPE` macro).
+#[derive(Clone, Copy, Debug)]
+enum Elem {
+    F32,
+    Bf16,
+}
+
+impl Elem {
+    fn of(defines: &[(String, String)]) -> Elem {
+        match defines
+            .iter()
+            .find(|(n, _)| n == "TYPE")
+            .map(|(_, v)| v.as_str())
+        {
+            Some("float") => Elem::F32,
+            Some("bf16") => Elem::Bf16,
+            other => panic!("no test element type for TYPE = {other:?}"),
+        }
+    }
+
+    fn round(self, x: f32) -> f32 {
+        match self {
+            Elem::F32 => x,
+            Elem::Bf16 => bf16::from_f32(x).to_f32(),
+        }
+    }
+
+    fn alloc(self, mem: &mut Memory, data: &[f32]) -> u64 {
+        match self {
+            Elem::F32 => mem.alloc_slice(data),
+            Elem::Bf16 => {
+                mem.alloc_bf16(&data.iter().map(|&x| bf16::from_f32(x)).collect::<Vec<_>>())
+            }
+        }
+    }
+
+    fn read(self, mem: &Memory, addr: u64, len: usize) -> Vec<f32> {
+        match self {
+            Elem::F32 => mem.read(addr, len).unwrap(),
+            Elem::Bf16 => mem
+                .read_bf16(addr, len)
+                .unwrap()
+                .iter()
+                .map(|x| x.to_f32())
+                .collect(),
+        }
+    }
+
+    /// Sums in another order round differently: one ulp of bf16 (2^-8
+    /// relative) either way, a little for f32.
+    fn tolerance(self, want: f32) -> f32 {
+        match self {
+            Elem::F32 => 1e-4 * (1.0 + want.abs()),
+            Elem::Bf16 => (1.0 + want.abs()) / 128.0,
+        }
+    }
 }
 
 fn data(n: usize, seed: u32) -> Vec<f32> {
@@ -36,7 +114,11 @@ fn data(n: usize, seed: u32) -> Vec<f32> {
 /// Runs one of the dot ops: `a_t`/`b_t` say whether the op reads A/B
 /// transposed (A is [K, M], B is [N, K]).
 fn check_dot(name: &str, a_t: bool, b_t: bool) {
-    let (func, defines) = lower_float32(name);
+    check_dot_dtype(name, "float32", a_t, b_t);
+}
+
+fn check_dot_dtype(name: &str, dtype: &str, a_t: bool, b_t: bool) {
+    let (func, defines) = lower_first_point(name, dtype);
     let shapes = [(37, 45, 29), (1, 1, 1), (64, 32, 8), (70, 3, 100)];
     for (m, n, k) in shapes {
         let lda = if a_t { m } else { k };
@@ -46,7 +128,8 @@ fn check_dot(name: &str, a_t: bool, b_t: bool) {
 }
 
 /// Runs one compiled dot config on `(m, n, k)` with leading strides
-/// `(lda, ldb)` (A and B padded to them) and checks C against a CPU matmul.
+/// `(lda, ldb)` (A and B padded to them) and checks C against a CPU matmul
+/// of the inputs as the config's element type holds them.
 fn run_dot(
     name: &str,
     func: &tritonc::ir::Function,
@@ -57,18 +140,23 @@ fn run_dot(
     (lda, ldb): (usize, usize),
 ) {
     let (tm, tn) = (macro_value(defines, "TM"), macro_value(defines, "TN"));
+    let elem = Elem::of(defines);
     {
         let a_rows = if a_t { k } else { m };
         let b_rows = if b_t { n } else { k };
-        let (a, b) = (data(a_rows * lda, 5), data(b_rows * ldb, 6));
+        let rounded = |v: Vec<f32>| -> Vec<f32> { v.into_iter().map(|x| elem.round(x)).collect() };
+        let (a, b) = (
+            rounded(data(a_rows * lda, 5)),
+            rounded(data(b_rows * ldb, 6)),
+        );
         // Row-major as torch lays them out: A [M, K] or [K, M], B [K, N] or [N, K].
         let at = |i: usize, l: usize| if a_t { a[l * lda + i] } else { a[i * lda + l] };
         let bt = |l: usize, j: usize| if b_t { b[j * ldb + l] } else { b[l * ldb + j] };
         let mut mem = Memory::new();
         let (pa, pb, pc) = (
-            mem.alloc_slice(&a),
-            mem.alloc_slice(&b),
-            mem.alloc_slice(&vec![f32::NAN; m * n]),
+            elem.alloc(&mut mem, &a),
+            elem.alloc(&mut mem, &b),
+            elem.alloc(&mut mem, &vec![f32::NAN; m * n]),
         );
         let args: Vec<ArgValue> = [pa, pb, pc]
             .into_iter()
@@ -81,13 +169,13 @@ fn run_dot(
             .collect();
         let grid = [(m as u32).div_ceil(tm), (n as u32).div_ceil(tn), 1];
         run(func, grid, &args, &mut mem).unwrap_or_else(|e| panic!("{name} {m}x{n}x{k}: {e:?}"));
-        let c: Vec<f32> = mem.read(pc, m * n).unwrap();
+        let c = elem.read(&mem, pc, m * n);
         for i in 0..m {
             for j in 0..n {
-                let want: f32 = (0..k).map(|l| at(i, l) * bt(l, j)).sum();
+                let want = elem.round((0..k).map(|l| at(i, l) * bt(l, j)).sum());
                 let got = c[i * n + j];
                 assert!(
-                    (got - want).abs() <= 1e-4 * (1.0 + want.abs()),
+                    (got - want).abs() <= elem.tolerance(want),
                     "{name} {m}x{n}x{k} lda={lda} ldb={ldb} {defines:?} ({i}, {j}): {got} vs {want}"
                 );
             }
@@ -171,6 +259,35 @@ fn dot_aligned_shapes_also_run_aligned_configs() {
     // Leading strides wider than the rows (slices of wider tensors).
     let aligns = check_dot_candidates((16, 32, 16), (32, 48));
     assert!(aligns.contains(&16), "{aligns:?}");
+}
+
+#[test]
+fn dots_multiply_in_bfloat16() {
+    check_dot_dtype("dot", "bfloat16", false, false);
+    check_dot_dtype("dot_nt", "bfloat16", false, true);
+    check_dot_dtype("dot_tn", "bfloat16", true, false);
+}
+
+#[test]
+fn dot_bfloat16_aligned_configs_multiply() {
+    // The ALIGN = 16 candidates with the bfloat16 macros (the K tile of 64
+    // that runs on wgmma on sm_90a), K a multiple of the tile or not.
+    let (spec, source) = read_spec(&op_path("dot")).unwrap();
+    let bf = dtype_macros(&spec, "bfloat16");
+    for (shape, strides) in [((48, 80, 48), (48, 80)), ((32, 64, 128), (128, 64))] {
+        let aligned: Vec<_> = candidates(&spec, shape, strides)
+            .into_iter()
+            .filter(|d| macro_value(d, "ALIGN") == 16)
+            .collect();
+        assert!(!aligned.is_empty(), "{shape:?}");
+        for defines in aligned {
+            let d = bf.iter().fold(defines, |d, (n, v)| with_macro(&d, n, v));
+            assert_eq!(macro_value(&d, "TK_DIV"), 64);
+            let lowered = lower(&source, &d, &[]).unwrap_or_else(|e| panic!("{e}"));
+            let func = &lowered.module.functions[0];
+            run_dot("dot", func, &d, false, false, shape, strides);
+        }
+    }
 }
 
 #[test]
