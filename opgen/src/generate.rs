@@ -5,6 +5,7 @@ use crate::bind::{bind_args, BoundArg};
 use crate::spec::{parse_spec, OpSpec};
 use crate::torch::{self, context, TorchEnv};
 use crate::variants;
+use opgen_runtime::autotune::{read_tuned_table, FORMAT_VERSION, LEGACY_FORMAT_VERSION};
 use std::path::{Path, PathBuf};
 use tritonc::codegen::Arch;
 use tritonc::driver::Source;
@@ -132,7 +133,7 @@ pub fn generate(
         groups,
         kinds,
         source_name,
-        warnings,
+        mut warnings,
     } = compile_op(
         &spec,
         &source,
@@ -141,10 +142,11 @@ pub fn generate(
         &opts.include_dirs,
         &mut progress,
     )?;
+    warnings.extend(tuned.warnings);
     let ctx = context::build(&spec, &groups, &kinds, &source_name)
         .map_err(|e| GenerateError(e.to_string()))?;
     let rendered =
-        torch::render(&ctx, &groups, &tuned).map_err(|e| GenerateError(e.to_string()))?;
+        torch::render(&ctx, &groups, &tuned.text).map_err(|e| GenerateError(e.to_string()))?;
     let out_dir = opts
         .out_dir
         .clone()
@@ -171,11 +173,23 @@ pub fn generate(
     })
 }
 
-/// Reads a pre-tuned table (`--tuned`): autotune cache JSON with an `entries`
-/// object; no table (`None`) is the empty text.
-pub fn read_tuned(path: Option<&Path>) -> Result<String, GenerateError> {
+/// A pre-tuned table's text (embedded as it is: the op's runtime reads it)
+/// and what in it the op will not use.
+pub struct TunedTableText {
+    pub text: String,
+    pub warnings: Vec<String>,
+}
+
+/// Reads a pre-tuned table (`--tuned`): an autotune cache file, checked with
+/// the runtime's reader so that a table the op would ignore fails here, and
+/// entries it would skip (version 1 keys that do not name the candidate set
+/// and carry no timings) are warned about. No table is the empty text.
+pub fn read_tuned(path: Option<&Path>) -> Result<TunedTableText, GenerateError> {
     let Some(path) = path else {
-        return Ok(String::new());
+        return Ok(TunedTableText {
+            text: String::new(),
+            warnings: Vec::new(),
+        });
     };
     let text = std::fs::read_to_string(path).map_err(|e| {
         GenerateError(format!(
@@ -183,19 +197,30 @@ pub fn read_tuned(path: Option<&Path>) -> Result<String, GenerateError> {
             path.display()
         ))
     })?;
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+    let table = read_tuned_table(&text).map_err(|why| {
         GenerateError(format!(
-            "the tuned table {} is not JSON: {e}",
+            "the tuned table {} cannot be used: {why}",
             path.display()
         ))
     })?;
-    if !value.get("entries").is_some_and(|e| e.is_object()) {
-        return Err(GenerateError(format!(
-            "the tuned table {} has no `entries` object (expected an autotune cache file)",
-            path.display()
-        )));
+    let mut warnings = Vec::new();
+    if table.format_version == LEGACY_FORMAT_VERSION {
+        warnings.push(format!(
+            "the tuned table {} is autotune format {LEGACY_FORMAT_VERSION}, whose keys do not \
+             name the candidate configs: {} entries kept (their timings name them), \
+             {} ignored; rerun the op with an empty $TRITON_OPGEN_CACHE to write format {FORMAT_VERSION}",
+            path.display(),
+            table.choices.len(),
+            table.dropped.len()
+        ));
     }
-    Ok(text)
+    warnings.extend(
+        table
+            .dropped
+            .iter()
+            .map(|why| format!("tuned table entry ignored: {why}")),
+    );
+    Ok(TunedTableText { text, warnings })
 }
 
 /// `--bridge-lib`, else `$OPGEN_BRIDGE_LIB`, else `libopgen_bridge.a` next to

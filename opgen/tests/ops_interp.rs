@@ -4,30 +4,102 @@
 //! and A^T B for shapes that are not multiples of the tiles. For dot, every
 //! config its `require` lines admit for a shape (as the generated op picks its
 //! candidates) computes A B, and the `ALIGN = 8` configs are admitted only
-//! when N, K and the leading strides are multiples of 8 (M may be anything).
+//! when N, K and the leading strides are multiples of 8 (M may be anything). The bfloat16
+//! group of the dots reads and writes bf16 (inputs rounded to it, C rounded
+//! once from the f32 accumulator).
 
-use std::path::PathBuf;
+mod dot_support;
+
+use dot_support::{candidates, eval_with_strides, macro_value, op_path};
+use half::bf16;
 use triton_opgen::read_spec;
-use triton_opgen::spec::{BinOp, Expr, OpSpec};
+use triton_opgen::spec::OpSpec;
 use tritonc::driver::lower;
 use tritonc::interp::{run, ArgValue, Memory};
 
-fn op_path(name: &str) -> PathBuf {
-    PathBuf::from(format!(
-        "{}/../tests/ops/{name}.tc",
-        env!("CARGO_MANIFEST_DIR")
-    ))
+/// The macros of one dtype of the spec's dtype line (`float32`, `bfloat16`).
+fn dtype_macros(spec: &OpSpec, dtype: &str) -> Vec<(String, String)> {
+    spec.dtypes[0]
+        .choices
+        .iter()
+        .find(|c| c.dtype == dtype)
+        .unwrap_or_else(|| panic!("{} has no {dtype}", spec.name))
+        .macros
+        .clone()
 }
 
 /// The float32 variant at the first point of the tuning space.
 fn lower_float32(name: &str) -> (tritonc::ir::Function, Vec<(String, String)>) {
+    lower_first_point(name, "float32")
+}
+
+/// The `dtype` variant at the first point of the tuning space.
+fn lower_first_point(name: &str, dtype: &str) -> (tritonc::ir::Function, Vec<(String, String)>) {
     let (spec, source) = read_spec(&op_path(name)).unwrap();
-    let mut defines: Vec<(String, String)> = spec.dtypes[0].choices[0].macros.clone();
+    let mut defines = dtype_macros(&spec, dtype);
     for m in spec.defines.iter().chain(spec.tune.iter()) {
         defines.push((m.name.clone(), m.values[0].clone()));
     }
     let lowered = lower(&source, &defines, &[]).unwrap_or_else(|e| panic!("{e}"));
     (lowered.module.functions[0].clone(), defines)
+}
+
+/// What a dot config reads and writes (its `TYPE` macro).
+#[derive(Clone, Copy, Debug)]
+enum Elem {
+    F32,
+    Bf16,
+}
+
+impl Elem {
+    fn of(defines: &[(String, String)]) -> Elem {
+        match defines
+            .iter()
+            .find(|(n, _)| n == "TYPE")
+            .map(|(_, v)| v.as_str())
+        {
+            Some("float") => Elem::F32,
+            Some("bf16") => Elem::Bf16,
+            other => panic!("no test element type for TYPE = {other:?}"),
+        }
+    }
+
+    fn round(self, x: f32) -> f32 {
+        match self {
+            Elem::F32 => x,
+            Elem::Bf16 => bf16::from_f32(x).to_f32(),
+        }
+    }
+
+    fn alloc(self, mem: &mut Memory, data: &[f32]) -> u64 {
+        match self {
+            Elem::F32 => mem.alloc_slice(data),
+            Elem::Bf16 => {
+                mem.alloc_bf16(&data.iter().map(|&x| bf16::from_f32(x)).collect::<Vec<_>>())
+            }
+        }
+    }
+
+    fn read(self, mem: &Memory, addr: u64, len: usize) -> Vec<f32> {
+        match self {
+            Elem::F32 => mem.read(addr, len).unwrap(),
+            Elem::Bf16 => mem
+                .read_bf16(addr, len)
+                .unwrap()
+                .iter()
+                .map(|x| x.to_f32())
+                .collect(),
+        }
+    }
+
+    /// Sums in another order round differently: one ulp of bf16 (2^-8
+    /// relative) either way, a little for f32.
+    fn tolerance(self, want: f32) -> f32 {
+        match self {
+            Elem::F32 => 1e-4 * (1.0 + want.abs()),
+            Elem::Bf16 => (1.0 + want.abs()) / 128.0,
+        }
+    }
 }
 
 fn data(n: usize, seed: u32) -> Vec<f32> {
@@ -39,18 +111,14 @@ fn data(n: usize, seed: u32) -> Vec<f32> {
         .collect()
 }
 
-fn macro_value(defines: &[(String, String)], name: &str) -> u32 {
-    defines
-        .iter()
-        .find(|(n, _)| n == name)
-        .map(|(_, v)| v.parse().unwrap())
-        .unwrap()
-}
-
 /// Runs one of the dot ops: `a_t`/`b_t` say whether the op reads A/B
 /// transposed (A is [K, M], B is [N, K]).
 fn check_dot(name: &str, a_t: bool, b_t: bool) {
-    let (func, defines) = lower_float32(name);
+    check_dot_dtype(name, "float32", a_t, b_t);
+}
+
+fn check_dot_dtype(name: &str, dtype: &str, a_t: bool, b_t: bool) {
+    let (func, defines) = lower_first_point(name, dtype);
     // 600 rows: more than GROUP_M (8) rows of 64-row tiles, so dot's grouped
     // program order covers a full and a partial group.
     let shapes = [
@@ -68,7 +136,8 @@ fn check_dot(name: &str, a_t: bool, b_t: bool) {
 }
 
 /// Runs one compiled dot config on `(m, n, k)` with leading strides
-/// `(lda, ldb)` (A and B padded to them) and checks C against a CPU matmul.
+/// `(lda, ldb)` (A and B padded to them) and checks C against a CPU matmul
+/// of the inputs as the config's element type holds them.
 fn run_dot(
     name: &str,
     func: &tritonc::ir::Function,
@@ -78,18 +147,23 @@ fn run_dot(
     (m, n, k): (usize, usize, usize),
     (lda, ldb): (usize, usize),
 ) {
+    let elem = Elem::of(defines);
     {
         let a_rows = if a_t { k } else { m };
         let b_rows = if b_t { n } else { k };
-        let (a, b) = (data(a_rows * lda, 5), data(b_rows * ldb, 6));
+        let rounded = |v: Vec<f32>| -> Vec<f32> { v.into_iter().map(|x| elem.round(x)).collect() };
+        let (a, b) = (
+            rounded(data(a_rows * lda, 5)),
+            rounded(data(b_rows * ldb, 6)),
+        );
         // Row-major as torch lays them out: A [M, K] or [K, M], B [K, N] or [N, K].
         let at = |i: usize, l: usize| if a_t { a[l * lda + i] } else { a[i * lda + l] };
         let bt = |l: usize, j: usize| if b_t { b[j * ldb + l] } else { b[l * ldb + j] };
         let mut mem = Memory::new();
         let (pa, pb, pc) = (
-            mem.alloc_slice(&a),
-            mem.alloc_slice(&b),
-            mem.alloc_slice(&vec![f32::NAN; m * n]),
+            elem.alloc(&mut mem, &a),
+            elem.alloc(&mut mem, &b),
+            elem.alloc(&mut mem, &vec![f32::NAN; m * n]),
         );
         let args: Vec<ArgValue> = [pa, pb, pc]
             .into_iter()
@@ -102,13 +176,13 @@ fn run_dot(
             .collect();
         let grid = spec_grid(name, defines, (m, n, k), (lda, ldb));
         run(func, grid, &args, &mut mem).unwrap_or_else(|e| panic!("{name} {m}x{n}x{k}: {e:?}"));
-        let c: Vec<f32> = mem.read(pc, m * n).unwrap();
+        let c = elem.read(&mem, pc, m * n);
         for i in 0..m {
             for j in 0..n {
-                let want: f32 = (0..k).map(|l| at(i, l) * bt(l, j)).sum();
+                let want = elem.round((0..k).map(|l| at(i, l) * bt(l, j)).sum());
                 let got = c[i * n + j];
                 assert!(
-                    (got - want).abs() <= 1e-4 * (1.0 + want.abs()),
+                    (got - want).abs() <= elem.tolerance(want),
                     "{name} {m}x{n}x{k} lda={lda} ldb={ldb} {defines:?} ({i}, {j}): {got} vs {want}"
                 );
             }
@@ -119,6 +193,17 @@ fn run_dot(
 #[test]
 fn dot_multiplies_any_shape() {
     check_dot("dot", false, false);
+}
+
+/// `defines` with `name` set to `value`.
+fn with_macro(defines: &[(String, String)], name: &str, value: &str) -> Vec<(String, String)> {
+    defines
+        .iter()
+        .map(|(n, v)| {
+            let v = if n == name { value } else { v };
+            (n.clone(), v.to_string())
+        })
+        .collect()
 }
 
 /// The launch grid the op's spec gives for these inputs and macros.
@@ -140,94 +225,6 @@ fn spec_grid(
         grid[axis] = eval_with_strides(&dim.value, &value, lda as i64, ldb as i64) as u32;
     }
     grid
-}
-
-/// The value of a `require` side or a grid axis for these inputs; `stride(a, 0)` and
-/// `stride(b, 0)` are the leading strides (the op's output is dense).
-fn eval_with_strides(e: &Expr, value: &dyn Fn(&str) -> i64, lda: i64, ldb: i64) -> i64 {
-    let go = |e: &Expr| eval_with_strides(e, value, lda, ldb);
-    match e {
-        Expr::Int(v, _) => *v,
-        Expr::Name(n, _) => value(n),
-        Expr::Neg(inner, _) => -go(inner),
-        Expr::Bin(op, l, r) => {
-            let (l, r) = (go(l), go(r));
-            match op {
-                BinOp::Add => l + r,
-                BinOp::Sub => l - r,
-                BinOp::Mul => l * r,
-                BinOp::Div => l / r,
-            }
-        }
-        Expr::Call(f, args, _) => match (f.as_str(), &args[0]) {
-            ("cdiv", x) => (go(x) + go(&args[1]) - 1) / go(&args[1]),
-            ("stride", Expr::Name(t, _)) if t == "a" => lda,
-            ("stride", Expr::Name(t, _)) if t == "b" => ldb,
-            other => panic!("the test does not evaluate {other:?}"),
-        },
-    }
-}
-
-/// Every tuning point of the float32 group (dtype and fixed macros included)
-/// whose `require` lines hold for these inputs: the op's candidates.
-fn candidates(
-    spec: &OpSpec,
-    (m, n, k): (usize, usize, usize),
-    (lda, ldb): (usize, usize),
-) -> Vec<Vec<(String, String)>> {
-    let mut points: Vec<Vec<(String, String)>> = vec![Vec::new()];
-    for t in &spec.tune {
-        points = points
-            .into_iter()
-            .flat_map(|p| {
-                t.values.iter().map(move |v| {
-                    let mut next = p.clone();
-                    next.push((t.name.clone(), v.clone()));
-                    next
-                })
-            })
-            .collect();
-    }
-    let mut fixed: Vec<(String, String)> = spec.dtypes[0].choices[0].macros.clone();
-    for d in &spec.defines {
-        fixed.push((d.name.clone(), d.values[0].clone()));
-    }
-    points
-        .into_iter()
-        .filter(|point| {
-            let value = |name: &str| match name {
-                "M" => m as i64,
-                "N" => n as i64,
-                "K" => k as i64,
-                _ => macro_value(point, name) as i64,
-            };
-            spec.requires.iter().all(|r| {
-                let l = eval_with_strides(&r.left, &value, lda as i64, ldb as i64);
-                let rv = eval_with_strides(&r.right, &value, lda as i64, ldb as i64);
-                match r.cmp {
-                    "==" => l == rv,
-                    "!=" => l != rv,
-                    "<=" => l <= rv,
-                    "<" => l < rv,
-                    ">=" => l >= rv,
-                    ">" => l > rv,
-                    other => panic!("unknown comparison {other}"),
-                }
-            })
-        })
-        .map(|point| fixed.iter().cloned().chain(point).collect())
-        .collect()
-}
-
-/// `defines` with `name` set to `value`.
-fn with_macro(defines: &[(String, String)], name: &str, value: &str) -> Vec<(String, String)> {
-    defines
-        .iter()
-        .map(|(n, v)| {
-            let v = if n == name { value } else { v };
-            (n.clone(), v.to_string())
-        })
-        .collect()
 }
 
 /// Runs every candidate the requires admit for the shape; returns the ALIGN
@@ -292,6 +289,35 @@ fn dot_aligned_shapes_also_run_aligned_configs() {
     // M is free: 37 rows still take the aligned configs (the row mask).
     let aligns = check_dot_candidates((37, 24, 16), (16, 24));
     assert!(aligns.contains(&8), "{aligns:?}");
+}
+
+#[test]
+fn dots_multiply_in_bfloat16() {
+    check_dot_dtype("dot", "bfloat16", false, false);
+    check_dot_dtype("dot_nt", "bfloat16", false, true);
+    check_dot_dtype("dot_tn", "bfloat16", true, false);
+}
+
+#[test]
+fn dot_bfloat16_aligned_configs_multiply() {
+    // The ALIGN = 8 candidates with the bfloat16 macros (the K tile of 64
+    // that runs on wgmma on sm_90a), K a multiple of the tile or not.
+    let (spec, source) = read_spec(&op_path("dot")).unwrap();
+    let bf = dtype_macros(&spec, "bfloat16");
+    for (shape, strides) in [((48, 80, 48), (48, 80)), ((32, 64, 128), (128, 64))] {
+        let aligned: Vec<_> = candidates(&spec, shape, strides)
+            .into_iter()
+            .filter(|d| macro_value(d, "ALIGN") == 8)
+            .collect();
+        assert!(!aligned.is_empty(), "{shape:?}");
+        for defines in aligned {
+            let d = bf.iter().fold(defines, |d, (n, v)| with_macro(&d, n, v));
+            assert_eq!(macro_value(&d, "TK_DIV"), 64);
+            let lowered = lower(&source, &d, &[]).unwrap_or_else(|e| panic!("{e}"));
+            let func = &lowered.module.functions[0];
+            run_dot("dot", func, &d, false, false, shape, strides);
+        }
+    }
 }
 
 #[test]

@@ -87,10 +87,10 @@ fn ort_add_embeds_a_pre_tuned_table() {
     let table = dir.path().join("tuned.json");
     std::fs::write(
         &table,
-        r#"{"format_version": 1, "entries": {
-            "triton::add|[1048576],[1048576]|T=float32|NVIDIA H100 80GB HBM3": {"config": "SIZE=1024 num_warps=4", "time_ms": 0.01},
-            "triton::add|[4096],[4096]|T=float16|NVIDIA H100 80GB HBM3": {"config": "SIZE=256 num_warps=4", "time_ms": 0.002},
-            "triton::softmax|[4096x4096]|T=float32|NVIDIA H100 80GB HBM3": {"config": "TN=4096", "time_ms": 0.1}
+        r#"{"format_version": 2, "entries": {
+            "triton::add|[1048576]|T=float32|NVIDIA H100 80GB HBM3|cands=3:5f2e8a61": {"config": "SIZE=1024 num_warps=4", "time_ms": 0.01},
+            "triton::add|[4096]|T=float16|NVIDIA H100 80GB HBM3|cands=3:5f2e8a61": {"config": "SIZE=256 num_warps=4", "time_ms": 0.002},
+            "triton::softmax|[4096x4096]|T=float32|NVIDIA H100 80GB HBM3|cands=1:0badf00d": {"config": "TN=4096", "time_ms": 0.1}
         }}"#,
     )
     .unwrap();

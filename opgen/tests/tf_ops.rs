@@ -26,9 +26,9 @@ fn tf_libraries_build_with_every_variant() {
         summary,
         vec![
             ("TritonAdd".to_string(), "triton_add_tf", 6),
-            ("TritonDot".to_string(), "triton_dot_tf", 24),
-            ("TritonDotNt".to_string(), "triton_dot_nt_tf", 18),
-            ("TritonDotTn".to_string(), "triton_dot_tn_tf", 18),
+            ("TritonDot".to_string(), "triton_dot_tf", 36),
+            ("TritonDotNt".to_string(), "triton_dot_nt_tf", 27),
+            ("TritonDotTn".to_string(), "triton_dot_tn_tf", 27),
         ]
     );
     for g in built {

@@ -177,9 +177,38 @@ fn a_pre_tuned_table_is_embedded() {
         "{}",
         kernels.lines().last().unwrap()
     );
+    // Version 1 keys do not name the candidates; without timings the op
+    // cannot tell which set the entry was tuned over, and says so.
+    let said = done.warnings.join("\n");
+    assert!(
+        said.contains("autotune format 1")
+            && said.contains("0 entries kept (their timings name them), 1 ignored"),
+        "{said}"
+    );
+    assert!(
+        said.contains("tuned table entry ignored: triton::add|[1024]|T=float32|H100"),
+        "{said}"
+    );
+    std::fs::write(
+        &table,
+        r#"{"format_version": 2, "entries": {"triton::add|[1024]|T=float32|H100|cands=2:7d2ba1b1": {"config": "SIZE=256 num_warps=4", "time_ms": 0.01}}}"#,
+    )
+    .unwrap();
+    let done = generate(&opts, |_| {}).unwrap_or_else(|e| panic!("{}", e.0));
+    assert!(
+        !done.warnings.iter().any(|w| w.contains("tuned table")),
+        "{:?}",
+        done.warnings
+    );
     std::fs::write(&table, "{\"format_version\": 1}").unwrap();
     let e = generate(&opts, |_| {}).unwrap_err().0;
-    assert!(e.contains("has no `entries` object"), "{e}");
+    assert!(e.contains("no `entries` object"), "{e}");
+    std::fs::write(&table, "{\"format_version\": 3, \"entries\": {}}").unwrap();
+    let e = generate(&opts, |_| {}).unwrap_err().0;
+    assert!(
+        e.contains("format version 3; this runtime reads 2 and 1"),
+        "{e}"
+    );
     // Without a table the string is empty.
     opts.tuned = None;
     let done = generate(&opts, |_| {}).unwrap();

@@ -118,7 +118,7 @@ pub fn generate(
         groups,
         kinds,
         source_name,
-        warnings,
+        mut warnings,
     } = compile_op(
         &spec,
         &source,
@@ -128,7 +128,8 @@ pub fn generate(
         &mut progress,
     )?;
     let plugins = plugins_dir()?;
-    let ctx = context::build(&spec, &groups, &kinds, &source_name, &plugins, &tuned)
+    warnings.extend(tuned.warnings);
+    let ctx = context::build(&spec, &groups, &kinds, &source_name, &plugins, &tuned.text)
         .map_err(GenerateError)?;
     let mut files = render(&ctx).map_err(GenerateError)?;
     // The PTX of every variant, embedded with include_str!.

@@ -97,7 +97,7 @@ pub fn generate(
         groups,
         kinds,
         source_name,
-        warnings,
+        mut warnings,
     } = compile_op(
         &spec,
         &source,
@@ -106,9 +106,10 @@ pub fn generate(
         &opts.include_dirs,
         &mut progress,
     )?;
+    warnings.extend(tuned.warnings);
     let ctx = context::build(&spec, &groups, &kinds, &source_name)
         .map_err(|e| GenerateError(e.to_string()))?;
-    let files = render(&ctx, &groups, &tuned).map_err(GenerateError)?;
+    let files = render(&ctx, &groups, &tuned.text).map_err(GenerateError)?;
     let out_dir = opts
         .out_dir
         .clone()

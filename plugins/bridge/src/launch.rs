@@ -3,8 +3,7 @@
 
 use crate::{OpgenArg, OpgenGrid, OpgenVariant, ARG_F32, ARG_F64, ARG_I32, ARG_I64, ARG_PTR};
 use opgen_runtime::{
-    Autotuner, Device, EventTimer, Grid, Kernel, KernelArg, ModuleImage, Stream, TuneCache,
-    TuneKey, Variant,
+    Chooser, Device, EventTimer, Grid, Kernel, KernelArg, KernelTimer, ModuleImage, Stream, Variant,
 };
 use std::collections::HashMap;
 use std::ffi::{c_void, CStr};
@@ -24,9 +23,8 @@ pub struct Op {
     /// Programs of a persistent kernel that fit on the device at once, per
     /// (device, variant): asked of the driver once, not at every launch.
     resident: Mutex<HashMap<(usize, usize), u32>>,
-    /// Tune key -> chosen config, so a repeated shape skips the cache lookup.
-    choices: Mutex<HashMap<String, String>>,
-    tuner: Mutex<Option<Autotuner>>,
+    /// The config per tune key (op, dims, dtypes, device, candidates).
+    chooser: Chooser,
     last_config: Mutex<String>,
 }
 
@@ -59,38 +57,19 @@ impl Op {
 
     fn with_entries(name: String, entries: Result<Vec<Entry>, String>) -> Op {
         Op {
+            chooser: Chooser::new(&name),
             name,
             entries,
             kernels: Mutex::new(HashMap::new()),
             resident: Mutex::new(HashMap::new()),
-            choices: Mutex::new(HashMap::new()),
-            tuner: Mutex::new(None),
             last_config: Mutex::new(String::new()),
         }
     }
 
-    /// Takes this op's entries of a pre-tuned table (an autotune cache
-    /// file's JSON); returns how many.
+    /// Takes this op's usable entries of a pre-tuned table (an autotune
+    /// cache file's JSON); returns how many.
     pub fn preload(&self, json: &str) -> usize {
-        let Ok(value) = serde_json::from_str::<serde_json::Value>(json) else {
-            return 0;
-        };
-        let Some(entries) = value.get("entries").and_then(|e| e.as_object()) else {
-            return 0;
-        };
-        let prefix = format!("{}|", self.name);
-        let mut choices = lock(&self.choices);
-        let mut taken = 0;
-        for (key, entry) in entries {
-            if let (true, Some(config)) = (
-                key.starts_with(&prefix),
-                entry.get("config").and_then(|c| c.as_str()),
-            ) {
-                choices.insert(key.clone(), config.to_string());
-                taken += 1;
-            }
-        }
-        taken
+        self.chooser.preload(json)
     }
 
     pub fn last_config(&self) -> String {
@@ -142,24 +121,19 @@ impl Op {
         call: &Call,
         args: &[KernelArg],
     ) -> Result<usize, String> {
-        let dims: Vec<u64> = call.dims.iter().map(|&d| d.max(0) as u64).collect();
-        let key = TuneKey::new(&self.name, &[&dims], &[&call.dtype_key], device.name());
-        let key_text = key.to_string();
         let configs: Vec<String> = call
             .candidates
             .iter()
             .map(|&c| entries[c as usize].config.clone())
             .collect();
-        if let Some(config) = lock(&self.choices).get(&key_text) {
-            if let Some(pos) = configs.iter().position(|c| c == config) {
-                return Ok(pos);
-            }
-        }
-        let mut tuner = lock(&self.tuner);
-        let tuner = tuner.get_or_insert_with(|| Autotuner::new(TuneCache::open_default()));
-        let mut timer = EventTimer::new(stream).map_err(|e| e.to_string())?;
-        let choice = tuner
-            .tune(&key, &configs, &mut timer, &mut |pos| {
+        let key = self
+            .chooser
+            .key(call.dims, &call.dtype_key, device.name(), &configs);
+        let mut make_timer = || -> opgen_runtime::Result<Box<dyn KernelTimer + '_>> {
+            Ok(Box::new(EventTimer::new(stream)?))
+        };
+        self.chooser
+            .choose(&key, &configs, &mut make_timer, &mut |pos| {
                 let index = call.candidates[pos] as usize;
                 self.launch_one(entries, device, stream, index, call.grids[pos], args)
                     .map_err(|reason| opgen_runtime::RuntimeError::InvalidLaunch {
@@ -167,9 +141,7 @@ impl Op {
                         reason,
                     })
             })
-            .map_err(|e| e.to_string())?;
-        lock(&self.choices).insert(key_text, choice.config.clone());
-        Ok(choice.index)
+            .map_err(|e| e.to_string())
     }
 
     fn launch_one(

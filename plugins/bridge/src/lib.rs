@@ -229,12 +229,18 @@ mod tests {
     #[test]
     fn preloads_only_this_ops_entries() {
         let op = unsafe { opgen_op_new(c"t::add".as_ptr(), std::ptr::null(), 0) };
-        let json = c"{\"format_version\": 1, \"entries\": {
-            \"t::add|[1024]|T=float32|H100\": {\"config\": \"SIZE=256 num_warps=4\", \"time_ms\": 0.1},
-            \"t::add|[2048]|T=float32|H100\": {\"config\": \"SIZE=1024 num_warps=4\", \"time_ms\": 0.2},
-            \"t::sub|[1024]|T=float32|H100\": {\"config\": \"SIZE=256 num_warps=4\", \"time_ms\": 0.1},
-            \"t::add|[4096]|T=float32|H100\": {\"time_ms\": 0.1}}}";
+        let json = c"{\"format_version\": 2, \"entries\": {
+            \"t::add|[1024]|T=float32|H100|cands=2:7d2ba1b1\": {\"config\": \"SIZE=256 num_warps=4\", \"time_ms\": 0.1},
+            \"t::add|[2048]|T=float32|H100|cands=2:7d2ba1b1\": {\"config\": \"SIZE=1024 num_warps=4\", \"time_ms\": 0.2},
+            \"t::sub|[1024]|T=float32|H100|cands=2:7d2ba1b1\": {\"config\": \"SIZE=256 num_warps=4\", \"time_ms\": 0.1},
+            \"t::add|[4096]|T=float32|H100|cands=2:7d2ba1b1\": {\"time_ms\": 0.1}}}";
         assert_eq!(unsafe { opgen_op_preload(op, json.as_ptr()) }, 2);
+        // Version 1 keys do not name the candidates: kept only with timings.
+        let legacy = c"{\"format_version\": 1, \"entries\": {
+            \"t::add|[1024]|T=float32|H100\": {\"config\": \"SIZE=256 num_warps=4\", \"time_ms\": 0.1},
+            \"t::add|[2048]|T=float32|H100\": {\"config\": \"SIZE=256 num_warps=4\", \"time_ms\": 0.1,
+                \"timings_ms\": {\"SIZE=256 num_warps=4\": 0.1, \"SIZE=1024 num_warps=4\": 0.2}}}}";
+        assert_eq!(unsafe { opgen_op_preload(op, legacy.as_ptr()) }, 1);
         assert_eq!(unsafe { opgen_op_preload(op, c"not json".as_ptr()) }, 0);
         assert_eq!(unsafe { opgen_op_preload(op, c"".as_ptr()) }, 0);
         assert_eq!(unsafe { opgen_op_preload(op, std::ptr::null()) }, 0);

@@ -62,8 +62,9 @@ impl KernelSet {
         &self.configs
     }
 
-    /// The variant to use for `key`: cached, or benchmarked on `stream` with
-    /// CUDA events through `launch(kernel)` on the real inputs.
+    /// The variant to use for `key` (built over [`KernelSet::configs`]):
+    /// cached, or benchmarked on `stream` with CUDA events through
+    /// `launch(kernel)` on the real inputs.
     pub fn tune(
         &self,
         tuner: &mut Autotuner,

@@ -37,7 +37,8 @@
 //!
 //! ## Autotuning
 //! [`Autotuner::tune`] takes a [`TuneKey`] (op, shapes bucketed to powers of
-//! two, dtypes, device name), the config ids of the candidates
+//! two, dtypes, device name, and the candidate set: a choice is reused only
+//! for calls offering the same configs), the config ids of the candidates
 //! ([`Variant::config_id`]), a [`KernelTimer`] ([`EventTimer`] on a GPU) and a
 //! closure launching candidate `i` on the real inputs. It returns the cached
 //! choice or benchmarks every candidate (warm-up, timed runs, median) and
@@ -45,7 +46,9 @@
 //! `$TRITON_OPGEN_CACHE`, a `.json` file or a folder, else
 //! `<user cache dir>/triton-opgen/autotune.json`). The file is written
 //! atomically; a corrupt or other-version file is ignored and rebuilt.
-//! [`Autotuner::benchmark_calls`] counts configs benchmarked.
+//! [`Autotuner::benchmark_calls`] counts configs benchmarked. [`Chooser`]
+//! is what a generated op runs per call: choices made in this process or
+//! preloaded from a pre-tuned table, else the tuner.
 //! [`KernelSet`] bundles the variants of one kernel with tuning over them:
 //! ```no_run
 //! # use opgen_runtime::*;
@@ -54,7 +57,7 @@
 //! # let stream = Stream::new(&device)?;
 //! let set = KernelSet::load(&device, &manifest, "add")?;
 //! let mut tuner = Autotuner::new(TuneCache::open_default());
-//! let key = TuneKey::new("add", &[&[n]], &["f32"], device.name());
+//! let key = TuneKey::new("add", &[&[n]], &["f32"], device.name(), set.configs());
 //! let (kernel, choice) = set.tune(&mut tuner, &key, &stream, |k| {
 //!     let size: u64 = k.variant().macros["SIZE"].parse().unwrap();
 //!     k.launch(&stream, (n / size) as u32, &[/* args */])
@@ -79,7 +82,7 @@ pub mod timer;
 pub use args::{check_args, KernelArg};
 pub use autotune::{
     benchmark_calls_total, default_cache_path, Autotuner, BenchSettings, CacheLoad, Choice,
-    KernelTimer, TuneCache, TuneKey, TunedChoice,
+    Chooser, KernelTimer, TuneCache, TuneKey, TunedChoice,
 };
 pub use device::{Device, DeviceProperties};
 pub use driver::DriverInfo;

@@ -1,4 +1,4 @@
-//! The autotune cache file: `{"format_version": 1, "entries": {key: choice}}`.
+//! The autotune cache file: `{"format_version": 2, "entries": {key: choice}}`.
 //! Read once, tolerant of anything (missing, corrupt, another version: it
 //! starts empty and is rebuilt), written atomically (temp file + rename),
 //! merged with what other processes wrote meanwhile.
@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Bump when the file's meaning changes; other versions are ignored.
-pub const FORMAT_VERSION: u32 = 1;
+/// 2: keys end with the candidate set (`|cands=N:fingerprint`); a version 1
+/// choice may have been tuned without the variants a call now admits.
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Names the cache: a `.json` file, or a folder that gets `autotune.json`.
 pub const CACHE_ENV: &str = "TRITON_OPGEN_CACHE";
@@ -241,7 +243,7 @@ mod tests {
             Some(&choice("SIZE=512,num_warps=4", 0.5))
         );
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.contains("\"format_version\": 1"), "{text}");
+        assert!(text.contains("\"format_version\": 2"), "{text}");
     }
 
     #[test]
@@ -277,7 +279,7 @@ mod tests {
         let path = dir.path().join("autotune.json");
         for garbage in [
             &b"\x00\xffnot json{{"[..],
-            b"{\"format_version\": 1, \"entries\": 3}",
+            b"{\"format_version\": 2, \"entries\": 3}",
             b"[]",
         ] {
             std::fs::write(&path, garbage).unwrap();
@@ -314,6 +316,18 @@ mod tests {
         let again = TuneCache::open(&path);
         assert_eq!(again.load_status(), &CacheLoad::Loaded { entries: 1 });
         assert!(again.get("k").is_none());
+    }
+
+    #[test]
+    fn version_1_choices_are_not_reused() {
+        // Their keys do not name the candidates they were tuned over.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("autotune.json");
+        let v1 = r#"{"format_version": 1, "entries": {"dot|[1024]|f16|H100": {"config": "ALIGN=1", "time_ms": 1.0}}}"#;
+        std::fs::write(&path, v1).unwrap();
+        let cache = TuneCache::open(&path);
+        assert_eq!(cache.load_status(), &CacheLoad::OtherVersion(1));
+        assert!(cache.is_empty());
     }
 
     #[test]

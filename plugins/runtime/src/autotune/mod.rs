@@ -4,9 +4,15 @@
 //! GPU clock is testable without a GPU.
 
 mod cache;
+mod candidates;
+mod chooser;
 mod key;
+mod table;
 mod tuner;
 
 pub use cache::{default_cache_path, CacheLoad, TuneCache, TunedChoice, CACHE_ENV, FORMAT_VERSION};
+pub use candidates::CandidateSet;
+pub use chooser::{Chooser, TimerFactory};
 pub use key::{bucket_dim, TuneKey};
+pub use table::{read_tuned_table, TunedTable, LEGACY_FORMAT_VERSION};
 pub use tuner::{benchmark_calls_total, median, Autotuner, BenchSettings, Choice, KernelTimer};

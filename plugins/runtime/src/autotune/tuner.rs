@@ -1,6 +1,7 @@
 //! Picking the fastest config: warm-up runs, timed runs, median, cached.
 
 use super::cache::{TuneCache, TunedChoice};
+use super::candidates::CandidateSet;
 use super::key::TuneKey;
 use crate::error::{Result, RuntimeError};
 use std::collections::BTreeMap;
@@ -89,6 +90,8 @@ impl Autotuner {
     /// benchmarks each config through `launch(index)`, keeps the fastest
     /// median, and saves the cache. Configs that fail are skipped (and
     /// listed in [`Autotuner::warnings`]); if all fail, the error lists why.
+    /// `key` must have been built over `configs` (its cached choice is only
+    /// valid for them).
     pub fn tune(
         &mut self,
         key: &TuneKey,
@@ -101,6 +104,15 @@ impl Autotuner {
             return Err(RuntimeError::Autotune {
                 key: key_text,
                 reason: "no configs to choose from".to_string(),
+            });
+        }
+        if key.candidates != CandidateSet::of(configs) {
+            return Err(RuntimeError::Autotune {
+                key: key_text,
+                reason: format!(
+                    "the key names other candidates than the {} configs given",
+                    configs.len()
+                ),
             });
         }
         if let Some(cached) = self.cache.get(&key_text) {
@@ -218,7 +230,7 @@ mod tests {
     }
 
     fn key(n: u64) -> TuneKey {
-        TuneKey::new("add", &[&[n]], &["f32"], "Fake GPU")
+        TuneKey::new("add", &[&[n]], &["f32"], "Fake GPU", &configs())
     }
 
     fn tune_with(tuner: &mut Autotuner, key: &TuneKey, times: Vec<f64>) -> Result<Choice> {
@@ -296,7 +308,7 @@ mod tests {
     }
 
     #[test]
-    fn stale_choice_not_among_configs_is_retuned() {
+    fn other_candidates_in_the_same_bucket_are_tuned_anew() {
         let mut tuner = Autotuner::new(TuneCache::in_memory());
         tune_with(&mut tuner, &key(64), vec![1.0, 2.0, 3.0, 4.0]).unwrap();
         let last = std::rc::Rc::new(std::cell::Cell::new(0));
@@ -305,15 +317,33 @@ mod tests {
             last: last.clone(),
             calls: 0,
         };
-        let fewer = vec!["SIZE=256".to_string(), "SIZE=2048".to_string()];
+        // SIZE=256 was among the first candidates but lost to SIZE=128 there.
+        let other = vec!["SIZE=256".to_string(), "SIZE=2048".to_string()];
+        let other_key = TuneKey::new("add", &[&[64]], &["f32"], "Fake GPU", &other);
         let choice = tuner
-            .tune(&key(64), &fewer, &mut timer, &mut |i| {
+            .tune(&other_key, &other, &mut timer, &mut |i| {
                 last.set(i);
                 Ok(())
             })
             .unwrap();
         assert_eq!(choice.config, "SIZE=2048");
         assert!(!choice.from_cache);
+        assert_eq!(tuner.benchmark_calls(), 6);
+    }
+
+    #[test]
+    fn a_key_built_over_other_configs_is_refused() {
+        let mut tuner = Autotuner::new(TuneCache::in_memory());
+        let mut timer = FakeTimer {
+            times: vec![1.0; 4],
+            last: std::rc::Rc::new(std::cell::Cell::new(0)),
+            calls: 0,
+        };
+        let err = tuner
+            .tune(&key(64), &configs()[..2], &mut timer, &mut |_| Ok(()))
+            .unwrap_err();
+        assert!(err.to_string().contains("other candidates"), "{err}");
+        assert_eq!(tuner.benchmark_calls(), 0);
     }
 
     #[test]
@@ -374,8 +404,10 @@ mod tests {
         let mut tuner = Autotuner::new(TuneCache::in_memory())
             .with_settings(BenchSettings { warmup: 5, runs: 3 });
         // Times 500, 400, 300, 200, 100 in warm-up, then 100 three times.
+        let one = &configs()[..1];
+        let key = TuneKey::new("add", &[&[2]], &["f32"], "Fake GPU", one);
         let choice = tuner
-            .tune(&key(2), &configs()[..1], &mut Slowing(6.0), &mut |_| Ok(()))
+            .tune(&key, one, &mut Slowing(6.0), &mut |_| Ok(()))
             .unwrap();
         assert_eq!(choice.time_ms, 100.0);
     }

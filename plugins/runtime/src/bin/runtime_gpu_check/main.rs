@@ -478,7 +478,13 @@ fn autotune(
     let mut tuner = Autotuner::new(cache).with_settings(settings);
     let mut timer = EventTimer::new(stream)?;
     for &n in &options.sizes {
-        let key = TuneKey::new("add", &[&[n as u64]], &["f32"], device.name());
+        let key = TuneKey::new(
+            "add",
+            &[&[n as u64]],
+            &["f32"],
+            device.name(),
+            set.configs(),
+        );
         let tuned = set.tune(&mut tuner, &key, stream, |kernel| {
             launch_add(kernel, stream, buffers, size_of(kernel)?, n)
         });

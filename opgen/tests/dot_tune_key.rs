@@ -1,0 +1,132 @@
+//! The autotune key of the dot op (tests/ops/dot.tc) over its real
+//! candidates: the spec's `require` lines admit `ALIGN = 8` only where N, K
+//! and the strides are multiples of 8, and a choice tuned at 1001^3 (masked
+//! variants only) must not be reused at 1024^3 (same power-of-two bucket,
+//! aligned variants admitted). (The 1000^3 and 3000^3 now admit the
+//! aligned variants themselves.) Tuned through opgen-runtime's `Chooser`, the code the
+//! generated op's bridge runs per call, with a mock timer instead of a GPU.
+
+mod dot_support;
+
+use dot_support::{candidates, macro_value, op_path};
+use opgen_runtime::autotune::{BenchSettings, Chooser, KernelTimer, TuneCache};
+use opgen_runtime::{Autotuner, Result};
+use std::cell::Cell;
+use std::rc::Rc;
+use triton_opgen::read_spec;
+use triton_opgen::spec::OpSpec;
+
+/// The candidates' config ids as the generated op names them (tuning
+/// macros in spec order, then `num_warps`), with each one's ALIGN.
+fn candidate_configs(spec: &OpSpec, (m, n, k): (usize, usize, usize)) -> Vec<(String, u32)> {
+    let mut configs = Vec::new();
+    for point in candidates(spec, (m, n, k), (k, n)) {
+        let tuned: Vec<String> = spec
+            .tune
+            .iter()
+            .map(|t| format!("{}={}", t.name, macro_value(&point, &t.name)))
+            .collect();
+        for warps in &spec.num_warps {
+            let id = format!("{} num_warps={warps}", tuned.join(" "));
+            configs.push((id, macro_value(&point, "ALIGN")));
+        }
+    }
+    configs
+}
+
+/// Aligned variants run pipelined: twice as fast in this model.
+struct AlignModel {
+    aligns: Vec<u32>,
+    ran: Rc<Cell<usize>>,
+}
+
+impl KernelTimer for AlignModel {
+    fn time_ms(&mut self, run: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
+        run()?;
+        Ok(if self.aligns[self.ran.get()] > 1 {
+            1.0
+        } else {
+            2.0
+        })
+    }
+}
+
+/// One float16 call of the op: its candidates, the key, the chooser.
+/// Returns the picked config's ALIGN.
+fn call(chooser: &Chooser, spec: &OpSpec, (m, n, k): (usize, usize, usize)) -> u32 {
+    let (configs, aligns): (Vec<String>, Vec<u32>) =
+        candidate_configs(spec, (m, n, k)).into_iter().unzip();
+    let key = chooser.key(
+        &[m as i64, k as i64, n as i64],
+        "T=float16",
+        "Mock H100",
+        &configs,
+    );
+    let ran = Rc::new(Cell::new(0));
+    let (timer_ran, timer_aligns) = (ran.clone(), aligns.clone());
+    let mut make_timer = move || -> Result<Box<dyn KernelTimer>> {
+        Ok(Box::new(AlignModel {
+            aligns: timer_aligns.clone(),
+            ran: timer_ran.clone(),
+        }))
+    };
+    let pos = chooser
+        .choose(&key, &configs, &mut make_timer, &mut |pos| {
+            ran.set(pos);
+            Ok(())
+        })
+        .unwrap();
+    aligns[pos]
+}
+
+#[test]
+fn dot_tunes_1001_cubed_then_1024_cubed_and_picks_an_aligned_variant_for_the_second() {
+    let (spec, _) = read_spec(&op_path("dot")).unwrap();
+    let tuner =
+        Autotuner::new(TuneCache::in_memory()).with_settings(BenchSettings { warmup: 0, runs: 1 });
+    let chooser = Chooser::with_tuner(&spec.qualified_name(), tuner);
+    let masked = candidate_configs(&spec, (1001, 1001, 1001)).len() as u64;
+    let all = candidate_configs(&spec, (1024, 1024, 1024)).len() as u64;
+    assert!(masked > 0 && all == 2 * masked, "{masked} of {all}");
+
+    assert_eq!(call(&chooser, &spec, (1001, 1001, 1001)), 1);
+    assert_eq!(chooser.benchmark_calls(), masked);
+    assert_eq!(call(&chooser, &spec, (1024, 1024, 1024)), 8);
+    assert_eq!(chooser.benchmark_calls(), masked + all);
+    // 2999^3 then 3008^3 (the second case, one off 8), and repeats: cached.
+    assert_eq!(call(&chooser, &spec, (2999, 2999, 2999)), 1);
+    assert_eq!(call(&chooser, &spec, (3008, 3008, 3008)), 8);
+    assert_eq!(call(&chooser, &spec, (1001, 1001, 1001)), 1);
+    assert_eq!(call(&chooser, &spec, (1024, 1024, 1024)), 8);
+    assert_eq!(chooser.benchmark_calls(), 2 * (masked + all));
+}
+
+#[test]
+fn dot_keys_differ_only_by_the_candidate_set_within_a_bucket() {
+    let (spec, _) = read_spec(&op_path("dot")).unwrap();
+    let chooser = Chooser::new(&spec.qualified_name());
+    let key = |shape: (usize, usize, usize)| {
+        let configs: Vec<String> = candidate_configs(&spec, shape)
+            .into_iter()
+            .map(|(c, _)| c)
+            .collect();
+        let (m, n, k) = shape;
+        chooser
+            .key(
+                &[m as i64, k as i64, n as i64],
+                "T=float16",
+                "H100",
+                &configs,
+            )
+            .to_string()
+    };
+    let (masked, aligned) = (key((1001, 1001, 1001)), key((1024, 1024, 1024)));
+    let prefix = "triton::dot|[1024x1024x1024]|T=float16|H100|cands=";
+    assert!(masked.starts_with(prefix), "{masked}");
+    assert!(aligned.starts_with(prefix), "{aligned}");
+    assert_ne!(masked, aligned);
+    // 1000 is a multiple of 8 in the same bucket, and M is free (1001 rows):
+    // the same candidates.
+    assert_eq!(key((1000, 1000, 1000)), aligned);
+    assert_eq!(key((1001, 1024, 1024)), aligned);
+}
