@@ -253,6 +253,32 @@ def main():
                         f"db err {(b.grad.double() - b2.grad).abs().max().item():.2e}")
             check(f"dot {dt} backward vs torch autograd", backward)
 
+        def cuda_graph():
+            # A shape the op never ran: capture must fail with the op's own error
+            # (tuning would wait on the GPU); after one plain call, capture and
+            # replay work and see new input data.
+            a, b = torch.randn(200, 72, device=dev) / 9, torch.randn(72, 104, device=dev) / 9
+            graph = torch.cuda.CUDAGraph()
+            message = ""
+            try:
+                with torch.cuda.graph(graph):
+                    dot(a, b)
+            except RuntimeError as e:
+                message = str(e)
+            if "CUDA graph" not in message or "--tuned" not in message:
+                raise AssertionError(f"capture of an untuned shape: {message or 'no error'}")
+            torch.cuda.synchronize()
+            dot(a, b)  # tunes outside capture
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                out = dot(a, b)
+            a.copy_(torch.randn_like(a) / 9)
+            graph.replay()
+            torch.cuda.synchronize()
+            mm_close(out, a.double() @ b.double(), torch.float32)
+            return f"untuned capture refused ({message.splitlines()[0][:120]}...); tuned capture replayed right"
+        check("dot under CUDA graph capture", cuda_graph)
+
         def compiled_dot():
             g = torch.compile(lambda a, b: torch.relu(dot(a, b)) + 1.0, fullgraph=True)
             a, b = torch.randn(64, 48, device=dev) / 7, torch.randn(48, 80, device=dev) / 7

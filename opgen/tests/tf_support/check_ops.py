@@ -111,7 +111,7 @@ expect_error("errors", "graph: dot rank", ValueError,
              "argument `b` must have 2 dimension(s) [K, N], got shape [64]",
              traced(triton_dot_tf.dot, spec([32, 64]), spec([64])))
 expect_error("errors", "graph: dtype not in the list", TypeError,
-             "argument `a` has dtype float64; supported: float32, float16",
+             "argument `a` has dtype float64; supported: float32, float16, bfloat16",
              traced(triton_dot_tf.dot, spec([4, 4], tf.float64), spec([4, 4], tf.float64)))
 expect_error("errors", "graph: mixed dtypes", TypeError, "'y'",
              traced(triton_add_tf.add, spec([4], tf.float32), spec([4], tf.float16)))

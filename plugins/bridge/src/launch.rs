@@ -129,7 +129,18 @@ impl Op {
         let key = self
             .chooser
             .key(call.dims, &call.dtype_key, device.name(), &configs);
+        // Called only when the key is not decided yet: tuning waits on events,
+        // which a stream being captured into a CUDA graph forbids.
         let mut make_timer = || -> opgen_runtime::Result<Box<dyn KernelTimer + '_>> {
+            if stream.is_capturing()? {
+                return Err(opgen_runtime::RuntimeError::Autotune {
+                    key: key.to_string(),
+                    reason: "these shapes have no tuned config yet and the stream is being captured \
+                             into a CUDA graph, where nothing may wait: run the op once on these \
+                             shapes before capturing, or embed a pre-tuned table (triton-opgen --tuned)"
+                        .to_string(),
+                });
+            }
             Ok(Box::new(EventTimer::new(stream)?))
         };
         self.chooser

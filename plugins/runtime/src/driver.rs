@@ -34,6 +34,7 @@ pub(crate) const REQUIRED_SYMBOLS: &[&str] = &[
     "cuStreamCreate",
     "cuStreamDestroy_v2",
     "cuStreamSynchronize",
+    "cuStreamIsCapturing",
     "cuEventCreate",
     "cuEventRecord",
     "cuEventSynchronize",

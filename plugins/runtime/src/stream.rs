@@ -62,6 +62,16 @@ impl Stream {
         &self.device
     }
 
+    /// Whether work queued on the stream is being captured into a CUDA graph
+    /// (then nothing may wait on it: no event sync, no autotuning).
+    pub fn is_capturing(&self) -> Result<bool> {
+        self.device.bind()?;
+        // SAFETY: raw is a valid stream (or null) of the bound context.
+        let status = unsafe { result::stream::is_capturing(self.raw) }
+            .call("cuStreamIsCapturing", String::new)?;
+        Ok(status != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE)
+    }
+
     /// Waits for everything queued on the stream.
     pub fn synchronize(&self) -> Result<()> {
         self.device.bind()?;
