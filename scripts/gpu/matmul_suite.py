@@ -16,7 +16,8 @@ op's autotune cache starts empty ($TRITON_OPGEN_CACHE in a temp folder, or
 --cache FILE) and the cases run in one process in SHAPES order, so a choice
 reused from an earlier shape shows (the `sequence` group: 1000^3, 1024^3,
 3000^3, 3008^3). Writes matmul_suite.json and matmul_suite.md to --out (else
-$OUT, else out/suite-results) after every case, and prints the table: TFLOP/s,
+$OUT, else out/suite-results) after every case (and the op's autotune.json
+at the end), and prints the table: TFLOP/s,
 ours/cuBLAS, ours/Triton, their geomean and minimum, the config the op picked
 (its last_config()) and that config's registers and spill bytes (ptxas -v on
 the PTX in out/torch/dot/ptx). Takes about 5 minutes on an H100 (a fresh
@@ -31,6 +32,7 @@ wrong.
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -273,6 +275,9 @@ def main():
             save(args.out, [r for r in rows if "skipped" not in r], meta, rows)
     measured = [r for r in rows if "skipped" not in r]
     add_spills(measured, os.path.join(args.ops_dir, "dot"))
+    # The op's choices, keyed as the runtime keys them (candidate sets included).
+    if os.path.exists(os.environ["TRITON_OPGEN_CACHE"]):
+        shutil.copy(os.environ["TRITON_OPGEN_CACHE"], os.path.join(args.out, "autotune.json"))
     save(args.out, measured, meta, rows)
     print(report.markdown(measured, meta))
     skipped = [report.case_name(r) for r in rows if "skipped" in r]
