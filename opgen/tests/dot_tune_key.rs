@@ -8,10 +8,8 @@
 mod dot_support;
 
 use dot_support::{candidates, macro_value, op_path};
-use opgen_runtime::autotune::{BenchSettings, Chooser, KernelTimer, TuneCache};
+use opgen_runtime::autotune::{BenchSettings, Chooser, KernelTimer, ModelTimer, TuneCache};
 use opgen_runtime::{Autotuner, Result};
-use std::cell::Cell;
-use std::rc::Rc;
 use triton_opgen::read_spec;
 use triton_opgen::spec::OpSpec;
 
@@ -33,25 +31,9 @@ fn candidate_configs(spec: &OpSpec, (m, n, k): (usize, usize, usize)) -> Vec<(St
     configs
 }
 
-/// Aligned variants run pipelined: twice as fast in this model.
-struct AlignModel {
-    aligns: Vec<u32>,
-    ran: Rc<Cell<usize>>,
-}
-
-impl KernelTimer for AlignModel {
-    fn time_ms(&mut self, run: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
-        run()?;
-        Ok(if self.aligns[self.ran.get()] > 1 {
-            1.0
-        } else {
-            2.0
-        })
-    }
-}
-
-/// One float16 call of the op: its candidates, the key, the chooser.
-/// Returns the picked config's ALIGN.
+/// One float16 call of the op: its candidates, the key, the chooser; aligned
+/// variants run pipelined, twice as fast in the model. Returns the picked
+/// config's ALIGN.
 fn call(chooser: &Chooser, spec: &OpSpec, (m, n, k): (usize, usize, usize)) -> u32 {
     let (configs, aligns): (Vec<String>, Vec<u32>) =
         candidate_configs(spec, (m, n, k)).into_iter().unzip();
@@ -61,17 +43,13 @@ fn call(chooser: &Chooser, spec: &OpSpec, (m, n, k): (usize, usize, usize)) -> u
         "Mock H100",
         &configs,
     );
-    let ran = Rc::new(Cell::new(0));
-    let (timer_ran, timer_aligns) = (ran.clone(), aligns.clone());
-    let mut make_timer = move || -> Result<Box<dyn KernelTimer>> {
-        Ok(Box::new(AlignModel {
-            aligns: timer_aligns.clone(),
-            ran: timer_ran.clone(),
-        }))
-    };
+    let modelled = aligns.clone();
+    let timer = ModelTimer::new(move |pos| if modelled[pos] > 1 { 1.0 } else { 2.0 });
+    let factory = timer.clone();
+    let mut make_timer = move || -> Result<Box<dyn KernelTimer>> { Ok(Box::new(factory.clone())) };
     let pos = chooser
         .choose(&key, &configs, &mut make_timer, &mut |pos| {
-            ran.set(pos);
+            timer.launched(pos);
             Ok(())
         })
         .unwrap();

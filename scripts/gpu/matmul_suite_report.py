@@ -6,7 +6,8 @@ import json
 import math
 import os
 import re
-import subprocess
+
+from matmul_bench import fmt, ptxas_report
 
 # The issue's targets (issue 11, point 6).
 TARGET_GEOMEAN = 1.0
@@ -66,18 +67,11 @@ def ptx_target(ptx_path):
 
 def ptxas_spills(ptxas, ptx_path):
     """Registers and spill bytes of the one kernel in `ptx_path` (ptxas -v)."""
-    arch = ptx_target(ptx_path)
-    proc = subprocess.run([ptxas, f"-arch={arch}", "-v", ptx_path, "-o", os.devnull],
-                          capture_output=True, text=True)
-    text = proc.stdout + proc.stderr
-    if proc.returncode != 0:
-        return {"error": text.strip()[-1000:]}
-
-    def num(pattern):
-        m = re.search(pattern, text)
-        return int(m.group(1)) if m else None
-    stores, loads = num(r"(\d+) bytes spill stores"), num(r"(\d+) bytes spill loads")
-    return {"arch": arch, "registers": num(r"Used (\d+) registers"), "spill_stores": stores,
+    got = ptxas_report(ptxas, ptx_target(ptx_path), ptx_path, os.devnull)
+    if "error" in got:
+        return got
+    stores, loads = got["spill_stores"], got["spill_loads"]
+    return {"arch": ptx_target(ptx_path), "registers": got["registers"], "spill_stores": stores,
             "spill_loads": loads, "spill_bytes": (stores or 0) + (loads or 0)}
 
 
@@ -88,10 +82,6 @@ def variant_ptx(op_dir, config, dtypes):
             if entry["config"] == config and entry["dtypes"] == dtypes:
                 return os.path.join(op_dir, entry["file"])
     return None
-
-
-def fmt(x, digits=1):
-    return f"{x:.{digits}f}" if isinstance(x, (int, float)) else "-"
 
 
 def table(rows):
