@@ -94,7 +94,7 @@ fn helper_registers_the_gradient_from_the_backward_line() {
     for needle in [
         "OP_TYPE = \"TritonDot\"",
         "return load().triton_dot(a=a, b=b, name=name)",
-        "a = _checked(\"a\", a, (\"float32\", \"float16\",))",
+        "a = _checked(\"a\", a, (\"float32\", \"float16\", \"bfloat16\",))",
         "return [_op(\"triton::dot_nt\")(dc, b), _op(\"triton::dot_tn\")(a, dc)]",
         "tf.RegisterGradient(OP_TYPE)(_gradient)",
         "It calls triton::dot_nt: generate it too (module triton_dot_nt_tf)",

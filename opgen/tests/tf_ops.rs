@@ -48,8 +48,8 @@ fn tf_registers_ops_attrs_and_kernels() {
         &[
             "TritonAdd(x:T y:T) -> z:T; T in [float32, float16]",
             "TritonAdd kernels: CPU, GPU",
-            "TritonDot(a:T b:T) -> c:T; T in [float32, float16]",
-            "TritonDotNt(a:T b:T) -> c:T; T in [float32, float16]",
+            "TritonDot(a:T b:T) -> c:T; T in [float32, float16, bfloat16]",
+            "TritonDotNt(a:T b:T) -> c:T; T in [float32, float16, bfloat16]",
             "TritonDotTn kernels: CPU, GPU",
             "GPUs visible to TensorFlow: 0",
         ],
