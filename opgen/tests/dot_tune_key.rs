@@ -105,3 +105,27 @@ fn dot_keys_differ_only_by_the_candidate_set_within_a_bucket() {
     // 1008 is a multiple of 16 in the same bucket: the same candidates.
     assert_eq!(key((1008, 1024, 1024)), aligned);
 }
+
+#[test]
+fn dot_key_text_is_the_one_the_readme_and_runtime_docs_show() {
+    let (spec, _) = read_spec(&op_path("dot")).unwrap();
+    let chooser = Chooser::new(&spec.qualified_name());
+    let key = |n: usize| {
+        let configs: Vec<String> = candidate_configs(&spec, (n, n, n))
+            .into_iter()
+            .map(|(c, _)| c)
+            .collect();
+        let dims = [n as i64; 3];
+        chooser
+            .key(&dims, "T=float16", "NVIDIA H100 80GB HBM3", &configs)
+            .to_string()
+    };
+    let aligned = "triton::dot|[1024x1024x1024]|T=float16|NVIDIA H100 80GB HBM3|cands=12:96cd0481";
+    assert_eq!(key(1024), aligned);
+    assert!(key(1000).ends_with("|cands=6:328cfe6a"), "{}", key(1000));
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    for doc in ["README.md", "plugins/runtime/src/autotune/key.rs"] {
+        let text = std::fs::read_to_string(format!("{root}/{doc}")).unwrap();
+        assert!(text.contains(aligned), "{doc} does not show `{aligned}`");
+    }
+}
