@@ -9,10 +9,8 @@
 mod dot_support;
 
 use dot_support::{candidates, macro_value, op_path};
-use opgen_runtime::autotune::{BenchSettings, Chooser, KernelTimer, TuneCache};
+use opgen_runtime::autotune::{BenchSettings, Chooser, KernelTimer, ModelTimer, TuneCache};
 use opgen_runtime::{Autotuner, Result};
-use std::cell::Cell;
-use std::rc::Rc;
 use triton_opgen::read_spec;
 use triton_opgen::spec::OpSpec;
 
@@ -34,25 +32,9 @@ fn candidate_configs(spec: &OpSpec, (m, n, k): (usize, usize, usize)) -> Vec<(St
     configs
 }
 
-/// Aligned variants run pipelined: twice as fast in this model.
-struct AlignModel {
-    aligns: Vec<u32>,
-    ran: Rc<Cell<usize>>,
-}
-
-impl KernelTimer for AlignModel {
-    fn time_ms(&mut self, run: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
-        run()?;
-        Ok(if self.aligns[self.ran.get()] > 1 {
-            1.0
-        } else {
-            2.0
-        })
-    }
-}
-
-/// One float16 call of the op: its candidates, the key, the chooser.
-/// Returns the picked config's ALIGN.
+/// One float16 call of the op: its candidates, the key, the chooser; aligned
+/// variants run pipelined, twice as fast in the model. Returns the picked
+/// config's ALIGN.
 fn call(chooser: &Chooser, spec: &OpSpec, (m, n, k): (usize, usize, usize)) -> u32 {
     let (configs, aligns): (Vec<String>, Vec<u32>) =
         candidate_configs(spec, (m, n, k)).into_iter().unzip();
@@ -62,17 +44,13 @@ fn call(chooser: &Chooser, spec: &OpSpec, (m, n, k): (usize, usize, usize)) -> u
         "Mock H100",
         &configs,
     );
-    let ran = Rc::new(Cell::new(0));
-    let (timer_ran, timer_aligns) = (ran.clone(), aligns.clone());
-    let mut make_timer = move || -> Result<Box<dyn KernelTimer>> {
-        Ok(Box::new(AlignModel {
-            aligns: timer_aligns.clone(),
-            ran: timer_ran.clone(),
-        }))
-    };
+    let modelled = aligns.clone();
+    let timer = ModelTimer::new(move |pos| if modelled[pos] > 1 { 1.0 } else { 2.0 });
+    let factory = timer.clone();
+    let mut make_timer = move || -> Result<Box<dyn KernelTimer>> { Ok(Box::new(factory.clone())) };
     let pos = chooser
         .choose(&key, &configs, &mut make_timer, &mut |pos| {
-            ran.set(pos);
+            timer.launched(pos);
             Ok(())
         })
         .unwrap();
@@ -129,4 +107,28 @@ fn dot_keys_differ_only_by_the_candidate_set_within_a_bucket() {
     // the same candidates.
     assert_eq!(key((1000, 1000, 1000)), aligned);
     assert_eq!(key((1001, 1024, 1024)), aligned);
+}
+
+#[test]
+fn dot_key_text_is_the_one_the_readme_and_runtime_docs_show() {
+    let (spec, _) = read_spec(&op_path("dot")).unwrap();
+    let chooser = Chooser::new(&spec.qualified_name());
+    let key = |n: usize| {
+        let configs: Vec<String> = candidate_configs(&spec, (n, n, n))
+            .into_iter()
+            .map(|(c, _)| c)
+            .collect();
+        let dims = [n as i64; 3];
+        chooser
+            .key(&dims, "T=float16", "NVIDIA H100 80GB HBM3", &configs)
+            .to_string()
+    };
+    let aligned = "triton::dot|[1024x1024x1024]|T=float16|NVIDIA H100 80GB HBM3|cands=12:96cd0481";
+    assert_eq!(key(1024), aligned);
+    assert!(key(1000).ends_with("|cands=6:328cfe6a"), "{}", key(1000));
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    for doc in ["README.md", "plugins/runtime/src/autotune/key.rs"] {
+        let text = std::fs::read_to_string(format!("{root}/{doc}")).unwrap();
+        assert!(text.contains(aligned), "{doc} does not show `{aligned}`");
+    }
 }

@@ -102,9 +102,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::autotune::BenchSettings;
-    use std::cell::Cell;
-    use std::rc::Rc;
+    use crate::autotune::{BenchSettings, ModelTimer};
 
     /// The dot op's tuning space (tests/ops/dot.tc): TM x TN x ALIGN, with
     /// `require` lines admitting ALIGN = 16 only when M, N, K (and the
@@ -142,35 +140,19 @@ mod tests {
         align * wide
     }
 
-    struct ModelTimer {
-        configs: Vec<String>,
-        ran: Rc<Cell<usize>>,
-    }
-
-    impl KernelTimer for ModelTimer {
-        fn time_ms(&mut self, run: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
-            run()?;
-            Ok(model_ms(&self.configs[self.ran.get()]))
-        }
-    }
-
     /// One call of the dot op, as the bridge makes it: its candidates, the
     /// key over them, the chooser. Returns the config picked.
     fn call_dot(chooser: &Chooser, (m, n, k): (i64, i64, i64)) -> String {
         let configs = dot_candidates(m, n, k);
         let key = chooser.key(&[m, k, n], "T=float16", "Fake H100", &configs);
-        let ran = Rc::new(Cell::new(0));
-        let timer_ran = ran.clone();
-        let timer_configs = configs.clone();
-        let mut make_timer = move || -> Result<Box<dyn KernelTimer>> {
-            Ok(Box::new(ModelTimer {
-                configs: timer_configs.clone(),
-                ran: timer_ran.clone(),
-            }))
-        };
+        let modelled = configs.clone();
+        let timer = ModelTimer::new(move |pos| model_ms(&modelled[pos]));
+        let factory = timer.clone();
+        let mut make_timer =
+            move || -> Result<Box<dyn KernelTimer>> { Ok(Box::new(factory.clone())) };
         let pos = chooser
             .choose(&key, &configs, &mut make_timer, &mut |pos| {
-                ran.set(pos);
+                timer.launched(pos);
                 Ok(())
             })
             .unwrap();

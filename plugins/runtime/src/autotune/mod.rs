@@ -7,6 +7,7 @@ mod cache;
 mod candidates;
 mod chooser;
 mod key;
+mod model_timer;
 mod table;
 mod tuner;
 
@@ -14,5 +15,6 @@ pub use cache::{default_cache_path, CacheLoad, TuneCache, TunedChoice, CACHE_ENV
 pub use candidates::CandidateSet;
 pub use chooser::{Chooser, TimerFactory};
 pub use key::{bucket_dim, TuneKey};
+pub use model_timer::ModelTimer;
 pub use table::{read_tuned_table, TunedTable, LEGACY_FORMAT_VERSION};
 pub use tuner::{benchmark_calls_total, median, Autotuner, BenchSettings, Choice, KernelTimer};
