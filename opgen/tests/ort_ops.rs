@@ -94,7 +94,8 @@ fn ort_bundled_ops_load_and_infer_shapes() {
         [&libs["dot.tc"], &libs["softmax.tc"]],
     );
     for line in [
-        "ok: rewritten 5 nodes, kept 2",
+        "ok: rewritten 6 nodes, kept 2",
+        "ok: with dot_nt, MatMul(x, Transpose(x)) is one dot_nt node",
         "ok: the reshapes around the triton nodes keep every output",
         "ok: the rewritten model opens with the dot and softmax libraries",
         "ok: inferred dims carry the graph's names",

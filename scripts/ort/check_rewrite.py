@@ -44,6 +44,8 @@ def model_with_every_case():
         helper.make_node("Unsqueeze", ["s3", "one"], ["s4"]),  # [B,1,S,S]
         helper.make_node("Softmax", ["s4"], ["p4"], name="sm4d", axis=3),
         helper.make_node("Softmax", ["h"], ["p0"], name="sm_axis0", axis=0),
+        helper.make_node("Transpose", ["x"], ["xt"], name="xt", perm=[1, 0]),
+        helper.make_node("MatMul", ["x", "xt"], ["s2"], name="qk"),  # [S,D]x[D,S]: dot_nt(x, x)
     ]
     graph = helper.make_graph(
         nodes,
@@ -54,7 +56,7 @@ def model_with_every_case():
         ],
         [
             helper.make_tensor_value_info(n, TensorProto.FLOAT, [f"{n}{i}" for i in range(rank)])
-            for n, rank in (("p", 2), ("g3", 3), ("p4", 4), ("p0", 2))
+            for n, rank in (("p", 2), ("g3", 3), ("p4", 4), ("p0", 2), ("s2", 2))
         ],
         [w, w2, numpy_helper.from_array(np.array([1], dtype=np.int64), "one")],
     )
@@ -64,15 +66,19 @@ def model_with_every_case():
 
 
 def back_to_onnx(model):
-    """The rewritten model with triton::dot -> MatMul, triton::softmax -> Softmax."""
+    """The rewritten model with triton::dot -> MatMul, triton::dot_nt -> Gemm
+    with B transposed, triton::softmax -> Softmax."""
     m = onnx.ModelProto()
     m.CopyFrom(model)
     for node in m.graph.node:
         if node.domain == "triton":
             node.domain = ""
-            node.op_type = {"dot": "MatMul", "softmax": "Softmax"}[node.op_type]
-            if node.op_type == "Softmax":
+            op = node.op_type
+            node.op_type = {"dot": "MatMul", "dot_nt": "Gemm", "softmax": "Softmax"}[op]
+            if op == "softmax":
                 node.attribute.append(helper.make_attribute("axis", -1))
+            if op == "dot_nt":
+                node.attribute.append(helper.make_attribute("transB", 1))
     return m
 
 
@@ -116,6 +122,8 @@ def main():
         "batched": ("", "MatMul"),
         "sm4d": ("triton", "softmax"),
         "sm_axis0": ("", "Softmax"),
+        "qk": ("triton", "dot"),
+        "xt": ("", "Transpose"),
     }
     for name, kind in want.items():
         if kinds.get(name) != kind:
@@ -130,15 +138,25 @@ def main():
     ref = ort.InferenceSession(original.SerializeToString(), opts, providers=["CPUExecutionProvider"])
     back = ort.InferenceSession(back_to_onnx(rewritten).SerializeToString(), opts, providers=["CPUExecutionProvider"])
     rng = np.random.default_rng(1)
+    with_nt, report_nt = rewrite(model_with_every_case(), ("dot", "softmax", "dot_nt"))
+    onnx.checker.check_model(with_nt)
+    kinds_nt = {n.name: (n.domain, n.op_type) for n in with_nt.graph.node if n.name}
+    if kinds_nt.get("qk") != ("triton", "dot_nt") or "xt" in kinds_nt:
+        fail(f"dot_nt: qk is {kinds_nt.get('qk')}, Transpose xt {'kept' if 'xt' in kinds_nt else 'folded'}")
+    print(f"ok: with dot_nt, MatMul(x, Transpose(x)) is one dot_nt node: {[r for r in report_nt if 'dot_nt' in r]}")
+    back_nt = ort.InferenceSession(back_to_onnx(with_nt).SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    outputs = ("p", "g3", "p4", "p0", "s2")
     for s in (5, 33):
         feeds = {
             "x": rng.standard_normal((s, D)).astype(np.float32),
             "x3": rng.standard_normal((2, s, D)).astype(np.float32),
         }
-        for name, a, b in zip(("p", "g3", "p4", "p0"), ref.run(None, feeds), back.run(None, feeds)):
-            if a.shape != b.shape or not np.allclose(a, b, rtol=1e-5, atol=1e-5):
-                fail(f"S={s} output {name}: shapes {a.shape} vs {b.shape}, max diff {np.abs(a - b).max()}")
-    print("ok: the reshapes around the triton nodes keep every output (S = 5 and 33)")
+        want = ref.run(None, feeds)
+        for model_name, sess in (("rewritten", back), ("with dot_nt", back_nt)):
+            for name, a, b in zip(outputs, want, sess.run(None, feeds)):
+                if a.shape != b.shape or not np.allclose(a, b, rtol=1e-5, atol=1e-4):
+                    fail(f"{model_name} S={s} output {name}: shapes {a.shape} vs {b.shape}, max diff {np.abs(a - b).max()}")
+    print("ok: the reshapes around the triton nodes keep every output (S = 5 and 33, with and without dot_nt)")
 
     if len(sys.argv) > 2:
         so = ort.SessionOptions()

@@ -2,14 +2,17 @@
 ops (`triton::dot`, `triton::softmax`), for serving with the libraries that
 `triton-opgen --framework ort` builds.
 
-usage: python3 rewrite_to_triton.py IN.onnx OUT.onnx [--ops dot,softmax]
+usage: python3 rewrite_to_triton.py IN.onnx OUT.onnx [--ops dot,softmax[,dot_nt]]
 
 What is rewritten (shapes from ONNX shape inference):
   - MatMul of a rank-2 A and a rank-2 B -> triton::dot(A, B);
   - MatMul of a rank-r A (r > 2) and a rank-2 B -> A reshaped to [-1, K],
     triton::dot, the result reshaped to A's leading dims + [N];
   - Softmax over the last axis -> triton::softmax (rank 2 as is; higher
-    ranks reshaped to [-1, N] and back).
+    ranks reshaped to [-1, N] and back);
+  - with `dot_nt` in --ops: MatMul(A, Transpose(B)) of rank-2 operands, the
+    transpose read by nothing else -> triton::dot_nt(A, B) (A B^T), one node
+    instead of two (each node costs host time on ORT's CUDA EP).
 Left as they are, and listed: batched MatMuls (both operands rank > 2: the
 dot op is 2-D), Softmax over another axis, and nodes of other element types
 than float16/float32 (the ops' dtypes). Prints one line per node.
@@ -56,6 +59,15 @@ class Rewriter:
         self.new_inits = []
         self.counter = 0
         self.report = []
+        # Transpose nodes folded into a dot_nt, by output name.
+        self.folded = set()
+        self.consumers = {}
+        self.producers = {}
+        for node in model.graph.node:
+            for name in node.input:
+                self.consumers[name] = self.consumers.get(name, 0) + 1
+            for name in node.output:
+                self.producers[name] = node
 
     def fresh(self, base):
         self.counter += 1
@@ -97,6 +109,11 @@ class Rewriter:
             why = "batched (B has rank > 2)" if rb and rb > 2 else f"ranks {ra}/{rb}, dtype {dtype}"
             self.report.append(f"kept MatMul {node.name or node.output[0]}: {why}")
             return [node]
+        transposed = self.plain_transpose(b)
+        if ra == 2 and "dot_nt" in self.ops and transposed is not None:
+            self.folded.add(b)
+            self.report.append(f"dot_nt  MatMul {node.name or node.output[0]} (its Transpose folded in)")
+            return [helper.make_node("dot_nt", [a, transposed], list(node.output), name=node.name, domain=DOMAIN)]
         if ra == 2:
             self.report.append(f"dot     MatMul {node.name or node.output[0]}")
             return [helper.make_node("dot", [a, b], list(node.output), name=node.name, domain=DOMAIN)]
@@ -106,6 +123,17 @@ class Rewriter:
         nodes += self.restore_shape(c2, a, b, node.output[0])
         self.report.append(f"dot     MatMul {node.name or node.output[0]} (rank {ra} A reshaped to 2-D)")
         return nodes
+
+    def plain_transpose(self, name):
+        """The input of the rank-2 Transpose that produces `name`, when nothing
+        else reads `name`; else None."""
+        node = self.producers.get(name)
+        if node is None or node.op_type != "Transpose" or node.domain not in ("", "ai.onnx"):
+            return None
+        perm = next((list(a.ints) for a in node.attribute if a.name == "perm"), [1, 0])
+        if perm != [1, 0] or self.shapes.rank(node.input[0]) != 2 or self.consumers.get(name) != 1:
+            return None
+        return node.input[0]
 
     def softmax(self, node):
         x = node.input[0]
@@ -138,6 +166,7 @@ class Rewriter:
                 out_nodes += self.softmax(node)
             else:
                 out_nodes.append(node)
+        out_nodes = [n for n in out_nodes if not (n.op_type == "Transpose" and n.output[0] in self.folded)]
         del graph.node[:]
         graph.node.extend(out_nodes)
         graph.initializer.extend(self.new_inits)
@@ -156,12 +185,13 @@ def main(argv):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("input")
     p.add_argument("output")
-    p.add_argument("--ops", default="dot,softmax", help="which ops to use (default: dot,softmax)")
+    p.add_argument("--ops", default="dot,softmax",
+                   help="which ops to use: dot, softmax, dot_nt (default: dot,softmax)")
     args = p.parse_args(argv)
     ops = {o.strip() for o in args.ops.split(",") if o.strip()}
-    unknown = ops - {"dot", "softmax"}
+    unknown = ops - {"dot", "softmax", "dot_nt"}
     if unknown:
-        p.error(f"unknown op(s) {sorted(unknown)}; choose from dot, softmax")
+        p.error(f"unknown op(s) {sorted(unknown)}; choose from dot, softmax, dot_nt")
     try:
         model = onnx.load(args.input)
     except Exception as e:  # onnx raises several kinds
