@@ -117,12 +117,7 @@ fn run_file_test(path: &Path) -> Result<String, String> {
 
 #[test]
 fn every_pass_file_test_matches_its_snapshot() {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(tests_dir())
-        .expect("compiler/tests/passes")
-        .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "tc"))
-        .collect();
-    files.sort();
+    let files = source_support::tc_files(&tests_dir());
     assert!(
         files.len() >= 2,
         "no file tests in {}",
