@@ -12,7 +12,7 @@ pub enum Phase {
     Sema,
     /// The Triton-IR verifier.
     IrVerify,
-    /// The IR -> IR passes (with the verifier after each that changed the IR).
+    /// The IR -> IR passes (with the verifier after each).
     IrPasses,
     /// Axis info (alignment, contiguity) and layout assignment.
     Analyses,

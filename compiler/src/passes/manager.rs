@@ -1,5 +1,6 @@
 //! The pass manager: the passes in their fixed order, run over one function,
-//! with the IR verified after every pass that changed it.
+//! with the IR verified after every pass that ran (a pass that wrongly
+//! reports "unchanged" is caught too; it costs microseconds).
 use super::selection::{pass_named, UnknownPass};
 use super::unrotate_prefetch::UnrotatePrefetch;
 use super::{Pass, PassOptions};
@@ -94,14 +95,18 @@ impl PassManager {
         for pass in &self.passes {
             let outcome = match pass.skipped_because(&self.options) {
                 Some(reason) => PassOutcome::Skipped(reason),
-                None if pass.run(func) => {
+                None => {
+                    let changed = pass.run(func);
                     verify_function(func).map_err(|error| PassFailure {
                         pass: pass.name(),
                         error,
                     })?;
-                    PassOutcome::Changed
+                    if changed {
+                        PassOutcome::Changed
+                    } else {
+                        PassOutcome::Unchanged
+                    }
                 }
-                None => PassOutcome::Unchanged,
             };
             after_pass(&PassEvent {
                 pass: pass.name(),
@@ -170,8 +175,11 @@ mod tests {
         }
     }
 
-    /// Defines the constant's result a second time: invalid IR.
-    struct Duplicates;
+    /// Defines the constant's result a second time: invalid IR, reported as
+    /// a change or (wrongly) not.
+    struct Duplicates {
+        reports_change: bool,
+    }
     impl Pass for Duplicates {
         fn name(&self) -> &'static str {
             "duplicates"
@@ -185,7 +193,7 @@ mod tests {
         fn run(&self, func: &mut Function) -> bool {
             let first = func.body.ops[0].clone();
             func.body.ops.push(first);
-            true
+            self.reports_change
         }
     }
 
@@ -224,21 +232,35 @@ mod tests {
 
     #[test]
     fn invalid_ir_after_a_pass_is_an_error_naming_it() {
-        let manager = PassManager::new(vec![&Duplicates, &Untouched], PassOptions::all());
-        let mut func = one_constant();
-        let (seen, result) = run(&manager, &mut func);
-        let failure = result.expect_err("the verifier runs after a change");
-        assert_eq!(failure.pass, "duplicates");
-        assert!(failure
-            .to_string()
-            .starts_with("pass `duplicates` left invalid Triton-IR: "));
-        // The pipeline stops at the failing pass.
-        assert!(seen.is_empty(), "{seen:?}");
+        let both = [
+            &Duplicates {
+                reports_change: true,
+            },
+            &Duplicates {
+                reports_change: false,
+            },
+        ];
+        for duplicates in both {
+            let manager =
+                PassManager::new(vec![&Untouched, duplicates, &Untouched], PassOptions::all());
+            let mut func = one_constant();
+            let (seen, result) = run(&manager, &mut func);
+            let failure = result.expect_err("the verifier runs after every pass");
+            assert_eq!(failure.pass, "duplicates");
+            assert!(failure
+                .to_string()
+                .starts_with("pass `duplicates` left invalid Triton-IR: "));
+            // The pipeline stops at the failing pass.
+            assert_eq!(seen, ["untouched: unchanged"]);
+        }
     }
 
     #[test]
     fn a_skipped_pass_leaves_the_function_alone() {
-        let manager = PassManager::new(vec![&Duplicates], PassOptions { pipelining: false });
+        let duplicates = &Duplicates {
+            reports_change: true,
+        };
+        let manager = PassManager::new(vec![duplicates], PassOptions { pipelining: false });
         let mut func = one_constant();
         let before = print_function(&func);
         let (seen, result) = run(&manager, &mut func);
