@@ -1,9 +1,11 @@
 //! Triton-IR -> Triton-IR passes, run between sema and code generation.
 //!
 //! The driver verifies sema's IR, runs [`PassManager::standard`] over each
-//! kernel, and hands the result to [`codegen`](crate::codegen), which only
-//! translates. The order is fixed and printable (`tritonc --print-passes`);
-//! `tritonc --print-after PASS|all` prints the IR after the named passes.
+//! kernel (the verifier runs after every pass), and hands the result to
+//! [`codegen`](crate::codegen). The order is fixed and printable
+//! (`tritonc --print-passes`); `tritonc --print-after PASS|all` prints the IR
+//! after the named passes. Codegen still decides software pipelining, shared
+//! memory and barriers itself; issue 16 moves those here too.
 //!
 //! Passes, in order:
 //! 1. [`unrotate_prefetch`]: undoes the seed's manual pre-fetch so the loop
