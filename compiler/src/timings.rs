@@ -12,6 +12,8 @@ pub enum Phase {
     Sema,
     /// The Triton-IR verifier.
     IrVerify,
+    /// The IR -> IR passes (with the verifier after each).
+    IrPasses,
     /// Axis info (alignment, contiguity) and layout assignment.
     Analyses,
     /// NVPTX target setup: LLVM initialization, target machine, module.
@@ -29,10 +31,11 @@ pub enum Phase {
 }
 
 impl Phase {
-    pub const ALL: [Phase; 10] = [
+    pub const ALL: [Phase; 11] = [
         Phase::Front,
         Phase::Sema,
         Phase::IrVerify,
+        Phase::IrPasses,
         Phase::Analyses,
         Phase::TargetSetup,
         Phase::LowerToLlvm,
@@ -47,6 +50,7 @@ impl Phase {
             Phase::Front => "front end (preprocess, lex, parse)",
             Phase::Sema => "sema (AST -> Triton-IR)",
             Phase::IrVerify => "Triton-IR verifier",
+            Phase::IrPasses => "Triton-IR passes",
             Phase::Analyses => "analyses (axis info, layouts)",
             Phase::TargetSetup => "NVPTX target setup",
             Phase::LowerToLlvm => "lowering to LLVM IR",

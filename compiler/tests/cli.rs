@@ -172,3 +172,102 @@ fn transpose_stages_through_shared_memory() {
     );
     assert!(ptx.contains("bar.sync"), "no barrier in:\n{ptx}");
 }
+
+const PREFETCH: [&str; 5] = [
+    "tests/kernels/dot_prefetch.tc",
+    "-DTYPE=half",
+    "-DTM=64",
+    "-DTN=64",
+    "-DTK=16",
+];
+
+/// `tritonc PREFETCH... extra...` with `TRITONC_NO_PIPELINE` set to `no_pipeline`.
+fn prefetch_with(extra: &[&str], no_pipeline: &str) -> Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_tritonc"))
+        .current_dir(common::root())
+        .args(PREFETCH)
+        .args(extra)
+        .env("TRITONC_NO_PIPELINE", no_pipeline)
+        .output()
+        .expect("tritonc runs")
+}
+
+#[test]
+fn print_passes_lists_the_order_without_a_file() {
+    let out = tritonc(&["--print-passes"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let listing = String::from_utf8(out.stdout).unwrap();
+    assert!(listing.starts_with("1. unrotate-prefetch  "), "{listing}");
+    assert_eq!(listing.lines().count(), 1, "{listing}");
+}
+
+#[test]
+fn print_after_shows_the_ir_after_the_pass_on_stderr() {
+    let out = prefetch_with(&["--emit", "ir", "--print-after", "unrotate-prefetch"], "0");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let dump = stderr(&out);
+    assert!(
+        dump.starts_with("// IR after unrotate-prefetch on @dot (changed)\nfunc @dot("),
+        "{dump}"
+    );
+    // `--emit ir` prints the IR codegen gets: the same as after the last pass.
+    let emitted = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        dump.ends_with(&format!("{emitted}\n")),
+        "{dump}\n---\n{emitted}"
+    );
+    // The pre-fetched operands are no longer carried: k, c, pa, pb.
+    assert!(
+        emitted.contains("%k.3, %c.4, %pa.4, %pb.4 = while"),
+        "{emitted}"
+    );
+}
+
+#[test]
+fn print_after_all_works_with_ptx_and_reports_skipped_passes() {
+    let on = prefetch_with(&["--print-after", "all"], "0");
+    assert!(on.status.success(), "{}", stderr(&on));
+    assert!(String::from_utf8_lossy(&on.stdout).contains(".entry dot("));
+    let off = prefetch_with(&["--print-after", "all"], "1");
+    let dump = stderr(&off);
+    assert!(
+        dump.starts_with(
+            "// IR after unrotate-prefetch on @dot (skipped: TRITONC_NO_PIPELINE=1 is set)\n"
+        ),
+        "{dump}"
+    );
+    // Skipped: the pre-fetched a and b are still carried.
+    assert!(dump.contains("%a.4, %b.4 = while"), "{dump}");
+}
+
+#[test]
+fn an_unknown_pass_is_an_error_listing_the_passes() {
+    let out = prefetch_with(&["--emit", "ir", "--print-after", "unroll"], "0");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out),
+        "error: unknown pass `unroll`; the passes are: unrotate-prefetch, or `all`\n"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn print_after_needs_one_point() {
+    let dir = temp_dir("print-after");
+    let out = tritonc(&[
+        "tests/kernels/add.tc",
+        "-DTYPE=float",
+        "-DSIZE=[32,64]",
+        "--all-configs",
+        "-o",
+        dir.to_str().unwrap(),
+        "--print-after",
+        "all",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("--print-after shows one point"),
+        "{}",
+        stderr(&out)
+    );
+}

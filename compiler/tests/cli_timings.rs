@@ -38,6 +38,7 @@ fn timings_lists_every_phase_and_keeps_the_ptx() {
         "front end (preprocess, lex, parse)",
         "sema (AST -> Triton-IR)",
         "Triton-IR verifier",
+        "Triton-IR passes",
         "analyses (axis info, layouts)",
         "NVPTX target setup",
         "lowering to LLVM IR",
@@ -51,13 +52,14 @@ fn timings_lists_every_phase_and_keeps_the_ptx() {
 }
 
 #[test]
-fn timings_of_ir_only_stop_after_the_verifier() {
+fn timings_of_ir_only_stop_after_the_passes() {
     let mut args = ADD.to_vec();
     args.extend(["--emit", "ir", "--timings"]);
     let out = tritonc(&args);
     assert!(out.status.success());
     let report = String::from_utf8_lossy(&out.stderr);
     millis(&report, "Triton-IR verifier");
+    millis(&report, "Triton-IR passes");
     assert!(!report.contains("LLVM"), "{report}");
 }
 

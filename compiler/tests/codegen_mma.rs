@@ -146,7 +146,7 @@ fn trans_variants() -> Vec<(String, Vec<(String, String)>)> {
 
 /// The transposed variants keep the register path (the pipeliner takes no
 /// `trans` between load and dot); the untransposed one, unrotated by
-/// `codegen::unrotate`, is pipelined.
+/// `passes::unrotate_prefetch`, is pipelined.
 #[test]
 fn transposed_operand_variants_use_mma_sync() {
     for (line, defs) in trans_variants() {
@@ -211,7 +211,7 @@ fn plain_loop_is_pipelined_with_cp_async() {
 
 /// Loops the pattern does not fit (an operand transposed before the dot)
 /// keep the plain path; the pre-fetching kernel is unrotated
-/// (`codegen::unrotate`) and pipelined.
+/// (`passes::unrotate_prefetch`) and pipelined.
 #[test]
 fn other_loops_keep_the_register_path() {
     let (line, defs) = &trans_variants()[1];

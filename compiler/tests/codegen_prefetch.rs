@@ -1,5 +1,5 @@
 //! The seed's pre-fetching matmul (`dot_prefetch.tc`), unrotated by
-//! `codegen::unrotate`, is software-pipelined like the plain loop: `cp.async`
+//! `passes::unrotate_prefetch`, is software-pipelined like the plain loop: `cp.async`
 //! on sm_90, warpgroup MMA on sm_90a; ptxas accepts it without spills. A
 //! pre-fetch whose mask is not "the next iteration runs" keeps the register
 //! path.

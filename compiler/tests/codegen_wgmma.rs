@@ -131,7 +131,7 @@ fn tiles_beyond_the_warpgroups_keep_mma_sync_on_sm90a() {
     assert!(!ptx.contains("wgmma"));
     assert!(ptx.contains("mma.sync.aligned.m16n8k16"));
     ptxas_sm90a(&ptx, "mma_sync_on_sm90a_128x128x32_w8");
-    // The manual pre-fetch loop is unrotated (`codegen::unrotate`) into the
+    // The manual pre-fetch loop is unrotated (`passes::unrotate_prefetch`) into the
     // pipelined pattern and runs on wgmma too.
     let (ptx, _) = compiled(
         "dot_prefetch.tc",

@@ -1,4 +1,4 @@
-//! The pre-fetch unrotation (`codegen::unrotate`) keeps every result: the
+//! The pre-fetch unrotation (the pass `passes::unrotate_prefetch`) keeps every result: the
 //! seed kernels with a manual pre-fetch (`dot_prefetch.tc`, the four
 //! `dot_trans.tc` variants) run on the CPU interpreter before and after the
 //! rewrite on the same random inputs (K = 0, one tile, several tiles) and C
@@ -10,10 +10,10 @@ mod e2e_util;
 
 use e2e_util::*;
 use half::f16;
-use tritonc::codegen::unrotate::unrotate_prefetch;
 use tritonc::driver::{lower, Source};
 use tritonc::interp::Memory;
 use tritonc::ir::{Function, OpKind};
+use tritonc::passes::unrotate_prefetch::unrotate_prefetch;
 
 /// Leading dimension of every buffer: room for the dims used here plus the
 /// tile the rotated loops read past the end of K (`dot_trans.tc` loads
@@ -22,6 +22,12 @@ const LD: usize = 128;
 const TM: usize = 32;
 const TN: usize = 32;
 const TK: usize = 16;
+
+/// `func` after the pass; `None` when it changed nothing.
+fn unrotated(func: &Function) -> Option<Function> {
+    let mut out = func.clone();
+    unrotate_prefetch(&mut out).then_some(out)
+}
 
 fn defines<'a>(extra: &[(&'a str, &'a str)]) -> Vec<(String, String)> {
     let base = [("TYPE", "half"), ("TM", "32"), ("TN", "32"), ("TK", "16")];
@@ -124,7 +130,7 @@ fn assert_equivalent(func: &Function, rewritten: &Function, a_t: bool, b_t: bool
 #[test]
 fn prefetch_kernel_unrotates_and_keeps_results() {
     let func = lower_text(&kernel_text("dot_prefetch.tc"), &defines(&[]));
-    let rewritten = unrotate_prefetch(&func).expect("dot_prefetch.tc matches");
+    let rewritten = unrotated(&func).expect("dot_prefetch.tc matches");
     // k, c, pa, pb: the carried a and b are gone, as in dot.tc.
     assert_eq!((carried(&func), carried(&rewritten)), (6, 4));
     // No load is left before the loop; two sit at the top of the body.
@@ -197,7 +203,7 @@ fn trans_variants_unrotate_and_keep_results() {
             let extra: Vec<(&str, &str)> = a_defs.iter().chain(b_defs.iter()).copied().collect();
             let func = lower_text(&text, &defines(&extra));
             let what = format!("dot_trans a_t={a_t} b_t={b_t}");
-            let rewritten = unrotate_prefetch(&func).unwrap_or_else(|| panic!("{what} matches"));
+            let rewritten = unrotated(&func).unwrap_or_else(|| panic!("{what} matches"));
             assert_eq!((carried(&func), carried(&rewritten)), (6, 4), "{what}");
             assert_equivalent(&func, &rewritten, a_t, b_t, &what);
         }
@@ -262,7 +268,7 @@ fn loops_off_the_pattern_are_left_alone() {
     ];
     for (what, from, to, left) in cases {
         let func = edited(from, to);
-        let after = unrotate_prefetch(&func);
+        let after = unrotated(&func);
         let carried_after = after.as_ref().map_or(carried(&func), carried);
         assert_eq!(carried_after, left, "{what}");
         if let Some(rewritten) = &after {

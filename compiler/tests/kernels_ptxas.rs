@@ -3,6 +3,7 @@
 //! sm_90 and sm_90a, and ptxas accepts every PTX file.
 
 mod common;
+mod source_support;
 
 use common::find_ptxas;
 use std::path::{Path, PathBuf};
@@ -52,12 +53,7 @@ fn every_test_kernel_passes_ptxas() {
         }
     };
     let dir = workspace_root().join("tests/kernels");
-    let mut kernels: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("tests/kernels exists")
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "tc"))
-        .collect();
-    kernels.sort();
+    let kernels = source_support::tc_files(&dir);
     assert!(
         kernels.len() >= 5,
         "expected the seed kernels in {}",

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use tritonc::codegen::{Arch, CodegenOptions};
 use tritonc::driver::space::{self, PointResult};
 use tritonc::driver::{self, CompileError, CompileOptions, Define, KernelOutput, Source};
+use tritonc::passes::{PassEvent, PassManager, PassOptions, PassSelection};
 use tritonc::timings::PhaseTimes;
 
 #[derive(Parser, Debug)]
@@ -19,7 +20,8 @@ use tritonc::timings::PhaseTimes;
 )]
 struct Cli {
     /// The kernel source (`.tc`).
-    file: PathBuf,
+    #[arg(required_unless_present = "print_passes")]
+    file: Option<PathBuf>,
     /// Macro definition: `-DNAME=VALUE`; VALUE may be code (`-DUSE_A=^a`) or a
     /// list (`-DTM=[32,64,128]`), which makes a tuning space (see --all-configs).
     #[arg(short = 'D', value_name = "NAME=VALUE")]
@@ -48,6 +50,13 @@ struct Cli {
     /// Print the wall time of each compile phase to standard error.
     #[arg(long)]
     timings: bool,
+    /// Print the Triton-IR after these IR passes to standard error (names
+    /// separated by commas, or `all`; see --print-passes).
+    #[arg(long, value_name = "PASS|all", value_delimiter = ',')]
+    print_after: Vec<String>,
+    /// List the IR passes in the order they run, and exit.
+    #[arg(long)]
+    print_passes: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
@@ -75,12 +84,21 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: &Cli, times: &mut PhaseTimes) -> Result<(), String> {
+    if cli.print_passes {
+        print!(
+            "{}",
+            PassManager::standard(PassOptions::from_env()).describe()
+        );
+        return Ok(());
+    }
+    let print_after = PassSelection::parse(&cli.print_after).map_err(|e| format!("error: {e}"))?;
+    let file = cli.file.as_deref().ok_or("error: no kernel file given")?;
     let defines = cli
         .defines
         .iter()
         .map(|d| Define::parse(d).map_err(|e| format!("error: {e}")))
         .collect::<Result<Vec<_>, _>>()?;
-    let source = Source::read(&cli.file).map_err(|e| format!("error: {e}"))?;
+    let source = Source::read(file).map_err(|e| format!("error: {e}"))?;
     let options = CompileOptions {
         include_dirs: cli.include_dirs.clone(),
         codegen: CodegenOptions {
@@ -96,7 +114,14 @@ fn run(cli: &Cli, times: &mut PhaseTimes) -> Result<(), String> {
         if cli.emit != Emit::Ptx {
             return Err("error: --all-configs writes PTX; drop --emit or use --emit ptx".into());
         }
-        return compile_space(cli, &source, &defines, &options, dir, times);
+        if print_after != PassSelection::None {
+            return Err(
+                "error: --print-after shows one point; give one value per macro \
+                 instead of --all-configs"
+                    .into(),
+            );
+        }
+        return compile_space(file, &source, &defines, &options, dir, times);
     }
     if let Some(list) = defines.iter().find(|d| d.is_list()) {
         return Err(format!(
@@ -106,9 +131,26 @@ fn run(cli: &Cli, times: &mut PhaseTimes) -> Result<(), String> {
         ));
     }
     let point = driver::tuning::expand(&defines).remove(0);
+    // The IR after the selected passes goes to standard error, as with LLVM's
+    // -print-after; the output proper stays on standard output.
+    let mut print_ir_after = |event: &PassEvent<'_>| {
+        let wanted_kernel = cli
+            .kernel
+            .as_ref()
+            .is_none_or(|k| k == &event.function.name);
+        if wanted_kernel && print_after.contains(event.pass) {
+            eprintln!("{}", event.dump());
+        }
+    };
     let text = if cli.emit == Emit::Ir {
-        let lowered = driver::lower_timed(&source, &point.defines, &options.include_dirs, times)
-            .map_err(|e| render(&e))?;
+        let lowered = driver::lower_for_codegen(
+            &source,
+            &point.defines,
+            &options.include_dirs,
+            times,
+            &mut print_ir_after,
+        )
+        .map_err(|e| render(&e))?;
         lowered
             .module
             .functions
@@ -119,8 +161,15 @@ fn run(cli: &Cli, times: &mut PhaseTimes) -> Result<(), String> {
             .join("\n")
     } else {
         let keep_llvm_ir = cli.emit == Emit::Llvm;
-        let kernels = driver::compile_timed(&source, &point.defines, &options, keep_llvm_ir, times)
-            .map_err(|e| render(&e))?;
+        let kernels = driver::compile_observed(
+            &source,
+            &point.defines,
+            &options,
+            keep_llvm_ir,
+            times,
+            &mut print_ir_after,
+        )
+        .map_err(|e| render(&e))?;
         let kernel = pick_kernel(kernels, cli.kernel.as_deref())?;
         match cli.emit {
             Emit::Llvm => kernel.compiled.llvm_ir,
@@ -173,7 +222,7 @@ fn pick_kernel(kernels: Vec<KernelOutput>, wanted: Option<&str>) -> Result<Kerne
 }
 
 fn compile_space(
-    cli: &Cli,
+    file: &Path,
     source: &Source,
     defines: &[Define],
     options: &CompileOptions,
@@ -198,8 +247,7 @@ fn compile_space(
         }
     });
     bar.finish_and_clear();
-    let stem = cli
-        .file
+    let stem = file
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "kernel".into());

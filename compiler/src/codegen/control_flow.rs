@@ -49,7 +49,7 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
             }
             Ok(())
         }
-        OpKind::While { .. } if super::pipeline::enabled() => {
+        OpKind::While { .. } if crate::passes::options::pipelining_enabled() => {
             if let Some(plan) = super::pipeline::plan(lw, op) {
                 return super::pipeline::lower_while(lw, op, &plan);
             }

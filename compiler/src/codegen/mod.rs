@@ -1,5 +1,8 @@
 //! Code generation: Triton-IR -> LLVM IR (inkwell, NVPTX) -> PTX.
 //!
+//! Its input is the IR after the [`passes`](crate::passes) (the driver runs
+//! them); `compile` of sema's IR directly skips those rewrites.
+//!
 //! # Model
 //! One Triton-C program is one CUDA block (CTA) of `num_warps * 32` threads;
 //! `get_program_id(axis)` is `ctaid.{x,y,z}`. Every tile value is distributed
@@ -28,8 +31,9 @@
 //!   software-pipelined with `cp.async` ([`pipeline`]; `TRITONC_NO_PIPELINE=1`
 //!   turns it off); other dots' operands go registers -> shared memory.
 //!   The seed's manual pre-fetch (`a = *pa` before the loop and at the end
-//!   of the body) is first turned back into that loop ([`unrotate`]); an
-//!   operand transposed between load and dot (`^a`) is not pipelined yet.
+//!   of the body) is turned back into that loop before codegen, by the pass
+//!   [`unrotate_prefetch`](crate::passes::unrotate_prefetch); an operand
+//!   transposed between load and dot (`^a`) is not pipelined yet.
 //!   On sm_90a that loop runs on warpgroup MMA instead when the tile fits
 //!   the warpgroups ([`wgmma`], [`wgmma_pipeline`]); everything else keeps
 //!   `mma.sync` there.
@@ -47,7 +51,7 @@
 //! One file per concern: [`target`] (module, kernel declaration, PTX),
 //! [`elementwise`], [`memory`] (vectorized/predicated global accesses),
 //! [`control_flow`], [`convert_layout`], [`trans`], [`reduce`], [`dot`], [`mma`], [`pipeline`],
-//! [`wgmma`], [`wgmma_pipeline`], [`unrotate`], [`atomics`], [`shared_alloc`].
+//! [`wgmma`], [`wgmma_pipeline`], [`atomics`], [`shared_alloc`].
 use crate::analysis::{axis_info, layout_assign};
 use crate::ir::Function;
 use crate::timings::{Phase, PhaseTimes};
@@ -68,7 +72,6 @@ pub mod target;
 pub mod tile;
 pub mod trans;
 pub mod types;
-pub mod unrotate;
 pub mod wgmma;
 pub mod wgmma_layout;
 pub mod wgmma_pipeline;
@@ -138,11 +141,6 @@ pub fn compile_timed(
         });
     }
     check_shapes(func)?;
-    // The seed's manual pre-fetch, turned back into the loop the pipeliner knows.
-    let unrotated = pipeline::enabled()
-        .then(|| unrotate::unrotate_prefetch(func))
-        .flatten();
-    let func = unrotated.as_ref().unwrap_or(func);
     let ctx = Context::create();
     let (tm, module, kernel) = times.time(Phase::TargetSetup, || {
         let tm = target::target_machine(options.arch)?;

@@ -29,11 +29,6 @@ use inkwell::IntPredicate;
 /// Shared memory the operand buffers may take (all stages).
 const MAX_PIPELINE_BYTES: usize = 96 * 1024;
 
-/// Whether loops are pipelined (`TRITONC_NO_PIPELINE=1` turns it off).
-pub fn enabled() -> bool {
-    std::env::var_os("TRITONC_NO_PIPELINE").is_none_or(|v| v == "0")
-}
-
 /// What a matched loop looks like.
 #[derive(Clone, Debug)]
 pub struct PipelinePlan {

@@ -1,10 +1,11 @@
 //! One point of the tuning space through every stage:
-//! source -> tokens -> AST -> Triton-IR (verified) -> LLVM IR -> PTX.
+//! source -> tokens -> AST -> Triton-IR (verified) -> IR passes -> LLVM IR -> PTX.
 
 use crate::codegen::{self, CodegenError, CodegenOptions, CompiledKernel};
 use crate::diagnostics::Diagnostic;
 use crate::front::{self, FrontOptions};
 use crate::ir::{self, printer, verifier};
+use crate::passes::{PassEvent, PassManager, PassOptions};
 use crate::span::SourceMap;
 use crate::timings::{Phase, PhaseTimes};
 use std::path::{Path, PathBuf};
@@ -109,16 +110,42 @@ pub fn lower_timed(
             .try_for_each(verifier::verify_function)
     });
     if let Err(e) = verified {
-        let diag = Diagnostic::error(e.span, format!("internal compiler error: {}", e.message))
-            .with_note("the Triton-IR produced for this code is invalid; please report it");
-        return Err(CompileError::from_diagnostic(&diag, &sources));
+        return Err(internal_error(e.span, &e.message, &sources));
     }
     Ok(Lowered { module, sources })
+}
+
+/// Front end, sema and the IR passes ([`PassManager::standard`], options from
+/// the environment): the IR that codegen translates. `after_pass` sees each
+/// function after each pass (`--print-after`).
+pub fn lower_for_codegen(
+    source: &Source,
+    defines: &[(String, String)],
+    include_dirs: &[PathBuf],
+    times: &mut PhaseTimes,
+    after_pass: &mut dyn FnMut(&PassEvent<'_>),
+) -> Result<Lowered, CompileError> {
+    let mut lowered = lower_timed(source, defines, include_dirs, times)?;
+    let passes = PassManager::standard(PassOptions::from_env());
+    for function in &mut lowered.module.functions {
+        times
+            .time(Phase::IrPasses, || passes.run(function, after_pass))
+            .map_err(|e| internal_error(e.error.span, &e.to_string(), &lowered.sources))?;
+    }
+    Ok(lowered)
+}
+
+/// Invalid IR is a compiler bug, still shown at the source it came from.
+fn internal_error(span: crate::span::Span, message: &str, sources: &SourceMap) -> CompileError {
+    let diag = Diagnostic::error(span, format!("internal compiler error: {message}"))
+        .with_note("the Triton-IR produced for this code is invalid; please report it");
+    CompileError::from_diagnostic(&diag, sources)
 }
 
 /// One kernel of a compiled point.
 #[derive(Clone, Debug)]
 pub struct KernelOutput {
+    /// The Triton-IR codegen translated (after the passes).
     pub function: ir::Function,
     pub compiled: CompiledKernel,
 }
@@ -147,7 +174,20 @@ pub fn compile_timed(
     keep_llvm_ir: bool,
     times: &mut PhaseTimes,
 ) -> Result<Vec<KernelOutput>, CompileError> {
-    let Lowered { module, sources } = lower_timed(source, defines, &options.include_dirs, times)?;
+    compile_observed(source, defines, options, keep_llvm_ir, times, &mut |_| {})
+}
+
+/// [`compile_timed`], calling `after_pass` after each IR pass of each kernel.
+pub fn compile_observed(
+    source: &Source,
+    defines: &[(String, String)],
+    options: &CompileOptions,
+    keep_llvm_ir: bool,
+    times: &mut PhaseTimes,
+    after_pass: &mut dyn FnMut(&PassEvent<'_>),
+) -> Result<Vec<KernelOutput>, CompileError> {
+    let Lowered { module, sources } =
+        lower_for_codegen(source, defines, &options.include_dirs, times, after_pass)?;
     module
         .functions
         .into_iter()

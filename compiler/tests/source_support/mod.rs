@@ -20,6 +20,17 @@ pub fn kernel_path(name: &str) -> PathBuf {
     kernels_dir().join(name)
 }
 
+/// The `.tc` files directly in `dir`, sorted by name.
+pub fn tc_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "tc"))
+        .collect();
+    files.sort();
+    files
+}
+
 /// The text of `tests/kernels/<name>`.
 pub fn kernel_text(name: &str) -> String {
     std::fs::read_to_string(kernel_path(name)).expect("kernel file")

@@ -12,7 +12,7 @@
 //! is `load(yielded pa)`. Each iteration therefore reads `load(pa)` of its own
 //! carried `pa`, so `a` becomes a load of the carried `pa` at the top of the
 //! body and the carried `a`, the pre-loop load and the in-loop load go away:
-//! the shape [`super::pipeline`] recognizes (then `cp.async`, or `wgmma` on
+//! the shape [`crate::codegen::pipeline`] recognizes (then `cp.async`, or `wgmma` on
 //! sm_90a).
 //!
 //! Strict match, else the loop is left as is:
@@ -26,19 +26,40 @@
 //!   cond `k > 0` and step `k - S` (S > 0): inside the body `k > 0`, so
 //!   `k - S` cannot wrap and `k > S` is exactly "the next iteration runs";
 //!   the masked-off value is never read by an executed iteration.
+use super::{Pass, PassOptions};
 use crate::ir::walk::{operands, regions, regions_mut, DefUse};
 use crate::ir::{BinOp, CmpPred, Const, DType, Function, Op, OpKind, Region, ValueId};
 use std::collections::HashMap;
 
-/// Rewrites every matching loop of `func`; `None` when none matched.
-pub fn unrotate_prefetch(func: &Function) -> Option<Function> {
-    let first = find_match(func)?;
-    let mut out = func.clone();
-    apply(&mut out, &first);
-    while let Some(m) = find_match(&out) {
-        apply(&mut out, &m);
+pub struct UnrotatePrefetch;
+
+impl Pass for UnrotatePrefetch {
+    fn name(&self) -> &'static str {
+        "unrotate-prefetch"
     }
-    Some(out)
+
+    fn summary(&self) -> &'static str {
+        "turns the seed's manual pre-fetch loop back into the loop the pipeliner knows"
+    }
+
+    /// Its only purpose is to feed the pipeliner.
+    fn skipped_because(&self, options: &PassOptions) -> Option<&'static str> {
+        (!options.pipelining).then_some("TRITONC_NO_PIPELINE=1 is set")
+    }
+
+    fn run(&self, func: &mut Function) -> bool {
+        unrotate_prefetch(func)
+    }
+}
+
+/// Rewrites every matching loop of `func`; `true` when one matched.
+pub fn unrotate_prefetch(func: &mut Function) -> bool {
+    let mut changed = false;
+    while let Some(m) = find_match(func) {
+        apply(func, &m);
+        changed = true;
+    }
+    changed
 }
 
 /// One carried operand to unrotate.

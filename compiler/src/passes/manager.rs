@@ -1,0 +1,287 @@
+//! The pass manager: the passes in their fixed order, run over one function,
+//! with the IR verified after every pass that ran (a pass that wrongly
+//! reports "unchanged" is caught too; it costs microseconds).
+use super::selection::{pass_named, UnknownPass};
+use super::unrotate_prefetch::UnrotatePrefetch;
+use super::{Pass, PassOptions};
+use crate::ir::printer::print_function;
+use crate::ir::verifier::{verify_function, VerifyError};
+use crate::ir::Function;
+use std::fmt;
+
+/// Every pass, in the order [`PassManager::standard`] runs them.
+pub const STANDARD: &[&dyn Pass] = &[&UnrotatePrefetch];
+
+/// What one pass did to one function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PassOutcome {
+    Changed,
+    Unchanged,
+    /// Not run under these options; the reason is for the user.
+    Skipped(&'static str),
+}
+
+impl fmt::Display for PassOutcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PassOutcome::Changed => f.write_str("changed"),
+            PassOutcome::Unchanged => f.write_str("unchanged"),
+            PassOutcome::Skipped(why) => write!(f, "skipped: {why}"),
+        }
+    }
+}
+
+/// Reported after each pass, with the function as the pass left it.
+pub struct PassEvent<'a> {
+    pub pass: &'static str,
+    pub outcome: PassOutcome,
+    pub function: &'a Function,
+}
+
+impl PassEvent<'_> {
+    /// A header line naming the pass, the function and the outcome, then the
+    /// IR (what `--print-after` prints and the pass file tests compare).
+    pub fn dump(&self) -> String {
+        format!(
+            "// IR after {} on @{} ({})\n{}",
+            self.pass,
+            self.function.name,
+            self.outcome,
+            print_function(self.function)
+        )
+    }
+}
+
+/// A pass left invalid IR: a compiler bug, named after the pass.
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("pass `{pass}` left invalid Triton-IR: {error}")]
+pub struct PassFailure {
+    pub pass: &'static str,
+    pub error: VerifyError,
+}
+
+pub struct PassManager {
+    passes: Vec<&'static dyn Pass>,
+    options: PassOptions,
+}
+
+impl PassManager {
+    /// These passes, in this order.
+    pub fn new(passes: Vec<&'static dyn Pass>, options: PassOptions) -> Self {
+        PassManager { passes, options }
+    }
+
+    /// The compiler's pipeline: every pass of [`STANDARD`].
+    pub fn standard(options: PassOptions) -> Self {
+        Self::new(STANDARD.to_vec(), options)
+    }
+
+    /// Just the pass called `name` (file tests run one pass at a time).
+    pub fn only(name: &str, options: PassOptions) -> Result<Self, UnknownPass> {
+        Ok(Self::new(vec![pass_named(name)?], options))
+    }
+
+    pub fn passes(&self) -> &[&'static dyn Pass] {
+        &self.passes
+    }
+
+    /// Runs the passes in order over `func`, calling `after_pass` after each.
+    /// Stops at the first pass that leaves invalid IR.
+    pub fn run(
+        &self,
+        func: &mut Function,
+        after_pass: &mut dyn FnMut(&PassEvent<'_>),
+    ) -> Result<(), PassFailure> {
+        for pass in &self.passes {
+            let outcome = match pass.skipped_because(&self.options) {
+                Some(reason) => PassOutcome::Skipped(reason),
+                None => {
+                    let changed = pass.run(func);
+                    verify_function(func).map_err(|error| PassFailure {
+                        pass: pass.name(),
+                        error,
+                    })?;
+                    if changed {
+                        PassOutcome::Changed
+                    } else {
+                        PassOutcome::Unchanged
+                    }
+                }
+            };
+            after_pass(&PassEvent {
+                pass: pass.name(),
+                outcome,
+                function: func,
+            });
+        }
+        Ok(())
+    }
+
+    /// The order, one numbered line per pass with its summary, and why it is
+    /// skipped under these options (`tritonc --print-passes`).
+    pub fn describe(&self) -> String {
+        let width = self
+            .passes
+            .iter()
+            .map(|p| p.name().len())
+            .max()
+            .unwrap_or(0);
+        self.passes
+            .iter()
+            .enumerate()
+            .map(|(i, pass)| {
+                let skipped = pass
+                    .skipped_because(&self.options)
+                    .map(|why| format!(" (skipped: {why})"))
+                    .unwrap_or_default();
+                format!(
+                    "{}. {:width$}  {}{skipped}\n",
+                    i + 1,
+                    pass.name(),
+                    pass.summary()
+                )
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{Const, DType, FunctionBuilder, OpKind, Type};
+    use crate::span::Span;
+
+    /// `%x = constant 1 : i32`, nothing else.
+    fn one_constant() -> Function {
+        let span = Span::new(0, 0, 1);
+        let mut b = FunctionBuilder::new("k", span);
+        let kind = OpKind::Constant {
+            value: Const::Int(1),
+        };
+        b.push1(kind, Type::num(DType::I32), span);
+        b.finish()
+    }
+
+    struct Untouched;
+    impl Pass for Untouched {
+        fn name(&self) -> &'static str {
+            "untouched"
+        }
+        fn summary(&self) -> &'static str {
+            "changes nothing"
+        }
+        fn run(&self, _: &mut Function) -> bool {
+            false
+        }
+    }
+
+    /// Defines the constant's result a second time: invalid IR, reported as
+    /// a change or (wrongly) not.
+    struct Duplicates {
+        reports_change: bool,
+    }
+    impl Pass for Duplicates {
+        fn name(&self) -> &'static str {
+            "duplicates"
+        }
+        fn summary(&self) -> &'static str {
+            "copies the first op"
+        }
+        fn skipped_because(&self, options: &PassOptions) -> Option<&'static str> {
+            (!options.pipelining).then_some("off")
+        }
+        fn run(&self, func: &mut Function) -> bool {
+            let first = func.body.ops[0].clone();
+            func.body.ops.push(first);
+            self.reports_change
+        }
+    }
+
+    fn run(manager: &PassManager, func: &mut Function) -> (Vec<String>, Result<(), PassFailure>) {
+        let mut seen = Vec::new();
+        let result = manager.run(func, &mut |e| {
+            seen.push(format!("{}: {}", e.pass, e.outcome))
+        });
+        (seen, result)
+    }
+
+    #[test]
+    fn standard_order_is_fixed_and_printed() {
+        let names: Vec<_> = STANDARD.iter().map(|p| p.name()).collect();
+        assert_eq!(names, ["unrotate-prefetch"]);
+        let listing = PassManager::standard(PassOptions::all()).describe();
+        assert!(
+            listing.starts_with("1. unrotate-prefetch  turns"),
+            "{listing}"
+        );
+        let off = PassManager::standard(PassOptions { pipelining: false }).describe();
+        assert!(
+            off.ends_with("(skipped: TRITONC_NO_PIPELINE=1 is set)\n"),
+            "{off}"
+        );
+    }
+
+    #[test]
+    fn reports_each_pass_in_order() {
+        let manager = PassManager::new(vec![&Untouched, &Untouched], PassOptions::all());
+        let mut func = one_constant();
+        let (seen, result) = run(&manager, &mut func);
+        assert!(result.is_ok());
+        assert_eq!(seen, ["untouched: unchanged", "untouched: unchanged"]);
+    }
+
+    #[test]
+    fn invalid_ir_after_a_pass_is_an_error_naming_it() {
+        let both = [
+            &Duplicates {
+                reports_change: true,
+            },
+            &Duplicates {
+                reports_change: false,
+            },
+        ];
+        for duplicates in both {
+            let manager =
+                PassManager::new(vec![&Untouched, duplicates, &Untouched], PassOptions::all());
+            let mut func = one_constant();
+            let (seen, result) = run(&manager, &mut func);
+            let failure = result.expect_err("the verifier runs after every pass");
+            assert_eq!(failure.pass, "duplicates");
+            assert!(failure
+                .to_string()
+                .starts_with("pass `duplicates` left invalid Triton-IR: "));
+            // The pipeline stops at the failing pass.
+            assert_eq!(seen, ["untouched: unchanged"]);
+        }
+    }
+
+    #[test]
+    fn a_skipped_pass_leaves_the_function_alone() {
+        let duplicates = &Duplicates {
+            reports_change: true,
+        };
+        let manager = PassManager::new(vec![duplicates], PassOptions { pipelining: false });
+        let mut func = one_constant();
+        let before = print_function(&func);
+        let (seen, result) = run(&manager, &mut func);
+        assert!(result.is_ok());
+        assert_eq!(seen, ["duplicates: skipped: off"]);
+        assert_eq!(print_function(&func), before);
+    }
+
+    #[test]
+    fn dump_names_pass_function_and_outcome() {
+        let func = one_constant();
+        let event = PassEvent {
+            pass: "untouched",
+            outcome: PassOutcome::Unchanged,
+            function: &func,
+        };
+        let dump = event.dump();
+        assert!(
+            dump.starts_with("// IR after untouched on @k (unchanged)\nfunc @k("),
+            "{dump}"
+        );
+        assert!(dump.ends_with(&print_function(&func)));
+    }
+}

@@ -1,0 +1,42 @@
+//! Triton-IR -> Triton-IR passes, run between sema and code generation.
+//!
+//! The driver verifies sema's IR, runs [`PassManager::standard`] over each
+//! kernel (the verifier runs after every pass), and hands the result to
+//! [`codegen`](crate::codegen). The order is fixed and printable
+//! (`tritonc --print-passes`); `tritonc --print-after PASS|all` prints the IR
+//! after the named passes. Codegen still decides software pipelining, shared
+//! memory and barriers itself; issue 16 moves those here too.
+//!
+//! Passes, in order:
+//! 1. [`unrotate_prefetch`]: undoes the seed's manual pre-fetch so the loop
+//!    pipeliner sees the plain loop (skipped with `TRITONC_NO_PIPELINE=1`).
+//!
+//! Adding a pass: one file here with a unit struct implementing [`Pass`],
+//! its place in [`manager::STANDARD`], and a file test in
+//! `compiler/tests/passes/` (`cargo test --test passes`).
+use crate::ir::Function;
+
+pub mod manager;
+pub mod options;
+pub mod selection;
+pub mod unrotate_prefetch;
+
+pub use manager::{PassEvent, PassFailure, PassManager, PassOutcome};
+pub use options::PassOptions;
+pub use selection::{PassSelection, UnknownPass};
+
+/// One IR -> IR rewrite of a function.
+pub trait Pass: Sync {
+    /// Kebab-case name, as `--print-after` takes it.
+    fn name(&self) -> &'static str;
+    /// One line for `--print-passes`.
+    fn summary(&self) -> &'static str;
+    /// Why the pass does not run under `options` (then it leaves the IR as
+    /// is); `None` when it runs.
+    fn skipped_because(&self, options: &PassOptions) -> Option<&'static str> {
+        let _ = options;
+        None
+    }
+    /// Rewrites `func` in place; `true` when anything changed.
+    fn run(&self, func: &mut Function) -> bool;
+}

@@ -1,0 +1,171 @@
+//! File tests of the IR passes, in the spirit of LLVM's lit and cranelift's
+//! filetests: each `passes/*.tc` starts with a header
+//! ```text
+//! // pass: unrotate-prefetch
+//! // defines: -DTYPE=half -DTM=64
+//! // expect: changed            (or `unchanged`)
+//! ```
+//! and is compiled up to Triton-IR (`#include` also searches `tests/kernels/`,
+//! so a seed kernel can be tested as is); then only the named pass runs, with
+//! every pass option on and the verifier after it. The IR it leaves (under the
+//! `// IR after ...` line `--print-after` prints) must match
+//! `passes/snapshots/<file>.snap`, so a change to a pass shows up as a
+//! readable diff: review it with `cargo insta review`, or accept it with
+//! `INSTA_UPDATE=always cargo test -p tritonc --test passes`.
+//! `expect` is checked too: `unchanged` means the printed IR is the input's.
+mod source_support;
+
+use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
+use tritonc::driver::{lower, Define, DefineValue, Source};
+use tritonc::ir::printer::print_function;
+use tritonc::passes::{PassManager, PassOptions, PassOutcome};
+
+/// The header of one file test.
+#[derive(Debug)]
+struct Header {
+    pass: String,
+    defines: Vec<(String, String)>,
+    expect_changed: bool,
+}
+
+fn tests_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/passes")
+}
+
+/// The leading `// key: value` lines; `Err` says what is wrong.
+fn parse_header(text: &str) -> Result<Header, String> {
+    let (mut pass, mut defines, mut expect) = (None, Vec::new(), None);
+    for line in text.lines() {
+        let Some((key, value)) = line
+            .strip_prefix("//")
+            .and_then(|l| l.split_once(':'))
+            .map(|(k, v)| (k.trim(), v.trim()))
+        else {
+            break;
+        };
+        match key {
+            "pass" => pass = Some(value.to_string()),
+            "defines" => defines = parse_defines(value)?,
+            "expect" => expect = Some(value.to_string()),
+            _ => break,
+        }
+    }
+    let expect_changed = match expect.as_deref() {
+        Some("changed") => true,
+        Some("unchanged") => false,
+        other => {
+            return Err(format!(
+                "`// expect:` must be changed or unchanged, not {other:?}"
+            ))
+        }
+    };
+    Ok(Header {
+        pass: pass.ok_or("no `// pass:` line")?,
+        defines,
+        expect_changed,
+    })
+}
+
+/// `-DNAME=VALUE` words (shell quoting), one value each.
+fn parse_defines(words: &str) -> Result<Vec<(String, String)>, String> {
+    let words = shlex::split(words).ok_or("unbalanced quotes in `// defines:`")?;
+    words
+        .iter()
+        .map(|w| {
+            let arg = w
+                .strip_prefix("-D")
+                .ok_or(format!("`{w}` is not -DNAME=VALUE"))?;
+            match Define::parse(arg).map_err(|e| e.to_string())? {
+                Define {
+                    name,
+                    value: DefineValue::Code(value),
+                } => Ok((name, value)),
+                _ => Err(format!("`{w}`: a file test compiles one point, not a list")),
+            }
+        })
+        .collect()
+}
+
+/// Runs the file test at `path`: the snapshot text, or what went wrong.
+fn run_file_test(path: &Path) -> Result<String, String> {
+    let source = Source::read(path).map_err(|e| e.to_string())?;
+    let header = parse_header(&source.text)?;
+    let include_dirs = [source_support::kernels_dir()];
+    let mut lowered = lower(&source, &header.defines, &include_dirs).map_err(|e| e.to_string())?;
+    let manager = PassManager::only(&header.pass, PassOptions::all()).map_err(|e| e.to_string())?;
+    let mut dumps = Vec::new();
+    for func in &mut lowered.module.functions {
+        let before = print_function(func);
+        let mut outcome = None;
+        manager
+            .run(func, &mut |event| {
+                outcome = Some(event.outcome);
+                dumps.push(event.dump());
+            })
+            .map_err(|e| e.to_string())?;
+        let changed = outcome == Some(PassOutcome::Changed);
+        if changed != header.expect_changed {
+            return Err(format!("@{}: the pass reported {outcome:?}", func.name));
+        }
+        if !changed && print_function(func) != before {
+            return Err(format!("@{}: unchanged, yet the IR differs", func.name));
+        }
+    }
+    Ok(dumps.join("\n"))
+}
+
+#[test]
+fn every_pass_file_test_matches_its_snapshot() {
+    let files = source_support::tc_files(&tests_dir());
+    assert!(
+        files.len() >= 2,
+        "no file tests in {}",
+        tests_dir().display()
+    );
+    let mut failures = Vec::new();
+    for path in &files {
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let text = match run_file_test(path) {
+            Ok(text) => text,
+            Err(e) => {
+                failures.push(format!("{name}: {e}"));
+                continue;
+            }
+        };
+        let mut settings = insta::Settings::clone_current();
+        settings.set_snapshot_path(tests_dir().join("snapshots"));
+        settings.set_prepend_module_to_snapshot(false);
+        settings.set_input_file(path);
+        settings.set_omit_expression(true);
+        // Every file is compared (and a `.snap.new` written) before failing.
+        let matched = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            settings.bind(|| insta::assert_snapshot!(name.as_str(), text));
+        }));
+        if matched.is_err() {
+            failures.push(format!("{name}: the IR differs from snapshots/{name}.snap"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "file tests failed:\n  {}",
+        failures.join("\n  ")
+    );
+}
+
+#[test]
+fn headers_are_checked() {
+    let ok = parse_header("// pass: p\n// defines: -DA=1 '-DB=x, y'\n// expect: unchanged\n");
+    let h = ok.unwrap();
+    assert_eq!(h.pass, "p");
+    assert_eq!(
+        h.defines,
+        [("A".into(), "1".into()), ("B".into(), "x, y".into())]
+    );
+    assert!(!h.expect_changed);
+    let err = |text: &str| parse_header(text).unwrap_err();
+    assert_eq!(err("// expect: changed\n"), "no `// pass:` line");
+    assert!(err("// pass: p\n// expect: maybe\n").contains("changed or unchanged"));
+    assert!(err("// pass: p\n// defines: A=1\n// expect: changed\n").contains("-DNAME"));
+    assert!(err("// pass: p\n// defines: -DA=[1,2]\n// expect: changed\n").contains("one point"));
+}
