@@ -12,7 +12,8 @@ What is rewritten (shapes from ONNX shape inference):
     ranks reshaped to [-1, N] and back);
   - with `dot_nt` in --ops: MatMul(A, Transpose(B)) of rank-2 operands, the
     transpose read by nothing else -> triton::dot_nt(A, B) (A B^T), one node
-    instead of two (each node costs host time on ORT's CUDA EP).
+    instead of two (each node costs host time on ORT's CUDA EP; dot_nt's
+    kernel is not pipelined yet, so on the GPU it is slower than the pair).
 Left as they are, and listed: batched MatMuls (both operands rank > 2: the
 dot op is 2-D), Softmax over another axis, and nodes of other element types
 than float16/float32 (the ops' dtypes). Prints one line per node.
