@@ -349,6 +349,40 @@ def check_errors(libs):
             record(all(n in text for n in needles), f"error on the GPU, {what}: {text.strip()[-200:]}", section="errors")
 
 
+# ---- host cost of a node ----
+
+
+def host_overhead(libs, nodes=16, reps=300):
+    """Microseconds a run spends per node on a chain of `nodes` one-element
+    adds (the GPU work is nil, so this is each node's host cost on the CUDA
+    EP): triton::add against ORT's own Add."""
+    out = {}
+    for kind, domain in (("ORT Add", ""), ("triton::add", "triton")):
+        names = [f"v{i}" for i in range(nodes + 1)]
+        graph = helper.make_graph(
+            [helper.make_node("Add" if domain == "" else "add", [names[i], "one"], [names[i + 1]], domain=domain)
+             for i in range(nodes)],
+            "chain",
+            [helper.make_tensor_value_info("v0", ELEM[np.float32], [1]),
+             helper.make_tensor_value_info("one", ELEM[np.float32], [1])],
+            [helper.make_tensor_value_info(names[-1], ELEM[np.float32], [1])],
+        )
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("triton", 1)])
+        model.ir_version = 8
+        sess = session([libs["add"]], model.SerializeToString())
+        binding = sess.io_binding()
+        binding.bind_ortvalue_input("v0", on_gpu(np.zeros(1, np.float32)))
+        binding.bind_ortvalue_input("one", on_gpu(np.ones(1, np.float32)))
+        binding.bind_output(names[-1], "cuda", 0)
+        sess.run_with_iobinding(binding)
+        if float(binding.get_outputs()[0].numpy()[0]) != nodes:
+            record(False, f"host overhead chain ({kind}): wrong sum", section="overhead")
+        out[kind] = mean_us(lambda: sess.run_with_iobinding(binding), reps) / nodes
+    REPORT["host_us_per_node"] = out
+    print(f"host cost per node, chain of {nodes} one-element adds: "
+          + ", ".join(f"{k} {v:.1f} us" for k, v in out.items()), flush=True)
+
+
 # ---- 7. a pre-tuned library benchmarks nothing ----
 
 
@@ -389,6 +423,7 @@ def main():
         check_cuda_graph(libs)
         check_threads(libs)
         check_dynamic_shapes(libs)
+        host_overhead(libs)
         out = os.path.join(RESULTS_DIR, "cuda_ep.json")
         tuned = os.path.join(LIBDIR, "tuned")
         if os.path.isdir(tuned):

@@ -10,6 +10,7 @@ use crate::stats;
 use opgen_bridge::{OpgenArg, OpgenGrid, OpgenVariant, ARG_I32, ARG_I64, ARG_PTR};
 use opgen_runtime::{Device, DeviceBuffer, EventTimer, KernelTimer, RuntimeError, Stream};
 use std::ffi::{c_char, c_void};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
@@ -101,16 +102,39 @@ pub struct Plan {
     grids: Vec<OpgenGrid>,
 }
 
+/// Plans made, by dtype group and shapes: a serving graph calls a node with
+/// the same shapes again and again, and planning evaluates every variant's
+/// requirements and grid.
+type PlanCache = HashMap<(usize, Vec<Vec<i64>>), Arc<Plan>>;
+static PLANS: OnceLock<Mutex<PlanCache>> = OnceLock::new();
+/// Plans kept before the cache starts over.
+const MAX_PLANS: usize = 1024;
+
 /// Plans the kernel of `group` for tensors of these shapes (inputs, then
 /// outputs); `dims` are the spec's dims. `None`: a tensor is empty, nothing to do.
 pub fn plan(
     group: usize,
     shapes: Vec<Vec<i64>>,
     dims: Vec<(&'static str, i64)>,
-) -> Result<Option<Plan>, Failure> {
+) -> Result<Option<Arc<Plan>>, Failure> {
     if shapes.iter().any(|s| s.iter().product::<i64>() == 0) {
         return Ok(None);
     }
+    let cache = PLANS.get_or_init(|| Mutex::new(HashMap::new()));
+    let key = (group, shapes);
+    if let Some(plan) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok(Some(plan.clone()));
+    }
+    let plan = Arc::new(new_plan(key.0, key.1.clone(), dims)?);
+    let mut plans = cache.lock().unwrap_or_else(|e| e.into_inner());
+    if plans.len() >= MAX_PLANS {
+        plans.clear();
+    }
+    plans.insert(key, plan.clone());
+    Ok(Some(plan))
+}
+
+fn new_plan(group: usize, shapes: Vec<Vec<i64>>, dims: Vec<(&'static str, i64)>) -> Result<Plan, Failure> {
     let call = Call { shapes, dims };
     let args = op_spec::kernel_args(&call);
     for (arg, label) in &args {
@@ -124,13 +148,13 @@ pub fn plan(
         }
     }
     let (candidates, grids) = candidates(&call, group)?;
-    Ok(Some(Plan {
+    Ok(Plan {
         group,
         call,
         args,
         candidates,
         grids,
-    }))
+    })
 }
 
 /// Runs `plan` on `tensors` (host memory, inputs then outputs, already

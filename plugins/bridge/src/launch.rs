@@ -5,8 +5,11 @@ use crate::{OpgenArg, OpgenGrid, OpgenVariant, ARG_F32, ARG_F64, ARG_I32, ARG_I6
 use opgen_runtime::{
     Chooser, Device, EventTimer, Grid, Kernel, KernelArg, KernelTimer, ModuleImage, Stream, Variant,
 };
+use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
 use std::ffi::{c_void, CStr};
+use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 struct Entry {
@@ -25,7 +28,11 @@ pub struct Op {
     resident: Mutex<HashMap<(usize, usize), u32>>,
     /// The config per tune key (op, dims, dtypes, device, candidates).
     chooser: Chooser,
-    last_config: Mutex<String>,
+    /// The last launched variant (index into the entries), for `last_config`.
+    last_launched: AtomicUsize,
+    /// Calls already decided, by their exact candidates, dims, dtype group
+    /// and device: the per-call fast path, which builds no key text.
+    decided: Mutex<HashMap<u64, Decided>>,
 }
 
 /// One call's inputs, already copied out of C pointers.
@@ -62,7 +69,8 @@ impl Op {
             entries,
             kernels: Mutex::new(HashMap::new()),
             resident: Mutex::new(HashMap::new()),
-            last_config: Mutex::new(String::new()),
+            last_launched: AtomicUsize::new(usize::MAX),
+            decided: Mutex::new(HashMap::new()),
         }
     }
 
@@ -73,7 +81,14 @@ impl Op {
     }
 
     pub fn last_config(&self) -> String {
-        lock(&self.last_config).clone()
+        let index = self.last_launched.load(Ordering::Relaxed);
+        match &self.entries {
+            Ok(entries) => entries
+                .get(index)
+                .map(|e| e.config.clone())
+                .unwrap_or_default(),
+            Err(_) => String::new(),
+        }
     }
 
     pub fn launch(&self, call: &Call) -> Result<(), String> {
@@ -104,11 +119,26 @@ impl Op {
         let pick = if call.candidates.len() == 1 {
             0
         } else {
-            self.choose(entries, &device, &stream, call, &args)?
+            let fingerprint = Decided::fingerprint(call, ordinal);
+            match lock(&self.decided)
+                .get(&fingerprint)
+                .filter(|d| d.matches(call, ordinal))
+            {
+                Some(decided) => decided.pick,
+                None => {
+                    let pick = self.choose(entries, &device, &stream, call, &args)?;
+                    let mut decided = lock(&self.decided);
+                    if decided.len() >= MAX_DECIDED {
+                        decided.clear(); // many shapes: the chooser still remembers them
+                    }
+                    decided.insert(fingerprint, Decided::new(call, ordinal, pick));
+                    pick
+                }
+            }
         };
         let index = call.candidates[pick] as usize;
         self.launch_one(entries, &device, &stream, index, call.grids[pick], &args)?;
-        *lock(&self.last_config) = entries[index].config.clone();
+        self.last_launched.store(index, Ordering::Relaxed);
         Ok(())
     }
 
@@ -207,6 +237,43 @@ impl Op {
     }
 }
 
+/// Entries of the per-call fast path before it starts over.
+const MAX_DECIDED: usize = 4096;
+
+/// One decided call: what it matched exactly and the position it picked.
+struct Decided {
+    candidates: Vec<u32>,
+    dims: Vec<i64>,
+    dtype_key: String,
+    device: usize,
+    pick: usize,
+}
+
+impl Decided {
+    fn new(call: &Call, device: usize, pick: usize) -> Decided {
+        Decided {
+            candidates: call.candidates.to_vec(),
+            dims: call.dims.to_vec(),
+            dtype_key: call.dtype_key.clone(),
+            device,
+            pick,
+        }
+    }
+
+    fn fingerprint(call: &Call, device: usize) -> u64 {
+        let mut h = DefaultHasher::new();
+        (call.candidates, call.dims, &call.dtype_key, device).hash(&mut h);
+        h.finish()
+    }
+
+    fn matches(&self, call: &Call, device: usize) -> bool {
+        self.candidates == call.candidates
+            && self.dims == call.dims
+            && self.dtype_key == call.dtype_key
+            && self.device == device
+    }
+}
+
 unsafe fn read_entry(i: usize, v: &OpgenVariant) -> Result<Entry, String> {
     let text = |p: *const std::ffi::c_char| -> String {
         if p.is_null() {
@@ -254,4 +321,44 @@ fn to_kernel_arg(a: &OpgenArg) -> Result<KernelArg, String> {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call<'a>(candidates: &'a [u32], dims: &'a [i64], dtype: &str) -> Call<'a> {
+        Call {
+            device: 0,
+            stream: std::ptr::null_mut(),
+            candidates,
+            grids: &[],
+            args: &[],
+            dtype_key: dtype.to_string(),
+            dims,
+        }
+    }
+
+    #[test]
+    fn a_decided_call_matches_only_the_same_candidates_dims_dtype_and_device() {
+        let decided = Decided::new(&call(&[0, 2, 4], &[1024, 1024, 1024], "T=float16"), 0, 1);
+        assert!(decided.matches(&call(&[0, 2, 4], &[1024, 1024, 1024], "T=float16"), 0));
+        for other in [
+            call(&[0, 2], &[1024, 1024, 1024], "T=float16"),
+            call(&[0, 2, 4], &[1000, 1024, 1024], "T=float16"),
+            call(&[0, 2, 4], &[1024, 1024, 1024], "T=bfloat16"),
+        ] {
+            assert!(!decided.matches(&other, 0));
+        }
+        assert!(!decided.matches(&call(&[0, 2, 4], &[1024, 1024, 1024], "T=float16"), 1));
+        let same = call(&[0, 2, 4], &[1024, 1024, 1024], "T=float16");
+        assert_eq!(
+            Decided::fingerprint(&same, 0),
+            Decided::fingerprint(&same, 0)
+        );
+        assert_ne!(
+            Decided::fingerprint(&same, 0),
+            Decided::fingerprint(&call(&[0, 2, 4], &[1000, 1024, 1024], "T=float16"), 0)
+        );
+    }
 }
