@@ -122,8 +122,10 @@ pub fn plan(
     }
     let cache = PLANS.get_or_init(|| Mutex::new(HashMap::new()));
     let key = (group, shapes);
-    if let Some(plan) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return Ok(Some(plan.clone()));
+    // A statement of its own: the guard is gone before the insert below.
+    let known = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key).cloned();
+    if let Some(plan) = known {
+        return Ok(Some(plan));
     }
     let plan = Arc::new(new_plan(key.0, key.1.clone(), dims)?);
     let mut plans = cache.lock().unwrap_or_else(|e| e.into_inner());

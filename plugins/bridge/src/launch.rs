@@ -120,11 +120,14 @@ impl Op {
             0
         } else {
             let fingerprint = Decided::fingerprint(call, ordinal);
-            match lock(&self.decided)
+            // A statement of its own: the guard must be gone before `choose`
+            // (which may tune) and the insert below take the lock again.
+            let known = lock(&self.decided)
                 .get(&fingerprint)
                 .filter(|d| d.matches(call, ordinal))
-            {
-                Some(decided) => decided.pick,
+                .map(|d| d.pick);
+            match known {
+                Some(pick) => pick,
                 None => {
                     let pick = self.choose(entries, &device, &stream, call, &args)?;
                     let mut decided = lock(&self.decided);
