@@ -11,18 +11,13 @@ set -euo pipefail
 ARCH=${1:-sm_90a}
 cd "$(dirname "$0")/../.."
 export LLVM_SYS_191_PREFIX=${LLVM_SYS_191_PREFIX:-/usr/lib/llvm-19}
-cargo build --release -q -p opgen-bridge -p triton-opgen
 O=out/tf
 raw=$(mktemp -d)
 trap 'rm -rf "$raw"' EXIT
-rm -rf "$O"
-mkdir -p "$O/lib"
-cp target/release/libopgen_bridge.a "$O/lib/"
-strip -g "$O/lib/libopgen_bridge.a" 2>/dev/null || true
-for op in add softmax transpose dot dot_nt dot_tn; do
-  target/release/triton-opgen "tests/ops/$op.tc" --framework tf --arch "$ARCH" --no-build -o "$O/$op"
-  rm -f "$O/$op/lib/libopgen_bridge.a" # the shared copy keeps the carried tree small
-  target/release/triton-opgen "tests/ops/$op.tc" --framework torch --arch "$ARCH" --no-build -o "$raw/$op" >/dev/null 2>&1
+source scripts/gpu/ops_folders.sh
+generate_ops tf "$O" "$ARCH"
+generate_ops torch "$raw" "$ARCH" >/dev/null 2>&1
+for op in "${BUNDLED_OPS[@]}"; do
   mkdir -p "$O/$op/raw"
   cp -r "$raw/$op/ptx" "$raw/$op/variants.json" "$O/$op/raw/"
 done

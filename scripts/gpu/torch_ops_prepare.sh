@@ -9,14 +9,7 @@ set -euo pipefail
 ARCH=${1:-sm_90a}
 cd "$(dirname "$0")/../.."
 export LLVM_SYS_191_PREFIX=${LLVM_SYS_191_PREFIX:-/usr/lib/llvm-19}
-cargo build --release -q -p opgen-bridge -p triton-opgen
 O=out/torch
-rm -rf "$O"
-mkdir -p "$O/lib"
-cp target/release/libopgen_bridge.a "$O/lib/"
-strip -g "$O/lib/libopgen_bridge.a" 2>/dev/null || true
-for op in add softmax transpose dot dot_nt dot_tn; do
-  target/release/triton-opgen "tests/ops/$op.tc" --framework torch --arch "$ARCH" --no-build -o "$O/$op"
-  rm -f "$O/$op/lib/libopgen_bridge.a" # the shared copy keeps the carried tree small
-done
+source scripts/gpu/ops_folders.sh
+generate_ops torch "$O" "$ARCH"
 du -sh "$O"
