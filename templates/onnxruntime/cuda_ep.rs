@@ -14,7 +14,6 @@ const CUDA_EP: &str = "CUDAExecutionProvider\0";
 pub(crate) static OP: OrtCustomOp = custom_op(KernelCallbacks {
     ep: get_ep,
     create: create_kernel,
-    create_v2: create_kernel_v2,
     compute,
     destroy: destroy_kernel,
 });
@@ -33,15 +32,6 @@ unsafe extern "system" fn create_kernel(
     std::ptr::NonNull::<u8>::dangling().as_ptr().cast()
 }
 
-unsafe extern "system" fn create_kernel_v2(
-    op: *const OrtCustomOp,
-    api: *const OrtApi,
-    info: *const OrtKernelInfo,
-    kernel: *mut *mut c_void,
-) -> OrtStatusPtr {
-    *kernel = create_kernel(op, api, info);
-    OrtStatusPtr(std::ptr::null_mut())
-}
 
 unsafe extern "system" fn destroy_kernel(_kernel: *mut c_void) {}
 

@@ -37,12 +37,6 @@ const ONNX_UNDEFINED: i32 = 0;
 pub(crate) struct KernelCallbacks {
     pub ep: unsafe extern "system" fn(*const OrtCustomOp) -> *const c_char,
     pub create: unsafe extern "system" fn(*const OrtCustomOp, *const OrtApi, *const OrtKernelInfo) -> *mut c_void,
-    pub create_v2: unsafe extern "system" fn(
-        *const OrtCustomOp,
-        *const OrtApi,
-        *const OrtKernelInfo,
-        *mut *mut c_void,
-    ) -> OrtStatusPtr,
     pub compute: unsafe extern "system" fn(*mut c_void, *mut OrtKernelContext) -> OrtStatusPtr,
     pub destroy: unsafe extern "system" fn(*mut c_void),
 }
@@ -69,7 +63,7 @@ pub(crate) const fn custom_op(kernel: KernelCallbacks) -> OrtCustomOp {
         GetVariadicInputHomogeneity: Some(zero),
         GetVariadicOutputMinArity: Some(one),
         GetVariadicOutputHomogeneity: Some(zero),
-        CreateKernelV2: Some(kernel.create_v2),
+        CreateKernelV2: Some(create_kernel_v2),
         KernelComputeV2: Some(kernel.compute),
         InferOutputShapeFn: Some(infer_shapes),
         GetStartVersion: Some(start_version),
@@ -86,7 +80,6 @@ pub(crate) const fn custom_op(kernel: KernelCallbacks) -> OrtCustomOp {
 static OP: OrtCustomOp = custom_op(KernelCallbacks {
     ep: get_ep,
     create: create_kernel,
-    create_v2: create_kernel_v2,
     compute: compute_v2,
     destroy: destroy_kernel,
 });
@@ -401,13 +394,17 @@ unsafe extern "system" fn create_kernel(
     Box::into_raw(Box::new(gpu::KernelState::default())).cast()
 }
 
+/// CreateKernelV2 of every provider's op: that op's own CreateKernel, which
+/// cannot fail.
 unsafe extern "system" fn create_kernel_v2(
     op: *const OrtCustomOp,
     api: *const OrtApi,
     info: *const OrtKernelInfo,
     kernel: *mut *mut c_void,
 ) -> OrtStatusPtr {
-    *kernel = create_kernel(op, api, info);
+    *kernel = (*op)
+        .CreateKernel
+        .map_or(std::ptr::null_mut(), |create| create(op, api, info));
     OrtStatusPtr(std::ptr::null_mut())
 }
 
