@@ -222,3 +222,68 @@ fn backward_mistakes_are_errors() {
     let e = err(&format!("{BASE}#pragma opgen backward dx = t::neg(dz\n"));
     assert!(e.contains("to close the op's arguments"), "{e}");
 }
+
+#[test]
+fn directives_in_comments_and_if_0_blocks_say_nothing() {
+    for hidden in [
+        "/*\n#pragma opgen num_warps 8\n*/\n",
+        "/* a comment */ int x; /* another\n#pragma opgen num_warps 8\n */\n",
+        "#if 0\n#pragma opgen num_warps 8\n#endif\n",
+        "#if 1\n#else\n#pragma opgen num_warps 8\n#endif\n",
+    ] {
+        let spec = ok(&format!("{BASE}{hidden}"));
+        assert_ne!(spec.num_warps, vec![8], "{hidden:?}");
+    }
+    // `#if 1` and the `#else` of `#if 0` are live.
+    let spec = ok(&format!(
+        "{BASE}#if 0\n#else\n#pragma opgen num_warps 8\n#endif\n"
+    ));
+    assert_eq!(spec.num_warps, vec![8]);
+    // A `//` comment does not open a block comment, and neither does a string.
+    let spec = ok(&format!(
+        "{BASE}// see /* here\nchar* s = \"/*\";\n#pragma opgen num_warps 8\n"
+    ));
+    assert_eq!(spec.num_warps, vec![8]);
+}
+
+#[test]
+fn a_directive_under_a_macro_condition_is_an_error_at_its_line() {
+    let e = err(&format!(
+        "{BASE}#if ALIGN > 1\n#pragma opgen num_warps 8\n#endif\n"
+    ));
+    assert!(e.contains("under a preprocessor condition"), "{e}");
+    assert!(e.contains("k.tc:10:1"), "{e}");
+    assert!(e.contains("the condition"), "{e}");
+    let e = err(&format!(
+        "{BASE}#ifdef FAST\n#else\n#pragma opgen num_warps 8\n#endif\n"
+    ));
+    assert!(e.contains("under a preprocessor condition"), "{e}");
+}
+
+#[test]
+fn a_macro_is_declared_once_and_never_shadows_a_dim_or_tensor() {
+    let e = err(&format!("{BASE}#pragma opgen tune SIZE = [128]\n"));
+    assert!(
+        e.contains("`SIZE` is declared twice (`tune`, then `tune`)"),
+        "{e}"
+    );
+    assert!(e.contains("k.tc:9:"), "{e}");
+    assert!(e.contains("first declared here"), "{e}");
+    let e = err(&format!("{BASE}#pragma opgen define SIZE = 64\n"));
+    assert!(e.contains("(`tune`, then `define`)"), "{e}");
+    let e = err(&format!("{BASE}#pragma opgen define N = 64\n"));
+    assert!(
+        e.contains("`N` names both a `define` macro and a dim of `x`"),
+        "{e}"
+    );
+    let e = err(&format!("{BASE}#pragma opgen define x = 1\n"));
+    assert!(
+        e.contains("`x` names both a `define` macro and a tensor of `x`"),
+        "{e}"
+    );
+    let e = err(&format!("{BASE}#pragma opgen define TYPE = float\n"));
+    assert!(
+        e.contains("`TYPE` is also set by the dtype choices of `T`"),
+        "{e}"
+    );
+}

@@ -3,6 +3,7 @@
 //! grid, tuning space, dtype variants, backward). One spec serves every
 //! framework; the templates turn it into bindings.
 
+mod active_lines;
 mod expr;
 mod lex;
 mod parse;

@@ -15,6 +15,7 @@
 //! #pragma opgen backward dx = dz, dy = dz
 //! ```
 
+use super::active_lines;
 use super::expr::parse_expr;
 use super::lex::{lex, Cursor, Tok, Token};
 use super::validate::validate;
@@ -43,12 +44,14 @@ const DIRECTIVES: &[&str] = &[
 /// `Ok(None)` when the file has no `#pragma opgen` line.
 pub fn parse_spec(file: FileId, text: &str) -> Result<Option<OpSpec>, Diagnostic> {
     let mut builder = Builder::default();
-    let mut offset = 0;
     let mut any = false;
-    for line in text.split_inclusive('\n') {
-        let line_start = offset;
-        offset += line.len();
-        let body = line.trim_end_matches(['\n', '\r']);
+    // Directives are read where the kernel's own text would be: not in
+    // comments or `#if 0` blocks, and never under a macro condition.
+    for line in active_lines::scan(file, text) {
+        if !line.live {
+            continue;
+        }
+        let (line_start, body) = (line.start, line.body);
         let trimmed = body.trim_start();
         let Some(rest) = trimmed.strip_prefix(PREFIX) else {
             continue;
@@ -59,6 +62,10 @@ pub fn parse_spec(file: FileId, text: &str) -> Result<Option<OpSpec>, Diagnostic
         };
         if !spec_text.is_empty() && !spec_text.starts_with(char::is_whitespace) {
             continue;
+        }
+        if let Some(condition) = line.conditional {
+            let at = Span::new(file, line_start, line_start + body.len());
+            return Err(active_lines::conditional_directive(at, condition));
         }
         any = true;
         let base = line_start + (body.len() - spec_text.len());

@@ -8,6 +8,7 @@ use tritonc::diagnostics::Diagnostic;
 pub fn validate(spec: &OpSpec) -> Result<(), Diagnostic> {
     check_dtypes(spec)?;
     check_tensors(spec)?;
+    check_macro_names(spec)?;
     check_args(spec)?;
     check_grid(spec)?;
     if let Some(backward) = &spec.backward {
@@ -31,6 +32,70 @@ fn check_dtypes(spec: &OpSpec) -> Result<(), Diagnostic> {
                     choice.span,
                     format!("`{}` is listed twice for `{}`", choice.dtype, d.var),
                 ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `tune` and `define` macros, the dtype choices' macros, dims and tensors
+/// share one namespace. A macro given twice is compiled with one value (the
+/// last `-D` wins) and launched with another (the grid reads the first); a dim
+/// or tensor named like a macro makes the grid read the macro.
+fn check_macro_names(spec: &OpSpec) -> Result<(), Diagnostic> {
+    let macros: Vec<(&MacroSpec, &str)> = spec
+        .tune
+        .iter()
+        .map(|m| (m, "tune"))
+        .chain(spec.defines.iter().map(|m| (m, "define")))
+        .collect();
+    let tensors: Vec<&TensorSpec> = spec.inputs.iter().chain(spec.outputs.iter()).collect();
+    for (i, (m, kind)) in macros.iter().enumerate() {
+        if let Some((prev, prev_kind)) = macros[..i].iter().find(|(p, _)| p.name == m.name) {
+            return Err(Diagnostic::error(
+                m.span,
+                format!(
+                    "`{}` is declared twice (`{prev_kind}`, then `{kind}`): the kernel would be built with one value and launched with the other",
+                    m.name
+                ),
+            )
+            .with_label(prev.span, "first declared here"));
+        }
+        if let Some(d) = spec.dtypes.iter().find(|d| {
+            d.choices
+                .iter()
+                .any(|c| c.macros.iter().any(|(n, _)| *n == m.name))
+        }) {
+            return Err(Diagnostic::error(
+                m.span,
+                format!(
+                    "`{}` is also set by the dtype choices of `{}`",
+                    m.name, d.var
+                ),
+            )
+            .with_label(d.span, "set here"));
+        }
+        for t in &tensors {
+            let clash = if t.name == m.name {
+                Some("a tensor")
+            } else if t
+                .dims
+                .iter()
+                .any(|d| matches!(d, Dim::Sym(s) if *s == m.name))
+            {
+                Some("a dim")
+            } else {
+                None
+            };
+            if let Some(what) = clash {
+                return Err(Diagnostic::error(
+                    m.span,
+                    format!(
+                        "`{}` names both a `{kind}` macro and {what} of `{}`: grids and requirements could not tell them apart",
+                        m.name, t.name
+                    ),
+                )
+                .with_label(t.span, "here"));
             }
         }
     }
