@@ -287,3 +287,22 @@ fn a_macro_is_declared_once_and_never_shadows_a_dim_or_tensor() {
         "{e}"
     );
 }
+
+#[test]
+fn a_divisor_that_can_be_zero_is_an_error_at_the_divisor() {
+    let base = BASE.replace("#pragma opgen grid cdiv(N, SIZE)\n", "");
+    let e = err(&format!("{base}#pragma opgen grid cdiv(N, 0)\n"));
+    assert!(e.contains("this divisor is 0"), "{e}");
+    assert!(e.contains("k.tc:8:"), "{e}");
+    let e = err(&format!("{base}#pragma opgen grid N / (2 - 2)\n"));
+    assert!(e.contains("this divisor is 0"), "{e}");
+    let e = err(&format!(
+        "{base}#pragma opgen grid cdiv(N, SIZE)\n#pragma opgen tune BLOCK = [0, 4]\n#pragma opgen require N / BLOCK >= 1\n"
+    ));
+    assert!(e.contains("this divisor is 0"), "{e}");
+    let args = BASE.replace("args N, x, y, z", "args N / 0, x, y, z");
+    let e = err(&args);
+    assert!(e.contains("this divisor is 0"), "{e}");
+    // Nonzero divisors, literal or macro, are fine.
+    ok(&format!("{base}#pragma opgen grid cdiv(N, SIZE * 2)\n"));
+}

@@ -9,6 +9,7 @@ pub fn validate(spec: &OpSpec) -> Result<(), Diagnostic> {
     check_dtypes(spec)?;
     check_tensors(spec)?;
     check_macro_names(spec)?;
+    check_divisors(spec)?;
     check_args(spec)?;
     check_grid(spec)?;
     if let Some(backward) = &spec.backward {
@@ -100,6 +101,61 @@ fn check_macro_names(spec: &OpSpec) -> Result<(), Diagnostic> {
         }
     }
     Ok(())
+}
+
+/// No division by zero in the kernel arguments, the grid or the requirements:
+/// a divisor that is 0, or a macro one of whose values is 0, would divide by
+/// zero in the generated launcher at run time.
+fn check_divisors(spec: &OpSpec) -> Result<(), Diagnostic> {
+    let exprs = spec
+        .args
+        .iter()
+        .map(|a| &a.value)
+        .chain(spec.grid.iter().map(|g| &g.value))
+        .chain(spec.requires.iter().flat_map(|r| [&r.left, &r.right]));
+    for e in exprs {
+        if let Some(divisor) = zero_divisor(spec, e) {
+            return Err(Diagnostic::error(
+                divisor.span(),
+                "this divisor is 0 (for at least one value of its macros): the launcher would divide by zero",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The first divisor in `e` (of `/` or `cdiv`) that can be 0.
+fn zero_divisor<'a>(spec: &OpSpec, e: &'a Expr) -> Option<&'a Expr> {
+    let can_be_zero = |d: &Expr| {
+        let values = |name: &str| -> Vec<i64> {
+            spec.tune
+                .iter()
+                .chain(spec.defines.iter())
+                .filter(|m| m.name == name)
+                .flat_map(|m| m.values.iter().filter_map(|v| v.trim().parse::<i64>().ok()))
+                .collect()
+        };
+        match d {
+            Expr::Name(n, _) => values(n).contains(&0),
+            other => other.eval(&|_| None) == Some(0),
+        }
+    };
+    match e {
+        Expr::Int(..) | Expr::Name(..) => None,
+        Expr::Neg(inner, _) => zero_divisor(spec, inner),
+        Expr::Bin(op, l, r) => {
+            if *op == BinOp::Div && can_be_zero(r) {
+                return Some(r);
+            }
+            zero_divisor(spec, l).or_else(|| zero_divisor(spec, r))
+        }
+        Expr::Call(f, args, _) => {
+            if f == "cdiv" && args.get(1).is_some_and(can_be_zero) {
+                return args.get(1);
+            }
+            args.iter().find_map(|a| zero_divisor(spec, a))
+        }
+    }
 }
 
 fn check_tensors(spec: &OpSpec) -> Result<(), Diagnostic> {
