@@ -4,7 +4,7 @@
 // nothing waits on the host (the autotuner times configs once per shape
 // bucket, at a shape's first call, unless a pre-tuned table names the choice).
 // With the CPU-only package this registration is simply never used.
-use crate::{api, compute_node, custom_op, gpu, guarded_compute, ok, KernelCallbacks, Memory};
+use crate::{api, compute_node, custom_op, gpu, guarded, ok, KernelCallbacks, Memory};
 use ort_sys::*;
 use std::ffi::{c_char, c_int, c_void};
 
@@ -36,7 +36,7 @@ unsafe extern "system" fn create_kernel(
 unsafe extern "system" fn destroy_kernel(_kernel: *mut c_void) {}
 
 unsafe extern "system" fn compute(_kernel: *mut c_void, ctx: *mut OrtKernelContext) -> OrtStatusPtr {
-    guarded_compute(|| compute_node(Memory::CudaEp(ep_stream(ctx)?), ctx))
+    guarded("the op library", || compute_node(Memory::CudaEp(ep_stream(ctx)?), ctx))
 }
 
 /// ORT's compute stream for this node and the device its tensors are on.

@@ -6,7 +6,7 @@
 // The op's schema (type and shape inference) still comes from
 // `register_custom_ops_library` on the same file.
 use crate::ep_abi::{self, *};
-use crate::{api, compute_node, error, gpu, ok, op_spec, stats, Memory, API};
+use crate::{api, compute_node, error, gpu, guarded, ok, op_spec, stats, Memory, API};
 use opgen_runtime::memory::raw;
 use ort_sys::*;
 use std::ffi::{c_char, c_void, CStr, CString};
@@ -29,19 +29,10 @@ fn ep_api() -> &'static ep_abi::OrtEpApi {
     unsafe { &*EP_API.load(Ordering::Acquire) }
 }
 
-fn status(result: Result<(), OrtStatusPtr>) -> OrtStatusPtr {
-    result.err().unwrap_or(OrtStatusPtr(std::ptr::null_mut()))
-}
-
-/// Runs `f`, turning a panic into an ORT error status.
-fn guarded(what: &str, f: impl FnOnce() -> Result<(), OrtStatusPtr>) -> OrtStatusPtr {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(result) => status(result),
-        Err(_) => error(
-            OrtErrorCode::ORT_FAIL,
-            &format!("{}: internal error (panic) in the EP's {what}", op_spec::QUALIFIED),
-        ),
-    }
+/// Runs one of the EP's callbacks (`what`), turning a panic into an ORT status.
+fn guarded_ep(what: &str, f: impl FnOnce() -> Result<(), OrtStatusPtr>) -> OrtStatusPtr {
+    // format_args: nothing is allocated unless there was a panic.
+    guarded(format_args!("the EP's {what}"), f)
 }
 
 #[repr(C)]
@@ -193,7 +184,7 @@ unsafe extern "system" fn supported_devices(
     max_ep_devices: usize,
     num_ep_devices: *mut usize,
 ) -> OrtStatusPtr {
-    guarded("device selection", || {
+    guarded_ep("device selection", || {
         *num_ep_devices = 0;
         let without_gpu = std::env::var(WITHOUT_GPU_ENV).is_ok_and(|v| v == "1");
         if max_ep_devices == 0 || (gpu::device(0).is_err() && !without_gpu) {
@@ -329,7 +320,7 @@ unsafe extern "system" fn get_capability(
     graph: *const OrtGraph,
     info: *mut OrtEpGraphSupportInfo,
 ) -> OrtStatusPtr {
-    guarded("GetCapability", || {
+    guarded_ep("GetCapability", || {
         let api = api();
         let mut count = 0usize;
         ok((api.Graph_GetNumNodes)(graph, &mut count))?;
@@ -407,7 +398,7 @@ unsafe extern "system" fn compute_fused(
     _state: *mut c_void,
     context: *mut OrtKernelContext,
 ) -> OrtStatusPtr {
-    guarded("Compute", || compute_node(Memory::Device, context))
+    guarded_ep("Compute", || compute_node(Memory::Device, context))
 }
 
 unsafe extern "system" fn create_allocator(
@@ -543,7 +534,7 @@ unsafe extern "system" fn copy_tensors(
     _streams: *const *mut OrtSyncStream,
     count: usize,
 ) -> OrtStatusPtr {
-    guarded("data transfer", || {
+    guarded_ep("data transfer", || {
         let api = api();
         let device = gpu::device(0).map_err(crate::failure)?;
         for i in 0..count {

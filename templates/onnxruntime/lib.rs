@@ -261,18 +261,21 @@ unsafe extern "system" fn compute_v2(
     kernel: *mut c_void,
     ctx: *mut OrtKernelContext,
 ) -> OrtStatusPtr {
-    guarded_compute(|| compute(kernel, ctx))
+    guarded("the op library", || compute(kernel, ctx))
 }
 
-/// Runs a node's compute, turning a panic into an ORT status: a panic must
-/// not unwind into onnxruntime's C++ frames.
-pub(crate) fn guarded_compute(run: impl FnOnce() -> Result<(), OrtStatusPtr>) -> OrtStatusPtr {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+/// Runs `f`, turning a panic into an ORT status that says where (`place`):
+/// a panic must not unwind into onnxruntime's C++ frames.
+pub(crate) fn guarded(
+    place: impl std::fmt::Display,
+    f: impl FnOnce() -> Result<(), OrtStatusPtr>,
+) -> OrtStatusPtr {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(Ok(())) => OrtStatusPtr(std::ptr::null_mut()),
         Ok(Err(status)) => status,
         Err(_) => error(
             OrtErrorCode::ORT_FAIL,
-            &format!("{}: internal error (panic in the op library)", op_spec::QUALIFIED),
+            &format!("{}: internal error (panic in {place})", op_spec::QUALIFIED),
         ),
     }
 }
