@@ -39,7 +39,7 @@ os.environ.setdefault("TRITON_OPGEN_CACHE", os.path.join(RESULTS_DIR, "ort_cuda_
 import onnxruntime as ort  # noqa: E402
 from onnx import helper, numpy_helper  # noqa: E402
 from ort_models import ELEM, OPS, Lib, error_of, feeds_for, make_model, reference  # noqa: E402
-from timing import mean_us  # noqa: E402
+from timing import interleaved_ms, mean_us  # noqa: E402
 
 CUDA = "CUDAExecutionProvider"
 FAILURES = []
@@ -182,22 +182,13 @@ def serving_times(libs, n, dtype, w, x_gpu, reps):
         binding.bind_ortvalue_output("y", ort.OrtValue.ortvalue_from_shape_and_type([n, n], dtype, "cuda", 0))
         sess.run_with_iobinding(binding)
         runs[kind] = lambda s=sess, b=binding: s.run_with_iobinding(b)
-    means = {kind: [] for kind in runs}
-    for _ in range(ROUNDS):
-        for kind, run in runs.items():
-            means[kind].append(mean_us(run, reps) / 1e3)
-    return {kind: float(np.median(v)) for kind, v in means.items()}
+    return interleaved_ms(runs, ROUNDS, reps)
 
 
 def memcpy_count(path):
     import onnx
 
     return sum(1 for node in onnx.load(path).graph.node if node.op_type.startswith("Memcpy"))
-
-
-def softmax_ref(h):
-    e = np.exp(h - h.max(axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True)
 
 
 def check_serving_graph(libs, n=4096, reps=30):
@@ -233,7 +224,7 @@ def check_serving_graph(libs, n=4096, reps=30):
         for kind, ms in timed.items():
             results[kind]["ms"] = ms
         h = x.astype(np.float32) @ w.astype(np.float32)
-        want = softmax_ref(h) @ w.astype(np.float32)
+        want = reference("softmax", {"x": h}) @ w.astype(np.float32)
         scale = np.abs(want).max()
         errs = {k: float(np.abs(r["y"].astype(np.float32) - want).max() / scale) for k, r in results.items()}
         nat, tri = results["native"], results["triton"]
@@ -281,7 +272,7 @@ def check_cuda_graph(libs, n=4096, reps=50):
             x2 = rng.standard_normal((n, n)).astype(dtype)
             x_gpu.update_inplace(x2)
             sess.run_with_iobinding(binding)  # replay on new data
-            want = softmax_ref(x2.astype(np.float32) @ w.astype(np.float32)) @ w.astype(np.float32)
+            want = reference("softmax", {"x": x2.astype(np.float32) @ w.astype(np.float32)}) @ w.astype(np.float32)
             err = float(np.abs(y_gpu.numpy().astype(np.float32) - want).max() / np.abs(want).max())
             timings[kind] = mean_us(lambda: sess.run_with_iobinding(binding), reps) / 1e3
             record(err <= 2e-2, f"CUDA graph ({kind}): captured, replayed on new input data, rel err {err:.3g}; "

@@ -22,7 +22,6 @@ Writes RESULTS_DIR/transformer_block.json; exits non-zero if a check failed."""
 import json
 import os
 import sys
-import time
 
 import numpy as np
 import onnx
@@ -35,7 +34,7 @@ os.environ.setdefault("TRITON_OPGEN_CACHE", os.path.join(RESULTS_DIR, "ort_cuda_
 import onnxruntime as ort  # noqa: E402
 from ort_models import Lib  # noqa: E402
 from rewrite_to_triton import rewrite  # noqa: E402
-from timing import mean_us  # noqa: E402
+from timing import interleaved_ms  # noqa: E402
 
 CUDA = "CUDAExecutionProvider"
 D, FF = 1024, 4096
@@ -101,19 +100,6 @@ def bound_run(sess, x):
     return binding, y_gpu
 
 
-def interleaved_ms(runs, windows=None):
-    """Median over ROUNDS of each run's mean ms over TIMED_RUNS calls, the
-    runs taking turns; `windows` collects each run's (start, end) time_ns."""
-    means = {kind: [] for kind in runs}
-    for _ in range(ROUNDS):
-        for kind, run in runs.items():
-            start = time.time_ns()
-            means[kind].append(mean_us(run, TIMED_RUNS) / 1e3)
-            if windows is not None:
-                windows[kind].append((start, time.time_ns()))
-    return {kind: float(np.median(v)) for kind, v in means.items()}
-
-
 def cuda_graph_ms(native_path, triton_path, libs, rng):
     """Both models captured into CUDA graphs by ORT (fixed input and output
     buffers), replays timed the same way; None if ORT refuses."""
@@ -135,7 +121,7 @@ def cuda_graph_ms(native_path, triton_path, libs, rng):
             print(f"note: CUDA graph timing skipped for {kind}: {e}", flush=True)
             return None
         runs[kind] = lambda s=sess, b=binding: s.run_with_iobinding(b)
-    return interleaved_ms(runs)
+    return interleaved_ms(runs, ROUNDS, TIMED_RUNS)
 
 
 def main():
@@ -183,7 +169,7 @@ def main():
     # models see the same clocks and neighbours.
     timed_ns = {kind: [] for kind in sessions}
     timing = interleaved_ms({kind: (lambda s=sess, b=bindings[kind]: s.run_with_iobinding(b))
-                             for kind, sess in sessions.items()}, timed_ns)
+                             for kind, sess in sessions.items()}, ROUNDS, TIMED_RUNS, timed_ns)
     ratio = timing["triton"] / timing["native"]
     record(ratio <= 1.1, f"S={SEQ[0]}, D={D}, FF={FF}, fp16: native {timing['native']:.3f} ms, with triton ops "
            f"{timing['triton']:.3f} ms per run = {ratio:.3f}x (target <= 1.1; median of {ROUNDS} interleaved "
