@@ -18,11 +18,13 @@
 //! After the loops the last `S - 1` tiles are issued and `wgmma.wait_group 0`
 //! hands the accumulator to the epilogue.
 //!
-//! No `wgmma` is under a branch: ptxas serializes every `wgmma` (C7515) when
-//! a path that skips one merges its accumulator with one in flight. So the
-//! drain always issues `S - 1` tiles; the buffers are zeroed before the
-//! loops, so when the loop ran fewer than `S - 1` times the missing tiles are
-//! zeros and add nothing.
+//! No `wgmma` is in flight where branches meet: ptxas serializes every
+//! `wgmma` (C7515) when a path that skips one merges its accumulator with one
+//! in flight. So when the loop ends before the prologue filled `S - 1`
+//! buffers, a separate short drain multiplies the `n` loaded tiles one at a
+//! time, each waited for; otherwise the drain issues the last `S - 1` tiles.
+//! Either way no buffer is read that no copy filled, and only the tiles that
+//! exist are multiplied (small K pays for no pipeline depth it cannot use).
 use super::control_flow::{carried_phis, close_carried, current_block, yielded};
 use super::lower::{Lowering, Result};
 use super::mma::elem_ptr;
@@ -43,18 +45,24 @@ pub const MAX_WGMMA_PIPELINE_BYTES: usize = 200 * 1024;
 /// Alignment of the dynamic shared memory: the 128-byte swizzle repeats every 1024 bytes.
 pub const SWIZZLE_ALIGN: u32 = 1024;
 
-/// Buffers: as many as fit, 4 at most (`TRITONC_PIPELINE_STAGES` overrides, 2 to 4).
+/// Most buffers a pipeline gets: small tiles (skinny M) are bound by the
+/// bytes in flight, and 8 of them keep the copies of 7 tiles flying.
+pub const MAX_WGMMA_STAGES: usize = 8;
+
+/// Buffers: as many as fit, [`MAX_WGMMA_STAGES`] at most
+/// (`TRITONC_PIPELINE_STAGES` overrides, 2 to 8). Depth costs a short loop
+/// nothing: only the tiles that exist are multiplied (module doc).
 pub fn choose_stages(cfg: &WgmmaConfig) -> Option<usize> {
     let stage = cfg.stage_bytes();
     let fits = |s: &usize| s * stage <= MAX_WGMMA_PIPELINE_BYTES;
     if let Some(s) = std::env::var("TRITONC_PIPELINE_STAGES")
         .ok()
         .and_then(|v| v.parse::<usize>().ok())
-        .filter(|s| (2..=4).contains(s) && fits(s))
+        .filter(|s| (2..=MAX_WGMMA_STAGES).contains(s) && fits(s))
     {
         return Some(s);
     }
-    [4, 3, 2].into_iter().find(fits)
+    (2..=MAX_WGMMA_STAGES).rev().find(fits)
 }
 
 pub fn pipelined<'ctx>(
@@ -78,13 +86,12 @@ pub fn pipelined<'ctx>(
         init_vals,
         saved_floor,
     } = loop_setup(lw, op, plan, inits, body_region, stage_bytes)?;
-    // Earlier scratch users (a layout conversion, say) may still read there;
-    // the copies of the first tiles must not overtake the zeros.
-    lw.barrier()?;
-    zero_buffers(lw, stages * stage_bytes)?;
+    // Earlier scratch users (a layout conversion, say) may still read there.
     lw.barrier()?;
     let pre = current_block(lw)?;
     let exit = lw.new_block("wgmma_endwhile");
+    // The loop ended before the prologue filled `stages - 1` buffers.
+    let short = lw.new_block("wgmma_short");
     let zero = lw.i32_const(0);
 
     // Prologue loop: the copies of tiles 0 .. stages - 2, no tensor work.
@@ -95,7 +102,7 @@ pub fn pipelined<'ctx>(
         op,
         &layouts,
         p_header,
-        exit,
+        short,
         (zero, zero, &init_vals, pre),
     )?;
     lower_body(lw, body_region, plan, &acc_layout, |lw| {
@@ -152,40 +159,100 @@ pub fn pipelined<'ctx>(
     lw.builder.build_unconditional_branch(m_header)?;
     m.close(&next, next_index, next_slot, latch);
 
-    // Drain: tiles n - stages + 1 .. n are still to be multiplied (zeros
-    // where the loop was shorter than the prologue).
+    // Drain: tiles n - stages + 1 .. n are still to be multiplied.
     lw.builder.position_at_end(exit);
-    let merge = |lw: &Lowering<'_, 'ctx>, a: BasicValueEnum<'ctx>, b: BasicValueEnum<'ctx>| {
-        let phi = lw.builder.build_phi(a.get_type(), "exit")?;
-        phi.add_incoming(&[(&a, p.exit_from), (&b, m.exit_from)]);
-        Ok::<_, super::CodegenError>(phi.as_basic_value())
-    };
-    let slot = merge(lw, p.slot.into(), m.slot.into())?.into_int_value();
-    let mut results = Vec::with_capacity(p.phis.len());
-    for (prow, mrow) in p.phis.iter().zip(&m.phis) {
-        let row: Vec<BasicValueEnum> = prow
-            .iter()
-            .zip(mrow)
-            .map(|(a, b)| merge(lw, a.as_basic_value(), b.as_basic_value()))
-            .collect::<std::result::Result<_, _>>()?;
-        results.push(row);
-    }
-    for (i, row) in results.iter().enumerate() {
-        if i != plan.acc {
-            lw.define_tile(op.results[i], layouts[i].clone(), row.clone());
-        }
-    }
-    let mut acc_regs = results[plan.acc].clone();
+    let mut acc_regs = values(&m.phis[plan.acc]);
     for d in (1..stages).rev() {
-        let t_slot = wrap_add(lw, slot, stages - d, stages)?;
+        let t_slot = wrap_add(lw, m.slot, stages - d, stages)?;
         operands_ready(lw, d - 1)?;
         let base = slot_offset(lw, t_slot, stage_bytes)?;
         acc_regs = wgmma::issue(lw, w, input, base, acc_regs)?;
     }
-    let acc_regs = wgmma::wait_all(lw, acc_regs)?;
+    let long_acc = wgmma::wait_all(lw, acc_regs)?;
+    let long_end = current_block(lw)?;
+    let done = lw.new_block("wgmma_done");
+    lw.builder.build_unconditional_branch(done)?;
+
+    lw.builder.position_at_end(short);
+    let short_acc = short_drain(lw, w, input, p.tile, values(&p.phis[plan.acc]), stage_bytes)?;
+    let short_end = current_block(lw)?;
+    lw.builder.build_unconditional_branch(done)?;
+
+    lw.builder.position_at_end(done);
+    let merge = |lw: &Lowering<'_, 'ctx>, short: BasicValueEnum<'ctx>, long: BasicValueEnum<'ctx>| {
+        let phi = lw.builder.build_phi(short.get_type(), "exit")?;
+        phi.add_incoming(&[(&short, short_end), (&long, long_end)]);
+        Ok::<_, super::CodegenError>(phi.as_basic_value())
+    };
+    for (i, (prow, mrow)) in p.phis.iter().zip(&m.phis).enumerate() {
+        let (short_row, long_row) = if i == plan.acc {
+            (short_acc.clone(), long_acc.clone())
+        } else {
+            (values(prow), values(mrow))
+        };
+        let row: Vec<BasicValueEnum> = short_row
+            .into_iter()
+            .zip(long_row)
+            .map(|(a, b)| merge(lw, a, b))
+            .collect::<std::result::Result<_, _>>()?;
+        let layout = if i == plan.acc { acc_layout.clone() } else { layouts[i].clone() };
+        lw.define_tile(op.results[i], layout, row);
+    }
     lw.smem.floor = saved_floor;
-    lw.define_tile(op.results[plan.acc], acc_layout, acc_regs);
     Ok(())
+}
+
+fn values<'ctx>(phis: &[PhiValue<'ctx>]) -> Vec<BasicValueEnum<'ctx>> {
+    phis.iter().map(|p| p.as_basic_value()).collect()
+}
+
+/// The loop ran `tiles < stages - 1` times: only the prologue's copies (tile
+/// `j` in buffer `j`) flew and no `wgmma` did. Each tile is multiplied and
+/// waited for before the next, so no `wgmma` is in flight where the branches
+/// meet (ptxas would serialize every `wgmma` of the kernel, C7515), and
+/// buffers past the last tile are never read (nothing to zero).
+fn short_drain<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    w: &WgmmaConfig,
+    input: &str,
+    tiles: IntValue<'ctx>,
+    acc: Vec<BasicValueEnum<'ctx>>,
+    stage_bytes: usize,
+) -> Result<Vec<BasicValueEnum<'ctx>>> {
+    operands_ready(lw, 0)?;
+    let entry = current_block(lw)?;
+    let header = lw.new_block("wgmma_short_tile");
+    let body = lw.new_block("wgmma_short_mma");
+    let end = lw.new_block("wgmma_short_end");
+    lw.builder.build_unconditional_branch(header)?;
+    lw.builder.position_at_end(header);
+    let i32t = lw.ctx.i32_type();
+    let tile = lw.builder.build_phi(i32t, "short_tile")?;
+    tile.add_incoming(&[(&lw.i32_const(0), entry)]);
+    let mut acc_phis = Vec::with_capacity(acc.len());
+    for v in &acc {
+        let phi = lw.builder.build_phi(v.get_type(), "short_acc")?;
+        phi.add_incoming(&[(v, entry)]);
+        acc_phis.push(phi);
+    }
+    let index = tile.as_basic_value().into_int_value();
+    let more = lw
+        .builder
+        .build_int_compare(IntPredicate::ULT, index, tiles, "short_more")?;
+    lw.builder.build_conditional_branch(more, body, end)?;
+    lw.builder.position_at_end(body);
+    let base = slot_offset(lw, index, stage_bytes)?;
+    let regs = wgmma::issue(lw, w, input, base, values(&acc_phis))?;
+    let regs = wgmma::wait_all(lw, regs)?;
+    let next = lw.builder.build_int_add(index, lw.i32_const(1), "")?;
+    let latch = current_block(lw)?;
+    tile.add_incoming(&[(&next, latch)]);
+    for (phi, v) in acc_phis.iter().zip(&regs) {
+        phi.add_incoming(&[(v, latch)]);
+    }
+    lw.builder.build_unconditional_branch(header)?;
+    lw.builder.position_at_end(end);
+    Ok(values(&acc_phis))
 }
 
 /// One of the two loops at its header: the tile counter, the buffer index and
@@ -196,7 +263,6 @@ struct OpenLoop<'ctx> {
     counter_phi: PhiValue<'ctx>,
     slot_phi: PhiValue<'ctx>,
     phis: Vec<Vec<PhiValue<'ctx>>>,
-    exit_from: BasicBlock<'ctx>,
 }
 
 impl<'ctx> OpenLoop<'ctx> {
@@ -247,7 +313,6 @@ fn open_loop<'ctx>(
         return lw.unsupported("a loop condition region without a condition", op.span);
     };
     let c = lw.scalar(c)?.into_int_value();
-    let exit_from = current_block(lw)?;
     let body = lw.new_block("wgmma_body");
     lw.builder.build_conditional_branch(c, body, exit)?;
     lw.builder.position_at_end(body);
@@ -257,7 +322,6 @@ fn open_loop<'ctx>(
         counter_phi,
         slot_phi,
         phis,
-        exit_from,
     })
 }
 
@@ -303,52 +367,6 @@ fn copy_operands<'ctx>(
     Ok(())
 }
 
-/// Zeros `bytes` of shared memory from offset 0 (16 bytes a store, every
-/// thread); the first barrier of the loop orders them.
-fn zero_buffers(lw: &Lowering<'_, '_>, bytes: usize) -> Result<()> {
-    let v4 = lw.ctx.i32_type().vec_type(4);
-    let step = 16 * lw.num_threads();
-    let mut at = 0;
-    while at < bytes {
-        let byte = lw.builder.build_int_add(
-            lw.builder.build_int_mul(lw.tid, lw.i32_const(16), "")?,
-            lw.i32_const(at as u64),
-            "",
-        )?;
-        let p = elem_ptr(lw, lw.smem.base(), 0, lw.ctx.i8_type().into(), byte)?;
-        let in_range = at + step <= bytes;
-        if in_range {
-            store_zero(lw, p, v4)?;
-        } else {
-            let ok = lw.builder.build_int_compare(
-                IntPredicate::ULT,
-                byte,
-                lw.i32_const(bytes as u64),
-                "",
-            )?;
-            let (then_bb, join) = (lw.new_block("zero_tail"), lw.new_block("zero_join"));
-            lw.builder.build_conditional_branch(ok, then_bb, join)?;
-            lw.builder.position_at_end(then_bb);
-            store_zero(lw, p, v4)?;
-            lw.builder.build_unconditional_branch(join)?;
-            lw.builder.position_at_end(join);
-        }
-        at += step;
-    }
-    Ok(())
-}
-
-fn store_zero<'ctx>(
-    lw: &Lowering<'_, 'ctx>,
-    p: PointerValue<'ctx>,
-    v4: inkwell::types::VectorType<'ctx>,
-) -> Result<()> {
-    lw.builder
-        .build_store(p, v4.const_zero())?
-        .set_alignment(16)
-        .map_err(|e| super::CodegenError::Llvm(e.to_string()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -365,6 +383,9 @@ mod tests {
             num_warps: w,
         };
         assert_eq!(choose_stages(&cfg(256, 128, 64, 8)), Some(4));
+        // 24 KiB (128x64x64): 8, the most; 32 KiB (128x128x64): 6.
+        assert_eq!(choose_stages(&cfg(128, 64, 64, 8)), Some(8));
+        assert_eq!(choose_stages(&cfg(128, 128, 64, 8)), Some(6));
         // 64 KiB a stage (32 + 32): 3.
         assert_eq!(choose_stages(&cfg(128, 128, 128, 8)), Some(3));
         // 96 KiB a stage (32 + 64): 2.

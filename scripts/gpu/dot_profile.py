@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Profiles the generated `triton::dot` op on chosen shapes with Nsight Compute:
+the op is autotuned outside the profiled range, then one call per shape (and
+one torch.matmul, for cuBLAS's kernel) runs inside it.
+
+    ncu --profile-from-start off --section SpeedOfLight --section Occupancy \
+        --section WarpStateStats --section LaunchStats \
+        python3 scripts/gpu/dot_profile.py out/torch 8192x8192x128 3000x3000x3000
+
+Shapes are MxNxK (fp16, or append `:bf16`). Without ncu it prints the picked
+config and the op's and cuBLAS's time per shape (do_bench medians).
+"""
+
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+
+def parse(spec):
+    dims, _, dtype = spec.partition(":")
+    m, n, k = (int(x) for x in dims.split("x"))
+    return m, n, k, {"": "float16", "bf16": "bfloat16", "fp16": "float16"}[dtype]
+
+
+def median_ms(fn, rounds=3):
+    """triton.testing.do_bench (L2 flushed, median), median of `rounds`."""
+    import triton.testing
+
+    times = sorted(triton.testing.do_bench(fn, warmup=10, rep=25, return_mode="median") for _ in range(rounds))
+    return times[len(times) // 2]
+
+
+def main():
+    import torch
+    from matmul_suite import load_op
+
+    ops_dir, specs = sys.argv[1], sys.argv[2:]
+    module, op = load_op(ops_dir)
+    cases = []
+    for spec in specs:
+        m, n, k, dtype = parse(spec)
+        dt = getattr(torch, dtype)
+        a = torch.randn(m, k, device="cuda", dtype=dt)
+        b = torch.randn(k, n, device="cuda", dtype=dt)
+        op(a, b)  # autotunes
+        torch.cuda.synchronize()
+        ours, cublas = median_ms(lambda: op(a, b)), median_ms(lambda: torch.matmul(a, b))
+        flops = 2.0 * m * n * k
+        config = module.last_config()
+        print(f"{spec}: ours {flops / ours / 1e9:.1f} TFLOP/s, cuBLAS {flops / cublas / 1e9:.1f} "
+              f"({cublas / ours:.2f}x) config {config}", flush=True)
+        cases.append((a, b))
+    torch.cuda.cudart().cudaProfilerStart()
+    for a, b in cases:
+        op(a, b)
+        torch.matmul(a, b)
+    torch.cuda.synchronize()
+    torch.cuda.cudart().cudaProfilerStop()
+
+
+if __name__ == "__main__":
+    main()
