@@ -14,8 +14,15 @@ fn build(func: &Function, name: &str, num_warps: u32) -> Vec<CompiledKernel> {
     [(Arch::Sm80, "sm_80"), (Arch::Sm90, "sm_90")]
         .into_iter()
         .map(|(arch, arch_name)| {
-            let k = compile(func, &CodegenOptions { arch, num_warps })
-                .unwrap_or_else(|e| panic!("{name} for {arch_name}: {e}"));
+            let k = compile(
+                func,
+                &CodegenOptions {
+                    arch,
+                    num_warps,
+                    num_stages: None,
+                },
+            )
+            .unwrap_or_else(|e| panic!("{name} for {arch_name}: {e}"));
             check_ptxas(&k.ptx, arch_name, name);
             k
         })
@@ -165,6 +172,7 @@ fn dump_ptx_for_gpu_check() {
             &CodegenOptions {
                 arch: Arch::Sm90,
                 num_warps: 4,
+                num_stages: None,
             },
         )
         .expect("compile");
@@ -203,6 +211,7 @@ fn unsupported_inputs_are_errors_not_panics() {
     let opts = CodegenOptions {
         arch: Arch::Sm80,
         num_warps: 4,
+        num_stages: None,
     };
     assert!(matches!(
         compile(&f, &opts),
@@ -212,6 +221,7 @@ fn unsupported_inputs_are_errors_not_panics() {
     let bad = CodegenOptions {
         arch: Arch::Sm80,
         num_warps: 3,
+        num_stages: None,
     };
     assert!(matches!(
         compile(&f, &bad),
@@ -314,6 +324,7 @@ fn dump_bench_ptx() {
         &CodegenOptions {
             arch: Arch::Sm90,
             num_warps: 16,
+            num_stages: None,
         },
     )
     .expect("compile");
@@ -323,6 +334,7 @@ fn dump_bench_ptx() {
         &CodegenOptions {
             arch: Arch::Sm90,
             num_warps: 16,
+            num_stages: None,
         },
     )
     .expect("compile");

@@ -24,7 +24,11 @@ fn ptx_of(file: &str, defs: &[(String, String)], arch: Arch, num_warps: u32) -> 
     let source = Source::read(&kernels_dir().join(file)).unwrap();
     let options = CompileOptions {
         include_dirs: vec![kernels_dir()],
-        codegen: CodegenOptions { arch, num_warps },
+        codegen: CodegenOptions {
+            arch,
+            num_warps,
+            num_stages: None,
+        },
     };
     let mut out =
         compile(&source, defs, &options).unwrap_or_else(|e| panic!("{file} {defs:?}: {e}"));
@@ -270,6 +274,7 @@ fn masked_operand_loads_zero_fill_through_the_source_size() {
                 codegen: CodegenOptions {
                     arch,
                     num_warps: warps,
+                    num_stages: None,
                 },
             };
             let defs = dot_defines("half", 128, 128, 32);

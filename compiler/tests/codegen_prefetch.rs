@@ -26,7 +26,11 @@ fn ptx_of(text: &str, ty: &str, tiles: [usize; 3], arch: Arch, num_warps: u32) -
     };
     let options = CompileOptions {
         include_dirs: vec![kernels_dir()],
-        codegen: CodegenOptions { arch, num_warps },
+        codegen: CodegenOptions {
+            arch,
+            num_warps,
+            num_stages: None,
+        },
     };
     let defs: Vec<(String, String)> = [("TYPE", ty.to_string())]
         .into_iter()

@@ -15,10 +15,24 @@ fn kernels_dir() -> PathBuf {
 }
 
 fn compiled(file: &str, defs: &[(&str, String)], arch: Arch, num_warps: u32) -> (String, usize) {
+    compiled_with(file, defs, arch, num_warps, None)
+}
+
+fn compiled_with(
+    file: &str,
+    defs: &[(&str, String)],
+    arch: Arch,
+    num_warps: u32,
+    num_stages: Option<u32>,
+) -> (String, usize) {
     let source = Source::read(&kernels_dir().join(file)).unwrap();
     let options = CompileOptions {
         include_dirs: vec![kernels_dir()],
-        codegen: CodegenOptions { arch, num_warps },
+        codegen: CodegenOptions {
+            arch,
+            num_warps,
+            num_stages,
+        },
     };
     let defs: Vec<(String, String)> = defs
         .iter()
@@ -64,23 +78,29 @@ fn ptxas_sm90a(ptx: &str, name: &str) -> Option<String> {
 
 #[test]
 fn pipelined_dots_issue_wgmma_on_sm90a() {
-    // (type, TM, TN, TK, warps, instruction N, instructions a tile per warpgroup, stages)
+    // (type, TM, TN, TK, warps, instruction N, instructions a tile per
+    // warpgroup, stages: as many as fit 200 KiB, at most 8)
     let configs = [
         ("half", 128, 256, 64, 8, 256, 4, 4),
-        ("half", 128, 128, 64, 8, 128, 4, 4),
+        ("half", 128, 128, 64, 8, 128, 4, 6),
         ("half", 256, 128, 64, 8, 128, 8, 4),
-        ("half", 64, 128, 64, 4, 128, 4, 4),
+        ("half", 64, 128, 64, 4, 128, 4, 8),
         ("half", 128, 128, 128, 8, 128, 8, 3),
         ("bf16", 128, 256, 64, 8, 256, 4, 4),
-        ("bf16", 128, 128, 64, 8, 128, 4, 4),
+        ("bf16", 128, 128, 64, 8, 128, 4, 6),
     ];
     for (ty, tm, tn, tk, warps, n, per_tile, stages) in configs {
         let name = format!("{ty}_{tm}x{tn}x{tk}_w{warps}");
         let (ptx, shared) = compiled("dot.tc", &dot(ty, tm, tn, tk), Arch::Sm90a, warps);
         let kind = if ty == "half" { "f16" } else { "bf16" };
         let wgmma = format!("wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{kind}.{kind}");
-        // One group a tile in the loop and in each of the stages - 1 drain steps.
-        assert_eq!(ptx.matches(&wgmma).count(), per_tile * stages, "{name}");
+        // One group a tile in the loop, in each of the stages - 1 drain
+        // steps, and in the short drain's loop (a loop shorter than the prologue).
+        assert_eq!(
+            ptx.matches(&wgmma).count(),
+            per_tile * (stages + 1),
+            "{name}"
+        );
         assert!(ptx.contains(".target sm_90a"), "{name}");
         assert!(!ptx.contains("mma.sync"), "{name}");
         assert!(!ptx.contains("ldmatrix"), "{name}");
@@ -111,6 +131,44 @@ fn pipelined_dots_issue_wgmma_on_sm90a() {
             );
         }
     }
+}
+
+#[test]
+fn num_stages_caps_the_pipeline_buffers() {
+    let wgmma = "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16";
+    let stage = 2 * (128 * 64 + 64 * 64);
+    // 128x64x64: 8 buffers of 24 KiB by default, 3 when asked, 8 at most.
+    for (asked, stages) in [(None, 8), (Some(3), 3), (Some(2), 2), (Some(8), 8)] {
+        let (ptx, shared) =
+            compiled_with("dot.tc", &dot("half", 128, 64, 64), Arch::Sm90a, 8, asked);
+        // With 2 buffers a short loop is an empty one: no short drain.
+        let groups = stages + usize::from(stages > 2);
+        assert_eq!(ptx.matches(wgmma).count(), 4 * groups, "{asked:?}");
+        assert!(
+            ptx.contains(&format!("cp.async.wait_group {};", stages - 2)),
+            "{asked:?}"
+        );
+        assert!(
+            shared >= stages * stage && shared < (stages + 1) * stage,
+            "{asked:?}: {shared}"
+        );
+    }
+    // 48 KiB a stage: asking for 8 still gives the 4 that fit.
+    let (_, shared) = compiled_with(
+        "dot.tc",
+        &dot("half", 128, 256, 64),
+        Arch::Sm90a,
+        8,
+        Some(8),
+    );
+    assert!(shared <= 4 * 48 * 1024 + 16 * 1024, "{shared}");
+    // No buffer is zeroed before the loop (the short drain reads only loaded tiles).
+    let (ptx, _) = compiled("dot.tc", &dot("half", 128, 64, 64), Arch::Sm90a, 8);
+    assert!(!ptx.contains("st.shared.v4.u32"), "buffers zeroed");
+    // mma.sync keeps its own choice below the cap: 2 buffers with 8 warps.
+    let (a, _) = compiled_with("dot.tc", &dot("half", 128, 128, 32), Arch::Sm90, 8, Some(8));
+    let (b, _) = compiled_with("dot.tc", &dot("half", 128, 128, 32), Arch::Sm90, 8, None);
+    assert_eq!(a, b);
 }
 
 #[test]

@@ -78,6 +78,7 @@ fn every_test_kernel_passes_ptxas() {
                     codegen: CodegenOptions {
                         arch,
                         num_warps: *num_warps,
+                        num_stages: None,
                     },
                 };
                 for result in space::compile_all(&source, defines, &options, |_| {}) {

@@ -60,7 +60,7 @@ pub fn dtype_assignments(vars: &[DtypeVar]) -> Vec<Vec<DtypeBinding>> {
 pub fn count_points(spec: &OpSpec) -> u64 {
     let groups = dtype_assignments(&spec.dtypes).len() as u64;
     let points: u64 = spec.tune.iter().map(|m| m.values.len() as u64).product();
-    groups * points * spec.num_warps.len() as u64
+    groups * points * spec.launch_options().len() as u64
 }
 
 /// Compiles every variant; `progress` is called once per compiled point with
@@ -104,14 +104,22 @@ pub fn compile(
         let label = label.join(",");
         let mut variants = Vec::new();
         let mut first_error = None;
-        for &num_warps in &spec.num_warps {
+        for (num_warps, num_stages) in spec.launch_options() {
+            let launch = match num_stages {
+                Some(s) => format!("num_warps={num_warps} num_stages={s}"),
+                None => format!("num_warps={num_warps}"),
+            };
             let options = CompileOptions {
                 include_dirs: include_dirs.to_vec(),
-                codegen: CodegenOptions { arch, num_warps },
+                codegen: CodegenOptions {
+                    arch,
+                    num_warps,
+                    num_stages,
+                },
             };
             let results = compile_all(source, &defines, &options, |r: &PointResult| {
                 progress(&format!(
-                    "{} {label} {} num_warps={num_warps}",
+                    "{} {label} {} {launch}",
                     spec.name,
                     tuned_text(&r.point.tuned(&defines).cloned().collect::<Vec<_>>())
                 ));
@@ -121,7 +129,7 @@ pub fn compile(
                 match result.outcome {
                     Err(e) => {
                         warnings.push(format!(
-                            "{label} {} num_warps={num_warps}: {}",
+                            "{label} {} {launch}: {}",
                             tuned_text(&tuned),
                             e.summary()
                         ));
@@ -142,11 +150,22 @@ pub fn compile(
                                 names.join(", ")
                             )));
                         };
+                        // A num_stages value the compiler capped (a loop it
+                        // does not pipeline, a depth that does not fit) gives
+                        // the same kernel: one variant is enough to time.
+                        let same = variants.iter().any(|v: &CompiledVariant| {
+                            v.tuned == tuned
+                                && v.num_warps == k.compiled.num_warps
+                                && v.ptx == k.compiled.ptx
+                        });
+                        if same {
+                            continue;
+                        }
                         let mut config = tuned_text(&tuned);
                         if !config.is_empty() {
                             config.push(' ');
                         }
-                        config.push_str(&format!("num_warps={num_warps}"));
+                        config.push_str(&launch);
                         variants.push(CompiledVariant {
                             kernel: k.compiled.name.clone(),
                             config,

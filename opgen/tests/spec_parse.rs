@@ -122,6 +122,8 @@ fn backward_through_other_ops_parses() {
 ";
     let spec = ok(text);
     assert_eq!(spec.num_warps, vec![4, 8]);
+    assert!(spec.num_stages.is_empty());
+    assert_eq!(spec.launch_options(), vec![(4, None), (8, None)]);
     let bw = spec.backward.unwrap();
     assert_eq!(
         bw.grads[0].value,
@@ -198,11 +200,29 @@ fn duplicates_and_missing_lines_are_errors() {
 }
 
 #[test]
+fn num_stages_widen_the_launch_options() {
+    let spec = ok(&format!(
+        "{BASE}#pragma opgen num_warps [4, 8]\n#pragma opgen num_stages [3, 8]\n"
+    ));
+    assert_eq!(spec.num_stages, vec![3, 8]);
+    assert_eq!(
+        spec.launch_options(),
+        vec![(4, Some(3)), (4, Some(8)), (8, Some(3)), (8, Some(8))]
+    );
+}
+
+#[test]
 fn bad_dtypes_warps_and_grids() {
     let e = err(&BASE.replace("float16: TYPE=half", "float12: TYPE=half"));
     assert!(e.contains("unknown dtype `float12`"), "{e}");
     let e = err(&format!("{BASE}#pragma opgen num_warps 3\n"));
     assert!(e.contains("power of two"), "{e}");
+    let e = err(&format!("{BASE}#pragma opgen num_stages [3, 9]\n"));
+    assert!(e.contains("num_stages must be from 2 to 8, got 9"), "{e}");
+    let e = err(&format!(
+        "{BASE}#pragma opgen num_stages 3\n#pragma opgen num_stages 4\n"
+    ));
+    assert!(e.contains("num_stages"), "{e}");
     let e = err(&BASE.replace("grid cdiv(N, SIZE)", "grid 1, persistent(N)"));
     assert!(e.contains("only the first grid dimension"), "{e}");
     let e = err(&BASE.replace("grid cdiv(N, SIZE)", "grid 1, 1, 1, 1"));

@@ -61,15 +61,15 @@ build pool_grouped_thin_w4 4 matmul_grouped.tc "${G[@]}" -DLEAKY_RELU=0 -DTM=32 
 # 256x128 tiles with 8 warps.
 build pool_dot_w8_tall 8 dot.tc -DTYPE=half -DTM=256 -DTN=128 '-DTK=[32,64]'
 build pool_grouped_w8_tall 8 matmul_grouped.tc "${G[@]}" -DLEAKY_RELU=0 -DTM=256 -DTN=128 '-DTK=[32,64]'
-# Deeper pipelines for the large 8-warp tiles, through the compiler's
-# TRITONC_PIPELINE_STAGES override (it picks 2 stages with 8 warps itself).
+# Deeper pipelines for the large 8-warp tiles, through tritonc's
+# --num-stages (it picks 2 stages with 8 warps itself).
 for s in 3 4; do
   for t in "128 256" "256 128"; do
     set -- $t
-    TRITONC_PIPELINE_STAGES=$s build pool_dot_w8_s${s}_$1x$2 8 dot.tc -DTYPE=half -DTM=$1 -DTN=$2 -DTK=32
-    TRITONC_PIPELINE_STAGES=$s build pool_grouped_w8_s${s}_$1x$2 8 matmul_grouped.tc "${G[@]}" -DLEAKY_RELU=0 \
+    STAGES=$s build pool_dot_w8_s${s}_$1x$2 8 dot.tc -DTYPE=half -DTM=$1 -DTN=$2 -DTK=32
+    STAGES=$s build pool_grouped_w8_s${s}_$1x$2 8 matmul_grouped.tc "${G[@]}" -DLEAKY_RELU=0 \
       -DTM=$1 -DTN=$2 -DTK=32
-    TRITONC_PIPELINE_STAGES=$s build leaky_grouped_w8_s${s}_$1x$2 8 matmul_grouped.tc "${G[@]}" -DLEAKY_RELU=1 \
+    STAGES=$s build leaky_grouped_w8_s${s}_$1x$2 8 matmul_grouped.tc "${G[@]}" -DLEAKY_RELU=1 \
       -DTM=$1 -DTN=$2 -DTK=32
   done
 done

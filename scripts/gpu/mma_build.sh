@@ -27,7 +27,7 @@ ARCH=sm_90a build wg_f16_w8_k128 8 dot.tc -DTYPE=half -DTM=128 -DTN=128 -DTK=128
 ARCH=sm_90a build wg_f16_w4 4 dot.tc -DTYPE=half -DTM=64 -DTN=128 -DTK=64
 ARCH=sm_90a build wg_bf16_w8 8 dot.tc -DTYPE=bf16 -DTM=128 '-DTN=[128,256]' -DTK=64
 # 3 buffers instead of 4 (experiment: how much the 4th buys).
-TRITONC_PIPELINE_STAGES=3 ARCH=sm_90a build wg_f16_w8_s3 8 dot.tc -DTYPE=half -DTM=128 -DTN=256 -DTK=64
+STAGES=3 ARCH=sm_90a build wg_f16_w8_s3 8 dot.tc -DTYPE=half -DTM=128 -DTN=256 -DTK=64
 # The same loop with programs grouped for L2 reuse (GROUP_M, seed 004).
 ARCH=sm_90a KDIR=scripts/gpu/kernels build wg_grouped_f16_w8 8 dot_grouped.tc -DTYPE=half -DTM=128 -DTN=256 -DTK=64 '-DGROUP_M=[4,8]'
 ARCH=sm_90a KDIR=scripts/gpu/kernels build wg_grouped_bf16_w8 8 dot_grouped.tc -DTYPE=bf16 -DTM=128 -DTN=256 -DTK=64 -DGROUP_M=8

@@ -34,6 +34,10 @@ struct Cli {
     /// Warps per program (threads = 32 x this).
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=32))]
     num_warps: u32,
+    /// Most buffers a pipelined loop keeps (default: on sm_90a's wgmma as
+    /// many as fit the shared memory, up to 8; on mma.sync 2 or 3).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(2..=8))]
+    num_stages: Option<u32>,
     /// What to write.
     #[arg(long, value_enum, default_value_t = Emit::Ptx)]
     emit: Emit,
@@ -104,6 +108,7 @@ fn run(cli: &Cli, times: &mut PhaseTimes) -> Result<(), String> {
         codegen: CodegenOptions {
             arch: cli.arch,
             num_warps: cli.num_warps,
+            num_stages: cli.num_stages,
         },
     };
     if cli.all_configs {

@@ -50,6 +50,8 @@ pub struct Lowering<'a, 'ctx> {
     pub warp: IntValue<'ctx>,
     /// The target (picks `wgmma` over `mma.sync` on sm_90a).
     pub arch: super::Arch,
+    /// Pipeline buffers asked for (`CodegenOptions::num_stages`).
+    pub num_stages: Option<usize>,
 }
 
 impl<'a, 'ctx> Lowering<'a, 'ctx> {
@@ -106,6 +108,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             lane,
             warp,
             arch: super::Arch::Sm90,
+            num_stages: None,
         })
     }
 

@@ -96,6 +96,9 @@ pub enum Arch {
 pub struct CodegenOptions {
     pub arch: Arch,
     pub num_warps: u32,
+    /// Most buffers a pipelined loop keeps (2 to 8; fewer where they do not
+    /// fit or the compiler keeps fewer); `None`: the compiler's choice.
+    pub num_stages: Option<u32>,
 }
 
 /// One kernel, compiled.
@@ -156,6 +159,7 @@ pub fn compile_timed(
     let shared_bytes = times.time(Phase::LowerToLlvm, || {
         let mut lw = lower::Lowering::new(&ctx, &module, kernel, func, layouts, widths)?;
         lw.arch = options.arch;
+        lw.num_stages = options.num_stages.map(|s| s as usize);
         lw.region(&func.body)?;
         lw.builder.build_unconditional_branch(lw.exit_block)?;
         Ok::<_, CodegenError>(lw.smem.peak_bytes)

@@ -48,19 +48,15 @@ pub struct PipelinePlan {
 
 /// Buffers for the operand tiles: 3 with at most 4 warps when they fit in
 /// 64 KiB, else 2 (with 8 warps ptxas aims at 128 registers a thread, and a
-/// third buffer's drain tips 128x128 tiles into spills on sm_90).
-/// `TRITONC_PIPELINE_STAGES` overrides it (experiments).
-pub fn choose_stages(cfg: &MmaConfig, num_warps: usize) -> Option<usize> {
+/// third buffer's drain tips 128x128 tiles into spills on sm_90), and at
+/// most `asked` (`--num-stages`).
+pub fn choose_stages(cfg: &MmaConfig, num_warps: usize, asked: Option<usize>) -> Option<usize> {
     let (_, stage) = mma::stage_bytes(cfg);
-    if let Some(s) = std::env::var("TRITONC_PIPELINE_STAGES")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-        .filter(|s| (2..=4).contains(s) && s * stage <= MAX_PIPELINE_BYTES)
-    {
-        return Some(s);
-    }
+    let most = asked.unwrap_or(3).max(2);
     [3, 2].into_iter().find(|s| {
-        s * stage <= MAX_PIPELINE_BYTES && (*s == 2 || (s * stage <= 64 * 1024 && num_warps <= 4))
+        *s <= most
+            && s * stage <= MAX_PIPELINE_BYTES
+            && (*s == 2 || (s * stage <= 64 * 1024 && num_warps <= 4))
     })
 }
 
@@ -111,8 +107,8 @@ pub fn plan(lw: &Lowering<'_, '_>, op: &Op) -> Option<PipelinePlan> {
         loads[i] = at;
     }
     let stages = match &wgmma {
-        Some(w) => super::wgmma_pipeline::choose_stages(w)?,
-        None => choose_stages(&cfg, lw.num_warps)?,
+        Some(w) => super::wgmma_pipeline::choose_stages(w, lw.num_stages)?,
+        None => choose_stages(&cfg, lw.num_warps, lw.num_stages)?,
     };
     Some(PipelinePlan {
         dot,
@@ -553,11 +549,11 @@ mod tests {
     fn stages_follow_warps_and_shared_memory() {
         let cfg = |m, n, k, w| plan(m, n, k, DType::F16, DType::F32, w).unwrap();
         // 16 KiB a stage: 3 stages with 4 warps, 2 with 8.
-        assert_eq!(choose_stages(&cfg(128, 128, 32, 4), 4), Some(3));
-        assert_eq!(choose_stages(&cfg(128, 128, 32, 8), 8), Some(2));
+        assert_eq!(choose_stages(&cfg(128, 128, 32, 4), 4, None), Some(3));
+        assert_eq!(choose_stages(&cfg(128, 128, 32, 8), 8, None), Some(2));
         // 32 KiB a stage: 3 would pass 64 KiB.
-        assert_eq!(choose_stages(&cfg(128, 128, 64, 4), 4), Some(2));
+        assert_eq!(choose_stages(&cfg(128, 128, 64, 4), 4, None), Some(2));
         // 64 KiB a stage: 2 is the most that fits in 96 KiB... and it does not.
-        assert_eq!(choose_stages(&cfg(256, 256, 64, 8), 8), None);
+        assert_eq!(choose_stages(&cfg(256, 256, 64, 8), 8, None), None);
     }
 }

@@ -49,20 +49,17 @@ pub const SWIZZLE_ALIGN: u32 = 1024;
 /// bytes in flight, and 8 of them keep the copies of 7 tiles flying.
 pub const MAX_WGMMA_STAGES: usize = 8;
 
-/// Buffers: as many as fit, [`MAX_WGMMA_STAGES`] at most
-/// (`TRITONC_PIPELINE_STAGES` overrides, 2 to 8). Depth costs a short loop
-/// nothing: only the tiles that exist are multiplied (module doc).
-pub fn choose_stages(cfg: &WgmmaConfig) -> Option<usize> {
+/// Buffers: as many as fit, [`MAX_WGMMA_STAGES`] at most, or at most `asked`
+/// (`--num-stages`: fewer buffers leave shared memory for a second program
+/// on the multiprocessor, which pays where the epilogue weighs, at small K).
+/// Depth costs a short loop nothing: only the tiles that exist are
+/// multiplied (module doc).
+pub fn choose_stages(cfg: &WgmmaConfig, asked: Option<usize>) -> Option<usize> {
     let stage = cfg.stage_bytes();
-    let fits = |s: &usize| s * stage <= MAX_WGMMA_PIPELINE_BYTES;
-    if let Some(s) = std::env::var("TRITONC_PIPELINE_STAGES")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-        .filter(|s| (2..=MAX_WGMMA_STAGES).contains(s) && fits(s))
-    {
-        return Some(s);
-    }
-    (2..=MAX_WGMMA_STAGES).rev().find(fits)
+    let most = asked.unwrap_or(MAX_WGMMA_STAGES).clamp(2, MAX_WGMMA_STAGES);
+    (2..=most)
+        .rev()
+        .find(|s| s * stage <= MAX_WGMMA_PIPELINE_BYTES)
 }
 
 pub fn pipelined<'ctx>(
@@ -179,11 +176,12 @@ pub fn pipelined<'ctx>(
     lw.builder.build_unconditional_branch(done)?;
 
     lw.builder.position_at_end(done);
-    let merge = |lw: &Lowering<'_, 'ctx>, short: BasicValueEnum<'ctx>, long: BasicValueEnum<'ctx>| {
-        let phi = lw.builder.build_phi(short.get_type(), "exit")?;
-        phi.add_incoming(&[(&short, short_end), (&long, long_end)]);
-        Ok::<_, super::CodegenError>(phi.as_basic_value())
-    };
+    let merge =
+        |lw: &Lowering<'_, 'ctx>, short: BasicValueEnum<'ctx>, long: BasicValueEnum<'ctx>| {
+            let phi = lw.builder.build_phi(short.get_type(), "exit")?;
+            phi.add_incoming(&[(&short, short_end), (&long, long_end)]);
+            Ok::<_, super::CodegenError>(phi.as_basic_value())
+        };
     for (i, (prow, mrow)) in p.phis.iter().zip(&m.phis).enumerate() {
         let (short_row, long_row) = if i == plan.acc {
             (short_acc.clone(), long_acc.clone())
@@ -195,7 +193,11 @@ pub fn pipelined<'ctx>(
             .zip(long_row)
             .map(|(a, b)| merge(lw, a, b))
             .collect::<std::result::Result<_, _>>()?;
-        let layout = if i == plan.acc { acc_layout.clone() } else { layouts[i].clone() };
+        let layout = if i == plan.acc {
+            acc_layout.clone()
+        } else {
+            layouts[i].clone()
+        };
         lw.define_tile(op.results[i], layout, row);
     }
     lw.smem.floor = saved_floor;
@@ -375,22 +377,28 @@ mod tests {
     #[test]
     fn stages_fit_the_shared_memory() {
         // 48 KiB a stage: 4 stages.
-        assert_eq!(choose_stages(&plan(128, 256, 64, 8).unwrap()), Some(4));
+        assert_eq!(
+            choose_stages(&plan(128, 256, 64, 8).unwrap(), None),
+            Some(4)
+        );
         let cfg = |m, n, k, w| WgmmaConfig {
             m,
             n,
             k,
             num_warps: w,
         };
-        assert_eq!(choose_stages(&cfg(256, 128, 64, 8)), Some(4));
+        assert_eq!(choose_stages(&cfg(256, 128, 64, 8), None), Some(4));
         // 24 KiB (128x64x64): 8, the most; 32 KiB (128x128x64): 6.
-        assert_eq!(choose_stages(&cfg(128, 64, 64, 8)), Some(8));
-        assert_eq!(choose_stages(&cfg(128, 128, 64, 8)), Some(6));
+        assert_eq!(choose_stages(&cfg(128, 64, 64, 8), None), Some(8));
+        assert_eq!(choose_stages(&cfg(128, 128, 64, 8), None), Some(6));
         // 64 KiB a stage (32 + 32): 3.
-        assert_eq!(choose_stages(&cfg(128, 128, 128, 8)), Some(3));
+        assert_eq!(choose_stages(&cfg(128, 128, 128, 8), None), Some(3));
         // 96 KiB a stage (32 + 64): 2.
-        assert_eq!(choose_stages(&cfg(128, 256, 128, 8)), Some(2));
+        assert_eq!(choose_stages(&cfg(128, 256, 128, 8), None), Some(2));
         // 128 KiB a stage: none.
-        assert_eq!(choose_stages(&cfg(256, 256, 128, 16)), None);
+        assert_eq!(choose_stages(&cfg(256, 256, 128, 16), None), None);
+        // Asked for: at most that many, still only what fits.
+        assert_eq!(choose_stages(&cfg(128, 64, 64, 8), Some(3)), Some(3));
+        assert_eq!(choose_stages(&cfg(128, 256, 64, 8), Some(8)), Some(4));
     }
 }

@@ -34,6 +34,9 @@ pub struct OpSpec {
     pub defines: Vec<MacroSpec>,
     /// Warps per program; several values widen the tuning space.
     pub num_warps: Vec<u32>,
+    /// Pipeline buffers (`num_stages 3` or `[3, 8]`); empty: the compiler's
+    /// choice. Several values widen the tuning space.
+    pub num_stages: Vec<u32>,
     pub backward: Option<Backward>,
     /// The `op` line, for errors about the op as a whole.
     pub span: Span,
@@ -141,6 +144,20 @@ pub enum GradExpr {
 }
 
 impl OpSpec {
+    /// Every (warps, pipeline buffers) pair a variant is compiled with;
+    /// `None` buffers: the compiler's choice.
+    pub fn launch_options(&self) -> Vec<(u32, Option<u32>)> {
+        let stages: Vec<Option<u32>> = if self.num_stages.is_empty() {
+            vec![None]
+        } else {
+            self.num_stages.iter().map(|&s| Some(s)).collect()
+        };
+        self.num_warps
+            .iter()
+            .flat_map(|&w| stages.iter().map(move |&s| (w, s)))
+            .collect()
+    }
+
     pub fn qualified_name(&self) -> String {
         format!("{}::{}", self.namespace, self.name)
     }

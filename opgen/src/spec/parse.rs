@@ -12,6 +12,7 @@
 //! #pragma opgen tune SIZE = [128, 256, 1024]
 //! #pragma opgen define NEG_INF = -1e30f
 //! #pragma opgen num_warps 4          (or [4, 8])
+//! #pragma opgen num_stages 3         (or [3, 8]: pipeline buffers, 2 to 8)
 //! #pragma opgen backward dx = dz, dy = dz
 //! ```
 
@@ -36,6 +37,7 @@ const DIRECTIVES: &[&str] = &[
     "tune",
     "define",
     "num_warps",
+    "num_stages",
     "backward",
     "require",
 ];
@@ -93,6 +95,7 @@ struct Builder {
     tune: Vec<MacroSpec>,
     defines: Vec<MacroSpec>,
     num_warps: Option<Vec<u32>>,
+    num_stages: Option<Vec<u32>>,
     backward: Option<Backward>,
 }
 
@@ -158,7 +161,22 @@ impl Builder {
             "require" => self.requires.push(parse_require(&mut c, line_span)?),
             "num_warps" => {
                 once(&self.num_warps, line_span, "num_warps")?;
-                self.num_warps = Some(parse_num_warps(&mut c)?);
+                self.num_warps = Some(parse_counts(&mut c, "warps", |v| {
+                    ((1..=32).contains(&v) && (v & (v - 1)) == 0)
+                        .then_some(())
+                        .ok_or_else(|| {
+                            format!("num_warps must be a power of two from 1 to 32, got {v}")
+                        })
+                })?);
+            }
+            "num_stages" => {
+                once(&self.num_stages, line_span, "num_stages")?;
+                self.num_stages = Some(parse_counts(&mut c, "pipeline buffers", |v| {
+                    (2..=8)
+                        .contains(&v)
+                        .then_some(())
+                        .ok_or_else(|| format!("num_stages must be from 2 to 8, got {v}"))
+                })?);
             }
             "backward" => {
                 once(&self.backward, line_span, "backward")?;
@@ -256,6 +274,7 @@ impl Builder {
             tune: self.tune,
             defines: self.defines,
             num_warps: self.num_warps.unwrap_or_else(|| vec![4]),
+            num_stages: self.num_stages.unwrap_or_default(),
             backward: self.backward,
             span,
         })
@@ -507,25 +526,24 @@ fn parse_require(c: &mut Cursor, line: Span) -> Result<Require, Diagnostic> {
     })
 }
 
-/// `4` or `[4, 8]`.
-fn parse_num_warps(c: &mut Cursor) -> Result<Vec<u32>, Diagnostic> {
+/// `4` or `[4, 8]`: counts of `what` that `check` accepts (else its message).
+fn parse_counts(
+    c: &mut Cursor,
+    what: &str,
+    check: impl Fn(i64) -> Result<(), String>,
+) -> Result<Vec<u32>, Diagnostic> {
     let list = c.eat_punct("[");
     let mut values = Vec::new();
     loop {
-        let (v, span) = c.expect_int("a number of warps")?;
-        if !(1..=32).contains(&v) || (v & (v - 1)) != 0 {
-            return Err(Diagnostic::error(
-                span,
-                format!("num_warps must be a power of two from 1 to 32, got {v}"),
-            ));
-        }
+        let (v, span) = c.expect_int(&format!("a number of {what}"))?;
+        check(v).map_err(|message| Diagnostic::error(span, message))?;
         values.push(v as u32);
         if !list || !c.eat_punct(",") {
             break;
         }
     }
     if list {
-        c.expect_punct("]", "to close the list of warps")?;
+        c.expect_punct("]", &format!("to close the list of {what}"))?;
     }
     c.expect_end()?;
     Ok(values)
