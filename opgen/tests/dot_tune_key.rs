@@ -43,13 +43,8 @@ fn candidate_configs(spec: &OpSpec, (m, n, k): (usize, usize, usize)) -> Vec<(St
     let points = candidates(spec, (m, n, k), (k, n));
     compiled_variants()
         .iter()
-        .filter(|(_, tuned)| {
-            points.iter().any(|p| {
-                spec.tune
-                    .iter()
-                    .all(|t| tuned.contains(&(t.name.clone(), macro_value(p, &t.name).to_string())))
-            })
-        })
+        // A point holds the fixed macros too; the variant's tuned ones must be in it.
+        .filter(|(_, tuned)| points.iter().any(|p| tuned.iter().all(|m| p.contains(m))))
         .map(|(config, tuned)| (config.clone(), macro_value(tuned, "ALIGN")))
         .collect()
 }

@@ -8,7 +8,7 @@ one torch.matmul, for cuBLAS's kernel) runs inside it.
         python3 scripts/gpu/dot_profile.py out/torch 8192x8192x128 3000x3000x3000
 
 Shapes are MxNxK (fp16, or append `:bf16`). Without ncu it prints the picked
-config and the op's and cuBLAS's time per shape (do_bench medians).
+config and the op's and cuBLAS's time per shape (the suite's interleaved do_bench rounds).
 """
 
 import os
@@ -24,17 +24,9 @@ def parse(spec):
     return m, n, k, {"": "float16", "bf16": "bfloat16", "fp16": "float16"}[dtype]
 
 
-def median_ms(fn, rounds=3):
-    """triton.testing.do_bench (L2 flushed, median), median of `rounds`."""
-    import triton.testing
-
-    times = sorted(triton.testing.do_bench(fn, warmup=10, rep=25, return_mode="median") for _ in range(rounds))
-    return times[len(times) // 2]
-
-
 def main():
     import torch
-    from matmul_suite import load_op
+    from matmul_suite import interleaved_ms, load_op
 
     ops_dir, specs = sys.argv[1], sys.argv[2:]
     module, op = load_op(ops_dir)
@@ -46,7 +38,8 @@ def main():
         b = torch.randn(k, n, device="cuda", dtype=dt)
         op(a, b)  # autotunes
         torch.cuda.synchronize()
-        ours, cublas = median_ms(lambda: op(a, b)), median_ms(lambda: torch.matmul(a, b))
+        times = interleaved_ms({"ours": lambda: op(a, b), "cublas": lambda: torch.matmul(a, b)})
+        ours, cublas = times["ours"][0], times["cublas"][0]
         flops = 2.0 * m * n * k
         config = module.last_config()
         print(f"{spec}: ours {flops / ours / 1e9:.1f} TFLOP/s, cuBLAS {flops / cublas / 1e9:.1f} "

@@ -153,10 +153,21 @@ def check(torch, out, ref, dtype):
     return {"rel_err": err, "ok": finite and err < TOL[dtype]}
 
 
-def run_case(torch, ops, group, m, n, k, dtype):
-    """Checks and times ours, cuBLAS and Triton on one shape and dtype."""
+def interleaved_ms(fns):
+    """{name: (median ms, ms of each round)} for each callable of `fns`:
+    ROUNDS rounds, each timing every callable once (triton.testing.do_bench:
+    L2 flushed, median), so drifting clocks hit all of them alike."""
     import triton.testing
 
+    times = {name: [] for name in fns}
+    for _ in range(ROUNDS):
+        for name, fn in fns.items():
+            times[name].append(triton.testing.do_bench(fn, warmup=10, rep=25, return_mode="median"))
+    return {name: (sorted(ms)[len(ms) // 2], ms) for name, ms in times.items()}
+
+
+def run_case(torch, ops, group, m, n, k, dtype):
+    """Checks and times ours, cuBLAS and Triton on one shape and dtype."""
     dt = getattr(torch, dtype)
     a = torch.randn(m, k, device="cuda", dtype=dt)
     b = torch.randn(k, n, device="cuda", dtype=dt)
@@ -177,14 +188,9 @@ def run_case(torch, ops, group, m, n, k, dtype):
         row["ours"]["config"] = ops["last_config"]()
     if "ok" in row["triton"] and "error" not in row["triton"]:
         row["triton"]["config"] = str(getattr(ops["triton_kernel"], "best_config", "-"))
-    times = {name: [] for name in timed}
-    for _ in range(ROUNDS):
-        for name, fn in timed.items():
-            times[name].append(triton.testing.do_bench(fn, warmup=10, rep=25, return_mode="median"))
     flops = 2.0 * m * n * k
-    for name, ms in times.items():
-        ms = sorted(ms)[len(ms) // 2]
-        row[name].update(ms=ms, tflops=flops / ms / 1e9, ms_rounds=times[name])
+    for name, (ms, rounds) in interleaved_ms(timed).items():
+        row[name].update(ms=ms, tflops=flops / ms / 1e9, ms_rounds=rounds)
     return row
 
 

@@ -96,6 +96,11 @@ fn plain_while(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
     Ok(())
 }
 
+/// The values of a row of phis (a carried tile's registers at a loop header).
+pub(crate) fn phi_values<'ctx>(phis: &[PhiValue<'ctx>]) -> Vec<BasicValueEnum<'ctx>> {
+    phis.iter().map(|p| p.as_basic_value()).collect()
+}
+
 /// At the loop header: one phi per register of each carried value, entered
 /// from `pre` with `init_vals`; the results and both regions' args are bound
 /// to them (as tiles in `layouts`).
@@ -128,7 +133,7 @@ pub(crate) fn carried_phis<'ctx>(
     for (i, (layout, row)) in layouts.iter().zip(&phis).enumerate() {
         let tile = Tile {
             layout: layout.clone(),
-            regs: row.iter().map(|p| p.as_basic_value()).collect(),
+            regs: phi_values(row),
         };
         for args in [&cond_region.args, &body_region.args] {
             if let Some(&a) = args.get(i) {

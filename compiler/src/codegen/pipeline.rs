@@ -14,7 +14,9 @@
 //! On sm_90a a matched loop whose tile fits the warpgroups is lowered by
 //! [`super::wgmma_pipeline`] instead (same pattern, `wgmma` for the dot).
 //! Anything else keeps the plain lowering.
-use super::control_flow::{carried_phis, close_carried, current_block, enter_body, yielded};
+use super::control_flow::{
+    carried_phis, close_carried, current_block, enter_body, phi_values, yielded,
+};
 use super::lower::{Lowering, Result};
 use super::mma::{self, add, elem_ptr, mul, phase};
 use super::wgmma::{self, WgmmaConfig};
@@ -252,8 +254,7 @@ fn pipelined<'ctx>(
     close_carried(&phis, &next, latch);
     // Drain: tiles n - stages + 1 .. n are still to be multiplied.
     lw.builder.position_at_end(exit);
-    let mut acc_regs: Vec<BasicValueEnum> =
-        phis[plan.acc].iter().map(|p| p.as_basic_value()).collect();
+    let mut acc_regs = phi_values(&phis[plan.acc]);
     for d in (1..stages).rev() {
         let ready = lw.builder.build_int_compare(
             IntPredicate::UGE,

@@ -25,7 +25,7 @@
 //! time, each waited for; otherwise the drain issues the last `S - 1` tiles.
 //! Either way no buffer is read that no copy filled, and only the tiles that
 //! exist are multiplied (small K pays for no pipeline depth it cannot use).
-use super::control_flow::{carried_phis, close_carried, current_block, yielded};
+use super::control_flow::{carried_phis, close_carried, current_block, phi_values, yielded};
 use super::lower::{Lowering, Result};
 use super::mma::elem_ptr;
 use super::pipeline::{
@@ -158,7 +158,7 @@ pub fn pipelined<'ctx>(
 
     // Drain: tiles n - stages + 1 .. n are still to be multiplied.
     lw.builder.position_at_end(exit);
-    let mut acc_regs = values(&m.phis[plan.acc]);
+    let mut acc_regs = phi_values(&m.phis[plan.acc]);
     for d in (1..stages).rev() {
         let t_slot = wrap_add(lw, m.slot, stages - d, stages)?;
         operands_ready(lw, d - 1)?;
@@ -171,7 +171,14 @@ pub fn pipelined<'ctx>(
     lw.builder.build_unconditional_branch(done)?;
 
     lw.builder.position_at_end(short);
-    let short_acc = short_drain(lw, w, input, p.tile, values(&p.phis[plan.acc]), stage_bytes)?;
+    let short_acc = short_drain(
+        lw,
+        w,
+        input,
+        p.tile,
+        phi_values(&p.phis[plan.acc]),
+        stage_bytes,
+    )?;
     let short_end = current_block(lw)?;
     lw.builder.build_unconditional_branch(done)?;
 
@@ -186,7 +193,7 @@ pub fn pipelined<'ctx>(
         let (short_row, long_row) = if i == plan.acc {
             (short_acc.clone(), long_acc.clone())
         } else {
-            (values(prow), values(mrow))
+            (phi_values(prow), phi_values(mrow))
         };
         let row: Vec<BasicValueEnum> = short_row
             .into_iter()
@@ -202,10 +209,6 @@ pub fn pipelined<'ctx>(
     }
     lw.smem.floor = saved_floor;
     Ok(())
-}
-
-fn values<'ctx>(phis: &[PhiValue<'ctx>]) -> Vec<BasicValueEnum<'ctx>> {
-    phis.iter().map(|p| p.as_basic_value()).collect()
 }
 
 /// The loop ran `tiles < stages - 1` times: only the prologue's copies (tile
@@ -244,7 +247,7 @@ fn short_drain<'ctx>(
     lw.builder.build_conditional_branch(more, body, end)?;
     lw.builder.position_at_end(body);
     let base = slot_offset(lw, index, stage_bytes)?;
-    let regs = wgmma::issue(lw, w, input, base, values(&acc_phis))?;
+    let regs = wgmma::issue(lw, w, input, base, phi_values(&acc_phis))?;
     let regs = wgmma::wait_all(lw, regs)?;
     let next = lw.builder.build_int_add(index, lw.i32_const(1), "")?;
     let latch = current_block(lw)?;
@@ -254,7 +257,7 @@ fn short_drain<'ctx>(
     }
     lw.builder.build_unconditional_branch(header)?;
     lw.builder.position_at_end(end);
-    Ok(values(&acc_phis))
+    Ok(phi_values(&acc_phis))
 }
 
 /// One of the two loops at its header: the tile counter, the buffer index and
