@@ -61,6 +61,10 @@ size_t opgen_op_preload(opgen_op* op, const char* tuned_json);
 /* The config the last launch of `op` used ("" before any), copied into buf. */
 void opgen_op_last_config(opgen_op* op, char* buf, size_t len);
 
+/* Configs `op` benchmarked in this process: 0 while every call was decided
+ * from the autotune cache or a pre-tuned table. */
+uint64_t opgen_op_benchmark_calls(opgen_op* op);
+
 #ifdef __cplusplus
 }
 #endif

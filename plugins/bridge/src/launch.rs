@@ -1,6 +1,7 @@
 //! One op: its embedded variants, kernels loaded per device, the autotuner's
 //! choices, and the launch of one call.
 
+use crate::per_device::PerDevice;
 use crate::{OpgenArg, OpgenGrid, OpgenVariant, ARG_F32, ARG_F64, ARG_I32, ARG_I64, ARG_PTR};
 use opgen_runtime::{
     Chooser, Device, EventTimer, Grid, Kernel, KernelArg, KernelTimer, ModuleImage, Stream, Variant,
@@ -22,10 +23,11 @@ pub struct Op {
     name: String,
     /// The variants, or why they could not be read (reported at launch).
     entries: Result<Vec<Entry>, String>,
-    kernels: Mutex<HashMap<(usize, usize), Arc<Kernel>>>,
+    /// Kernels loaded per (device, variant).
+    kernels: PerDevice<Arc<Kernel>>,
     /// Programs of a persistent kernel that fit on the device at once, per
     /// (device, variant): asked of the driver once, not at every launch.
-    resident: Mutex<HashMap<(usize, usize), u32>>,
+    resident: PerDevice<u32>,
     /// The config per tune key (op, dims, dtypes, device, candidates).
     chooser: Chooser,
     /// The last launched variant (index into the entries), for `last_config`.
@@ -67,8 +69,8 @@ impl Op {
             chooser: Chooser::new(&name),
             name,
             entries,
-            kernels: Mutex::new(HashMap::new()),
-            resident: Mutex::new(HashMap::new()),
+            kernels: PerDevice::default(),
+            resident: PerDevice::default(),
             last_launched: AtomicUsize::new(usize::MAX),
             decided: Mutex::new(HashMap::new()),
         }
@@ -78,6 +80,12 @@ impl Op {
     /// cache file's JSON); returns how many.
     pub fn preload(&self, json: &str) -> usize {
         self.chooser.preload(json)
+    }
+
+    /// Configs this op benchmarked in this process (0 when every call was
+    /// decided from its cache or pre-tuned table).
+    pub fn benchmark_calls(&self) -> u64 {
+        self.chooser.benchmark_calls()
     }
 
     pub fn last_config(&self) -> String {
@@ -199,18 +207,9 @@ impl Op {
     ) -> Result<(), String> {
         let kernel = self.kernel(entries, device, index)?;
         let x = if grid.persistent != 0 {
-            let key = (device.ordinal(), index);
-            let cached = lock(&self.resident).get(&key).copied();
-            let resident = match cached {
-                Some(r) => r,
-                None => {
-                    let r = kernel
-                        .persistent_grid(u32::MAX)
-                        .map_err(|e| e.to_string())?;
-                    lock(&self.resident).insert(key, r);
-                    r
-                }
-            };
+            let resident = self.resident.get_or_make(device.ordinal(), index, || {
+                kernel.persistent_grid(u32::MAX).map_err(|e| e.to_string())
+            })?;
             grid.x.min(resident).max(1)
         } else {
             grid.x
@@ -226,17 +225,13 @@ impl Op {
         device: &Arc<Device>,
         index: usize,
     ) -> Result<Arc<Kernel>, String> {
-        let key = (device.ordinal(), index);
-        if let Some(k) = lock(&self.kernels).get(&key) {
-            return Ok(k.clone());
-        }
-        let entry = &entries[index];
-        let label = format!("{} [{}]", self.name, entry.config);
-        let kernel = Kernel::from_image(device, &entry.image, &label, entry.variant.clone())
-            .map_err(|e| e.to_string())?;
-        let kernel = Arc::new(kernel);
-        lock(&self.kernels).insert(key, kernel.clone());
-        Ok(kernel)
+        self.kernels.get_or_make(device.ordinal(), index, || {
+            let entry = &entries[index];
+            let label = format!("{} [{}]", self.name, entry.config);
+            Kernel::from_image(device, &entry.image, &label, entry.variant.clone())
+                .map(Arc::new)
+                .map_err(|e| e.to_string())
+        })
     }
 }
 

@@ -9,6 +9,7 @@
 //! Every entry point catches panics and turns every failure into a message.
 
 mod launch;
+mod per_device;
 
 use launch::Op;
 use std::ffi::{c_char, c_void, CStr};
@@ -131,6 +132,13 @@ pub unsafe extern "C" fn opgen_op_last_config(op: *mut Op, buf: *mut c_char, len
     write_c_string(&text, buf, len);
 }
 
+/// # Safety
+/// `op` from `opgen_op_new` (or null: 0).
+#[no_mangle]
+pub unsafe extern "C" fn opgen_op_benchmark_calls(op: *mut Op) -> u64 {
+    op.as_ref().map_or(0, Op::benchmark_calls)
+}
+
 unsafe fn cstr(p: *const c_char) -> String {
     if p.is_null() {
         String::new()
@@ -224,6 +232,9 @@ mod tests {
         }
         assert_eq!(rc, 1);
         assert!(msg.contains("no CUDA device"), "{msg}");
+        // One candidate: nothing to tune, nothing benchmarked.
+        assert_eq!(unsafe { opgen_op_benchmark_calls(op) }, 0);
+        assert_eq!(unsafe { opgen_op_benchmark_calls(std::ptr::null_mut()) }, 0);
     }
 
     #[test]

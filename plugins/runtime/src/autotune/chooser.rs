@@ -142,9 +142,15 @@ mod tests {
 
     /// One call of the dot op, as the bridge makes it: its candidates, the
     /// key over them, the chooser. Returns the config picked.
-    fn call_dot(chooser: &Chooser, (m, n, k): (i64, i64, i64)) -> String {
+    fn call_dot(chooser: &Chooser, shape: (i64, i64, i64)) -> String {
+        call_dot_on(chooser, "Fake H100", shape)
+    }
+
+    /// `call_dot` on a device of this model name (the bridge passes the
+    /// name of the call's device, never its ordinal).
+    fn call_dot_on(chooser: &Chooser, device: &str, (m, n, k): (i64, i64, i64)) -> String {
         let configs = dot_candidates(m, n, k);
-        let key = chooser.key(&[m, k, n], "T=float16", "Fake H100", &configs);
+        let key = chooser.key(&[m, k, n], "T=float16", device, &configs);
         let modelled = configs.clone();
         let timer = ModelTimer::new(move |pos| model_ms(&modelled[pos]));
         let factory = timer.clone();
@@ -198,6 +204,27 @@ mod tests {
             "TM=64 TN=256 ALIGN=16 num_warps=8"
         );
         assert_eq!(second.benchmark_calls(), 12);
+    }
+
+    #[test]
+    fn a_choice_tuned_on_one_gpu_is_reused_on_gpus_of_the_same_model_only() {
+        // torchrun: one process per GPU, one cache file.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("autotune.json");
+        let h100 = "NVIDIA H100 80GB HBM3";
+        let rank0 = Chooser::with_tuner("triton::dot", fast_tuner(TuneCache::open(&path)));
+        let picked = call_dot_on(&rank0, h100, (1024, 1024, 1024));
+        assert_eq!(rank0.benchmark_calls(), 12);
+        // The same process on cuda:1 (same model): decided in memory.
+        assert_eq!(call_dot_on(&rank0, h100, (1024, 1024, 1024)), picked);
+        assert_eq!(rank0.benchmark_calls(), 12);
+        // Rank 1's process, started after rank 0 saved: read from the file.
+        let rank1 = Chooser::with_tuner("triton::dot", fast_tuner(TuneCache::open(&path)));
+        assert_eq!(call_dot_on(&rank1, h100, (1024, 1024, 1024)), picked);
+        assert_eq!(rank1.benchmark_calls(), 0);
+        // Another model is tuned for itself.
+        call_dot_on(&rank1, "NVIDIA H200", (1024, 1024, 1024));
+        assert_eq!(rank1.benchmark_calls(), 12);
     }
 
     #[test]
