@@ -88,6 +88,13 @@ fn pipelined_dots_issue_wgmma_on_sm90a() {
         ("half", 128, 128, 128, 8, 128, 8, 3),
         ("bf16", 128, 256, 64, 8, 256, 4, 4),
         ("bf16", 128, 128, 64, 8, 128, 4, 6),
+        // TK 32 and 16: a's rows in the 64- and 32-byte swizzles; 128x128
+        // fits one warpgroup at TK 32.
+        ("half", 128, 256, 32, 8, 256, 2, 8),
+        ("half", 128, 128, 32, 4, 128, 4, 8),
+        ("bf16", 128, 128, 32, 8, 128, 2, 8),
+        ("half", 64, 128, 16, 4, 128, 1, 8),
+        ("half", 128, 64, 16, 8, 64, 1, 8),
     ];
     for (ty, tm, tn, tk, warps, n, per_tile, stages) in configs {
         let name = format!("{ty}_{tm}x{tn}x{tk}_w{warps}");
@@ -184,11 +191,6 @@ fn tiles_beyond_the_warpgroups_keep_mma_sync_on_sm90a() {
         assert!(!ptx.contains("wgmma"), "{tm}x{tn}");
         assert!(ptx.contains("mma.sync.aligned.m16n8k16"), "{tm}x{tn}");
     }
-    // TK = 32: a row is not one 128-byte swizzle atom.
-    let (ptx, _) = compiled("dot.tc", &dot("half", 128, 128, 32), Arch::Sm90a, 8);
-    assert!(!ptx.contains("wgmma"));
-    assert!(ptx.contains("mma.sync.aligned.m16n8k16"));
-    ptxas_sm90a(&ptx, "mma_sync_on_sm90a_128x128x32_w8");
     // The manual pre-fetch loop is unrotated (`passes::unrotate_prefetch`) into the
     // pipelined pattern and runs on wgmma too.
     let (ptx, _) = compiled(

@@ -26,13 +26,19 @@ ARCH=sm_90a build wg_f16_w8_m256 8 dot.tc -DTYPE=half -DTM=256 -DTN=128 -DTK=64
 ARCH=sm_90a build wg_f16_w8_k128 8 dot.tc -DTYPE=half -DTM=128 -DTN=128 -DTK=128
 ARCH=sm_90a build wg_f16_w4 4 dot.tc -DTYPE=half -DTM=64 -DTN=128 -DTK=64
 ARCH=sm_90a build wg_bf16_w8 8 dot.tc -DTYPE=bf16 -DTM=128 '-DTN=[128,256]' -DTK=64
+# TK 32 and 16 on wgmma (a's rows in the 64- and 32-byte swizzles), one warpgroup included.
+ARCH=sm_90a build wg_f16_w8_k32 8 dot.tc -DTYPE=half -DTM=128 '-DTN=[128,256]' -DTK=32
+ARCH=sm_90a build wg_f16_w4_k32 4 dot.tc -DTYPE=half '-DTM=[64,128]' -DTN=128 -DTK=32
+ARCH=sm_90a build wg_bf16_w8_k32 8 dot.tc -DTYPE=bf16 -DTM=128 '-DTN=[128,256]' -DTK=32
+ARCH=sm_90a build wg_f16_k16_w4 4 dot.tc -DTYPE=half -DTM=64 '-DTN=[128,256]' -DTK=16
+ARCH=sm_90a build wg_f16_k16_w8 8 dot.tc -DTYPE=half -DTM=128 '-DTN=[128,256]' -DTK=16
 # 3 buffers instead of 4 (experiment: how much the 4th buys).
 STAGES=3 ARCH=sm_90a build wg_f16_w8_s3 8 dot.tc -DTYPE=half -DTM=128 -DTN=256 -DTK=64
 # The same loop with programs grouped for L2 reuse (GROUP_M, seed 004).
 ARCH=sm_90a KDIR=scripts/gpu/kernels build wg_grouped_f16_w8 8 dot_grouped.tc -DTYPE=half -DTM=128 -DTN=256 -DTK=64 '-DGROUP_M=[4,8]'
 ARCH=sm_90a KDIR=scripts/gpu/kernels build wg_grouped_bf16_w8 8 dot_grouped.tc -DTYPE=bf16 -DTM=128 -DTN=256 -DTK=64 -DGROUP_M=8
-# sm_90a kernels outside wgmma's limits (TK=32): the pre-fetch loop is unrotated and
-# pipelined with cp.async on mma.sync; the plain 64x64x32 dot likewise.
+# sm_90a, TK=32: the pre-fetch loop is unrotated and
+# pipelined on wgmma (64-byte swizzle); the plain 64x64x32 dot likewise.
 ARCH=sm_90a build sm90a_prefetch_f16_w8 8 dot_prefetch.tc -DTYPE=half -DTM=128 -DTN=128 -DTK=32
 ARCH=sm_90a build sm90a_dot_f16_w4_k32 4 dot.tc -DTYPE=half -DTM=64 -DTN=64 -DTK=32
 i=0

@@ -5,8 +5,7 @@
 use super::lower::{Lowering, Result};
 use super::pipeline::async_asm;
 use super::wgmma_layout::{
-    a_descriptor_bits, a_operand_offset, acc_register, b_descriptor_bits, b_operand_offset,
-    ROW_BYTES, WG_M,
+    a_descriptor_bits, a_operand_offset, acc_register, b_descriptor_bits, b_operand_offset, WG_M,
 };
 pub use super::wgmma_layout::{plan, WgmmaConfig};
 use super::CodegenError;
@@ -45,22 +44,33 @@ pub fn physical_row_ir<'ctx>(
     Ok(b.build_int_add(at, r, "prow")?)
 }
 
-/// The swizzled byte offset of element `col` of 128-byte row `row` of a
-/// `[blocks][rows][64]` operand (`rows` rows per 64-column block).
+/// The swizzled byte offset of element `col` of row `row` of a
+/// `[blocks][rows][row_elems]` operand of 16-bit elements (`rows` rows, a
+/// multiple of 8, per block of `row_elems` columns: 64, 32 or 16, the 128-,
+/// 64- and 32-byte swizzles of [`super::wgmma_layout::swizzle`]).
 pub fn swizzled_offset_ir<'ctx>(
     lw: &Lowering<'_, 'ctx>,
     row: IntValue<'ctx>,
     col: IntValue<'ctx>,
     rows: usize,
+    row_elems: usize,
 ) -> Result<IntValue<'ctx>> {
     let b = &lw.builder;
     let c = |v: usize| lw.i32_const(v as u64);
-    let block = b.build_right_shift(col, c(6), false, "")?;
-    let chunk = b.build_and(b.build_right_shift(col, c(3), false, "")?, c(7), "")?;
+    let row_bytes = 2 * row_elems;
+    let chunks = row_elems / 8;
+    let block = b.build_right_shift(col, c(row_elems.trailing_zeros() as usize), false, "")?;
+    let chunk = b.build_and(
+        b.build_right_shift(col, c(3), false, "")?,
+        c(chunks - 1),
+        "",
+    )?;
     let within = b.build_and(col, c(7), "")?;
-    let chunk = b.build_xor(chunk, b.build_and(row, c(7), "")?, "")?;
+    // Address bits 7.. of the row's offset (`rows` keeps blocks 8-row aligned).
+    let phase = b.build_right_shift(row, c(7 - row_bytes.trailing_zeros() as usize), false, "")?;
+    let chunk = b.build_xor(chunk, b.build_and(phase, c(chunks - 1), "")?, "")?;
     let line = b.build_int_add(b.build_int_mul(block, c(rows), "")?, row, "")?;
-    let at = b.build_int_mul(line, c(ROW_BYTES), "")?;
+    let at = b.build_int_mul(line, c(row_bytes), "")?;
     let at = b.build_int_add(at, b.build_int_mul(chunk, c(16), "")?, "")?;
     Ok(b.build_int_add(at, b.build_int_mul(within, c(2), "")?, "swz")?)
 }
@@ -92,14 +102,16 @@ pub fn issue<'ctx>(
         .build_right_shift(lw.warp, lw.i32_const(2), false, "warpgroup")?;
     let group_off = lw.builder.build_int_mul(
         group,
-        lw.i32_const((cfg.group_rows() * ROW_BYTES / 16) as u64),
+        lw.i32_const((cfg.group_rows() * cfg.a_row_bytes() / 16) as u64),
         "",
     )?;
     let group_off = lw.builder.build_int_z_extend(group_off, i64t, "")?;
     let a_base = lw.builder.build_int_add(start, group_off, "")?;
-    let a_base =
-        lw.builder
-            .build_or(a_base, i64t.const_int(a_descriptor_bits(), false), "desc_a")?;
+    let a_base = lw.builder.build_or(
+        a_base,
+        i64t.const_int(a_descriptor_bits(cfg), false),
+        "desc_a",
+    )?;
     let b_base = lw.builder.build_or(
         start,
         i64t.const_int(b_descriptor_bits(cfg), false),

@@ -19,16 +19,19 @@
 //! and every other user of the accumulator layout are unchanged.
 //!
 //! # Shared memory (one stage)
-//! Both operands use the 128-byte swizzle (16-byte chunk `c` of a 128-byte
-//! row `r` lands at chunk `c ^ (r % 8)`, i.e. `Swizzle<3,4,3>` on addresses,
-//! which needs 1024-byte aligned atoms):
-//! - `a` (K-major): `[K / 64][M][64]`, physical rows; descriptor stride
-//!   between 8-row groups (SBO) 1024 bytes, the leading offset unused.
+//! `b` uses the 128-byte swizzle (16-byte chunk `c` of a 128-byte row `r`
+//! lands at chunk `c ^ (r % 8)`, i.e. `Swizzle<3,4,3>` on addresses, which
+//! needs 1024-byte aligned atoms); `a` the widest of the 128-, 64- and
+//! 32-byte swizzles its `K` fills (`TK` 64 and up, 32, 16: `Swizzle<3|2|1,4,3>`,
+//! see [`swizzle`]):
+//! - `a` (K-major): `[K / A][M][A]` with `A = min(K, 64)` elements a row,
+//!   physical rows; descriptor stride between 8-row groups (SBO) `8 * 2A`
+//!   bytes, the leading offset unused.
 //! - `b` (row-major `[K][N]`, N-major, read with the transpose immediate):
 //!   `[N / 64][K][64]`; SBO 1024 bytes between 8-row groups along `K`, LBO
 //!   `K * 128` bytes between 64-column blocks along `N`.
 //!
-//! A `k16` step advances `a`'s descriptor by 32 bytes inside the swizzle atom
+//! A `k16` step advances `a`'s descriptor by 32 bytes inside the swizzled row
 //! (the hardware swizzles the computed address) and `b`'s by 16 rows.
 //!
 //! This file holds the pure index math (tested here); [`super::wgmma`] emits
@@ -40,7 +43,7 @@ use crate::analysis::mma::{accumulator_layout, MmaConfig};
 pub const WG_M: usize = 64;
 /// `k` of one instruction.
 pub const WG_K: usize = 16;
-/// 16-bit elements in one 128-byte swizzled row.
+/// 16-bit elements in one 128-byte swizzled row (the widest swizzle).
 pub const ATOM: usize = 64;
 /// Bytes of one swizzled row.
 pub const ROW_BYTES: usize = 128;
@@ -76,6 +79,15 @@ impl WgmmaConfig {
     pub fn steps_k(&self) -> usize {
         self.k / WG_K
     }
+    /// Elements of one swizzled row of `a`: 64 (128-byte swizzle), or all of
+    /// a `K` of 32 (64-byte) or 16 (32-byte).
+    pub fn a_atom(&self) -> usize {
+        self.k.min(ATOM)
+    }
+    /// Bytes of one swizzled row of `a`.
+    pub fn a_row_bytes(&self) -> usize {
+        2 * self.a_atom()
+    }
     /// The accumulator as an `mma.sync` config (its layout, see the module doc).
     pub fn mma(&self) -> MmaConfig {
         MmaConfig {
@@ -96,16 +108,16 @@ impl WgmmaConfig {
 }
 
 /// The warpgroup plan for `[m, k] @ [k, n]` (16-bit inputs checked by the
-/// caller): whole warpgroups, 64-row blocks per warpgroup, `k` and `n`
-/// multiples of a 128-byte swizzled row, `n` within one instruction and the
-/// accumulator and copy addresses within [`MAX_LIVE_REGS`] registers a thread.
+/// caller): whole warpgroups, 64-row blocks per warpgroup, `k` 16, 32 or a
+/// multiple of 64 (a swizzle width), `n` a multiple of a 128-byte swizzled row
+/// within one instruction, and the accumulator and copy addresses within
+/// [`MAX_LIVE_REGS`] registers a thread.
 pub fn plan(m: usize, n: usize, k: usize, num_warps: usize) -> Option<WgmmaConfig> {
     let ok = num_warps >= 4
         && num_warps % 4 == 0
         && m > 0
         && m % (WG_M * (num_warps / 4)) == 0
-        && k > 0
-        && k % ATOM == 0
+        && (k == WG_K || k == 2 * WG_K || (k > 0 && k % ATOM == 0))
         && n > 0
         && n % ATOM == 0
         && n <= MAX_N
@@ -128,14 +140,25 @@ pub fn physical_row(cfg: &WgmmaConfig, row: usize) -> usize {
     g * cfg.group_rows() + WG_M * b + 16 * ww + 8 * h + r
 }
 
+/// The swizzle of rows of `row_bytes` (128, 64 or 32: `Swizzle<3|2|1,4,3>`)
+/// on a byte offset from an aligned base: the 16-byte chunk bits take an XOR
+/// of the address bits from 7 up, as many as a row has chunk bits.
+pub fn swizzle(offset: usize, row_bytes: usize) -> usize {
+    offset ^ (((offset >> 7) & (row_bytes / 16 - 1)) << 4)
+}
+
 /// The 128-byte swizzle (`Swizzle<3,4,3>`) of a byte offset from a 1024-byte aligned base.
 pub fn swizzle128(offset: usize) -> usize {
-    offset ^ (((offset >> 7) & 7) << 4)
+    swizzle(offset, ROW_BYTES)
 }
 
 /// Byte offset in a stage of `a`'s element at physical row `prow`, column `col`.
 pub fn a_byte_offset(cfg: &WgmmaConfig, prow: usize, col: usize) -> usize {
-    swizzle128(((col / ATOM) * cfg.m + prow) * ROW_BYTES + (col % ATOM) * 2)
+    let (atom, row_bytes) = (cfg.a_atom(), cfg.a_row_bytes());
+    swizzle(
+        ((col / atom) * cfg.m + prow) * row_bytes + (col % atom) * 2,
+        row_bytes,
+    )
 }
 
 /// Byte offset in a stage of `b`'s element at row `kr`, column `col`.
@@ -144,28 +167,35 @@ pub fn b_byte_offset(cfg: &WgmmaConfig, kr: usize, col: usize) -> usize {
 }
 
 /// Descriptor bits other than the start address: LBO, SBO (16-byte units)
-/// and the 128-byte swizzle mode.
-pub fn descriptor_bits(lbo_bytes: usize, sbo_bytes: usize) -> u64 {
+/// and the swizzle mode of rows of `row_bytes` (bits 62-63: 1 for 128
+/// bytes, 2 for 64, 3 for 32).
+pub fn descriptor_bits(lbo_bytes: usize, sbo_bytes: usize, row_bytes: usize) -> u64 {
+    let mode: u64 = match row_bytes {
+        128 => 1,
+        64 => 2,
+        _ => 3,
+    };
     (((lbo_bytes >> 4) as u64 & 0x3fff) << 16)
         | (((sbo_bytes >> 4) as u64 & 0x3fff) << 32)
-        | (1 << 62)
+        | (mode << 62)
 }
 
-/// `a`'s descriptor bits (K-major: the leading offset is unused, 1 by convention).
-pub fn a_descriptor_bits() -> u64 {
-    descriptor_bits(16, 8 * ROW_BYTES)
+/// `a`'s descriptor bits (K-major: the leading offset is unused, 1 by
+/// convention; 8-row groups one 8-row atom apart).
+pub fn a_descriptor_bits(cfg: &WgmmaConfig) -> u64 {
+    descriptor_bits(16, 8 * cfg.a_row_bytes(), cfg.a_row_bytes())
 }
 
 /// `b`'s descriptor bits (N-major: 64-column blocks `K * 128` bytes apart).
 pub fn b_descriptor_bits(cfg: &WgmmaConfig) -> u64 {
-    descriptor_bits(cfg.k * ROW_BYTES, 8 * ROW_BYTES)
+    descriptor_bits(cfg.k * ROW_BYTES, 8 * ROW_BYTES, ROW_BYTES)
 }
 
 /// Byte offset (within the stage) of the `a` operand of instruction block
 /// `b`, warpgroup `g`, `k` step `s`.
 pub fn a_operand_offset(cfg: &WgmmaConfig, g: usize, b: usize, s: usize) -> usize {
-    let col = s * WG_K;
-    ((col / ATOM) * cfg.m + g * cfg.group_rows() + WG_M * b) * ROW_BYTES + (col % ATOM) * 2
+    let (col, atom) = (s * WG_K, cfg.a_atom());
+    ((col / atom) * cfg.m + g * cfg.group_rows() + WG_M * b) * cfg.a_row_bytes() + (col % atom) * 2
 }
 
 /// Byte offset (within the stage) of the `b` operand of `k` step `s`.
@@ -193,6 +223,10 @@ mod tests {
             (64, 256, 64, 4),
             (256, 128, 64, 8),
             (128, 64, 128, 4),
+            (128, 256, 32, 8),
+            (128, 128, 32, 4),
+            (64, 128, 16, 4),
+            (128, 64, 16, 8),
         ]
         .into_iter()
         .map(|(m, n, k, num_warps)| WgmmaConfig { m, n, k, num_warps })
@@ -209,7 +243,13 @@ mod tests {
         assert!(plan(128, 256, 64, 4).is_none());
         // 128 + 32 (spills a few bytes).
         assert!(plan(128, 128, 64, 4).is_none());
-        assert!(plan(128, 128, 32, 8).is_none());
+        // TK 32 and 16: the 64- and 32-byte swizzles; 128x128 on one
+        // warpgroup fits at TK 32 (128 + 16 registers).
+        assert!(plan(128, 128, 32, 8).is_some());
+        assert!(plan(128, 128, 32, 4).is_some());
+        assert!(plan(64, 256, 16, 4).is_some());
+        assert!(plan(128, 128, 48, 8).is_none());
+        assert!(plan(128, 128, 8, 8).is_none());
         assert!(plan(128, 96, 64, 8).is_none());
         assert!(plan(64, 128, 64, 8).is_none());
         assert!(plan(128, 128, 64, 2).is_none());
@@ -292,20 +332,48 @@ mod tests {
             b_byte_offset(&cfg, 5, 64 + 17),
             cfg.b_offset() + (64 + 5) * 128 + (2 ^ 5) * 16 + 2
         );
+        // 64-byte rows (TK 32): chunk c of row r at chunk c ^ ((r / 2) % 4);
+        // 32-byte rows (TK 16): at c ^ ((r / 4) % 2).
+        for (k, row_bytes, phase) in [(32, 64, 1), (16, 32, 2)] {
+            let cfg = WgmmaConfig {
+                m: 128,
+                n: 64,
+                k,
+                num_warps: 8,
+            };
+            let chunks = row_bytes / 16;
+            for r in 0..16 {
+                for c in 0..chunks {
+                    let want = r * row_bytes + (c ^ ((r >> phase) % chunks)) * 16 + 6;
+                    assert_eq!(
+                        a_byte_offset(&cfg, r, 8 * c + 3),
+                        want,
+                        "k {k} row {r} chunk {c}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
     fn operand_offsets_start_whole_atoms() {
         for cfg in configs() {
+            // One 8-row atom of a; k steps in one swizzled row.
+            let (atom_bytes, per_row) = (8 * cfg.a_row_bytes(), cfg.a_atom() / WG_K);
             for s in 0..cfg.steps_k() {
-                // k steps move 32 bytes inside one 1024-byte atom for a ...
+                // k steps move 32 bytes inside one atom for a ...
                 for g in 0..cfg.groups() {
                     for b in 0..cfg.blocks() {
                         let off = a_operand_offset(&cfg, g, b, s);
-                        assert_eq!(off % 1024, (s % 4) * 32);
+                        let inside = (s % per_row) * 32;
+                        assert_eq!(off % atom_bytes, inside, "{cfg:?}");
                         assert_eq!(
-                            off - (s % 4) * 32,
-                            a_byte_offset(&cfg, g * cfg.group_rows() + 64 * b, (s / 4) * 64)
+                            off - inside,
+                            a_byte_offset(
+                                &cfg,
+                                g * cfg.group_rows() + 64 * b,
+                                (s / per_row) * cfg.a_atom()
+                            )
                         );
                     }
                 }
@@ -318,10 +386,16 @@ mod tests {
     #[test]
     fn descriptor_fields() {
         let cfg = plan(128, 256, 64, 8).unwrap();
-        let a = a_descriptor_bits();
+        let a = a_descriptor_bits(&cfg);
         assert_eq!((a >> 16) & 0x3fff, 1);
         assert_eq!((a >> 32) & 0x3fff, 64);
         assert_eq!(a >> 62, 1);
+        // 64- and 32-byte rows: 8-row groups 512 and 256 bytes apart, modes 2 and 3.
+        for (k, sbo, mode) in [(32, 512, 2), (16, 256, 3)] {
+            let a = a_descriptor_bits(&plan(128, 256, k, 8).unwrap());
+            assert_eq!((a >> 32) & 0x3fff, sbo / 16);
+            assert_eq!(a >> 62, mode);
+        }
         let b = b_descriptor_bits(&cfg);
         assert_eq!((b >> 16) & 0x3fff, 64 * 128 / 16);
         assert_eq!((b >> 32) & 0x3fff, 64);

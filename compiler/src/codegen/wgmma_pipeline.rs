@@ -32,6 +32,7 @@ use super::pipeline::{
     async_asm, issue_copies, loop_setup, lower_body, slot_offset, wrap_add, LoopSetup, PipelinePlan,
 };
 use super::wgmma::{self, WgmmaConfig};
+use super::wgmma_layout::ATOM;
 use crate::analysis::layout::Layout;
 use crate::ir::{Op, OpKind, Region, ValueId};
 use inkwell::basic_block::BasicBlock;
@@ -339,7 +340,7 @@ fn operands_ready(lw: &Lowering<'_, '_>, pending: usize) -> Result<()> {
 }
 
 /// The copies of both operands of the current tile into the stage at `base`:
-/// `a`'s rows permuted, both in 128-byte swizzled rows (see [`super::wgmma`]).
+/// `a`'s rows permuted, both in swizzled rows (see [`super::wgmma_layout`]).
 fn copy_operands<'ctx>(
     lw: &mut Lowering<'_, 'ctx>,
     w: &WgmmaConfig,
@@ -356,12 +357,12 @@ fn copy_operands<'ctx>(
         };
         let w = *w;
         let dst = move |lw: &Lowering<'_, 'ctx>, row: IntValue<'ctx>, col: IntValue<'ctx>| {
-            let (row, rows, offset) = if which == 0 {
-                (wgmma::physical_row_ir(lw, &w, row)?, w.m, 0)
+            let (row, rows, row_elems, offset) = if which == 0 {
+                (wgmma::physical_row_ir(lw, &w, row)?, w.m, w.a_atom(), 0)
             } else {
-                (row, w.k, w.b_offset())
+                (row, w.k, ATOM, w.b_offset())
             };
-            let at = wgmma::swizzled_offset_ir(lw, row, col, rows)?;
+            let at = wgmma::swizzled_offset_ir(lw, row, col, rows, row_elems)?;
             let p = elem_ptr(lw, base, offset, lw.ctx.i8_type().into(), at)?;
             Ok(lw
                 .builder
