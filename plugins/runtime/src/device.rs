@@ -26,6 +26,8 @@ pub struct DeviceProperties {
     /// Shared memory one block may use after opting in, bytes.
     pub max_shared_per_block_optin: u32,
     pub max_grid: (u32, u32, u32),
+    /// L2 cache, bytes.
+    pub l2_bytes: u32,
 }
 
 /// One device, with its primary context retained for the life of the process.
@@ -109,6 +111,7 @@ impl Device {
                 attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)?,
                 attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?,
             ),
+            l2_bytes: attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?,
         };
         Ok(Device {
             ordinal,

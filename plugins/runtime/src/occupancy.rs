@@ -41,6 +41,7 @@ mod tests {
             max_registers_per_sm: 65536,
             max_shared_per_sm: 233472,
             max_shared_per_block_optin: 232448,
+            l2_bytes: 50 * 1024 * 1024,
             max_grid: (2147483647, 65535, 65535),
         }
     }

@@ -125,23 +125,25 @@ impl Autotuner {
                 });
             }
         }
+        self.benchmark_calls += configs.len() as u64;
+        BENCHMARK_CALLS.fetch_add(configs.len() as u64, Ordering::Relaxed);
+        let (medians, errors) = self.benchmark_interleaved(configs.len(), timer, launch);
+        let mut failures: Vec<String> = errors
+            .into_iter()
+            .map(|(index, e)| format!("{}: {e}", configs[index]))
+            .collect();
         let mut timings = BTreeMap::new();
         let mut best: Option<(usize, f64)> = None;
-        let mut failures = Vec::new();
-        for (index, config) in configs.iter().enumerate() {
-            self.benchmark_calls += 1;
-            BENCHMARK_CALLS.fetch_add(1, Ordering::Relaxed);
-            match self.benchmark(timer, &mut || launch(index)) {
-                Ok(ms) if !ms.is_finite() || ms < 0.0 => {
-                    failures.push(format!("{config}: measured time {ms} ms"))
-                }
-                Ok(ms) => {
-                    timings.insert(config.clone(), ms);
-                    if best.is_none_or(|(_, b)| ms < b) {
-                        best = Some((index, ms));
-                    }
-                }
-                Err(e) => failures.push(format!("{config}: {e}")),
+        for (index, ms) in medians.into_iter().enumerate() {
+            let Some(ms) = ms else { continue };
+            let config = &configs[index];
+            if !ms.is_finite() || ms < 0.0 {
+                failures.push(format!("{config}: measured time {ms} ms"));
+                continue;
+            }
+            timings.insert(config.clone(), ms);
+            if best.is_none_or(|(_, b)| ms < b) {
+                best = Some((index, ms));
             }
         }
         for failure in &failures {
@@ -172,19 +174,38 @@ impl Autotuner {
         })
     }
 
-    fn benchmark(
+    /// Warm-up runs of every config, then `runs` rounds that time each
+    /// config once in turn: the GPU's clock and temperature drift over a
+    /// tuning (hundreds of milliseconds at large shapes) and would otherwise
+    /// favour the configs timed first. The median per config, `None` for one
+    /// that failed (with its error in the second list).
+    fn benchmark_interleaved(
         &self,
+        count: usize,
         timer: &mut dyn KernelTimer,
-        run: &mut dyn FnMut() -> Result<()>,
-    ) -> Result<f64> {
-        for _ in 0..self.settings.warmup {
-            timer.time_ms(run)?;
+        launch: &mut dyn FnMut(usize) -> Result<()>,
+    ) -> (Vec<Option<f64>>, Vec<(usize, String)>) {
+        let mut times: Vec<Option<Vec<f64>>> = vec![Some(Vec::new()); count];
+        let mut errors: Vec<(usize, String)> = Vec::new();
+        let rounds = self.settings.warmup + self.settings.runs.max(1);
+        for round in 0..rounds {
+            for (index, slot) in times.iter_mut().enumerate() {
+                let Some(list) = slot else { continue };
+                match timer.time_ms(&mut || launch(index)) {
+                    Ok(ms) if round >= self.settings.warmup => list.push(ms),
+                    Ok(_) => {}
+                    Err(e) => {
+                        errors.push((index, e.to_string()));
+                        *slot = None;
+                    }
+                }
+            }
         }
-        let mut times = Vec::with_capacity(self.settings.runs as usize);
-        for _ in 0..self.settings.runs.max(1) {
-            times.push(timer.time_ms(run)?);
-        }
-        Ok(median(&mut times))
+        let medians = times
+            .into_iter()
+            .map(|t| t.map(|mut list| median(&mut list)))
+            .collect();
+        (medians, errors)
     }
 }
 
@@ -410,6 +431,40 @@ mod tests {
             .tune(&key, one, &mut Slowing(6.0), &mut |_| Ok(()))
             .unwrap();
         assert_eq!(choice.time_ms, 100.0);
+    }
+
+    #[test]
+    fn clock_drift_during_tuning_does_not_favour_the_first_configs() {
+        // The GPU slows down as it tunes (clocks, temperature): 0.5% more a
+        // run. SIZE=1024 is the fastest by 2%; timed after the others one
+        // config at a time, it would have looked slowest.
+        struct Drifting {
+            last: std::rc::Rc<std::cell::Cell<usize>>,
+            runs: u32,
+        }
+        impl KernelTimer for Drifting {
+            fn time_ms(&mut self, run: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
+                run()?;
+                self.runs += 1;
+                let base = [1.0, 1.0, 1.0, 0.98][self.last.get()];
+                Ok(base * (1.0 + 0.005 * self.runs as f64))
+            }
+        }
+        let last = std::rc::Rc::new(std::cell::Cell::new(0));
+        let mut timer = Drifting {
+            last: last.clone(),
+            runs: 0,
+        };
+        let mut tuner = Autotuner::new(TuneCache::in_memory());
+        let choice = tuner
+            .tune(&key(4096), &configs(), &mut timer, &mut |i| {
+                last.set(i);
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(choice.config, "SIZE=1024");
+        let settings = BenchSettings::default();
+        assert_eq!(timer.runs, 4 * (settings.warmup + settings.runs));
     }
 
     #[test]
