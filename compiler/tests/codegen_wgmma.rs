@@ -95,6 +95,11 @@ fn pipelined_dots_issue_wgmma_on_sm90a() {
         ("bf16", 128, 128, 32, 8, 128, 2, 8),
         ("half", 64, 128, 16, 4, 128, 1, 8),
         ("half", 128, 64, 16, 8, 64, 1, 8),
+        // TN 32 and 16 (skinny M: more programs along N): b's rows in the
+        // 64- and 32-byte swizzles.
+        ("half", 128, 32, 64, 8, 32, 4, 8),
+        ("half", 64, 32, 64, 4, 32, 4, 8),
+        ("bf16", 128, 16, 32, 8, 16, 2, 8),
     ];
     for (ty, tm, tn, tk, warps, n, per_tile, stages) in configs {
         let name = format!("{ty}_{tm}x{tn}x{tk}_w{warps}");

@@ -32,6 +32,10 @@ ARCH=sm_90a build wg_f16_w4_k32 4 dot.tc -DTYPE=half '-DTM=[64,128]' -DTN=128 -D
 ARCH=sm_90a build wg_bf16_w8_k32 8 dot.tc -DTYPE=bf16 -DTM=128 '-DTN=[128,256]' -DTK=32
 ARCH=sm_90a build wg_f16_k16_w4 4 dot.tc -DTYPE=half -DTM=64 '-DTN=[128,256]' -DTK=16
 ARCH=sm_90a build wg_f16_k16_w8 8 dot.tc -DTYPE=half -DTM=128 '-DTN=[128,256]' -DTK=16
+# TN 32 and 16 on wgmma (b's rows in the 64- and 32-byte swizzles): narrow tiles for skinny M.
+ARCH=sm_90a build wg_f16_n32_w8 8 dot.tc -DTYPE=half -DTM=128 '-DTN=[16,32]' -DTK=64
+ARCH=sm_90a build wg_f16_n32_w4 4 dot.tc -DTYPE=half -DTM=64 '-DTN=[16,32]' -DTK=64
+ARCH=sm_90a build wg_bf16_n32_w8 8 dot.tc -DTYPE=bf16 -DTM=128 -DTN=32 -DTK=32
 # 3 buffers instead of 4 (experiment: how much the 4th buys).
 STAGES=3 ARCH=sm_90a build wg_f16_w8_s3 8 dot.tc -DTYPE=half -DTM=128 -DTN=256 -DTK=64
 # The same loop with programs grouped for L2 reuse (GROUP_M, seed 004).

@@ -28,8 +28,9 @@
 //!   physical rows; descriptor stride between 8-row groups (SBO) `8 * 2A`
 //!   bytes, the leading offset unused.
 //! - `b` (row-major `[K][N]`, N-major, read with the transpose immediate):
-//!   `[N / 64][K][64]`; SBO 1024 bytes between 8-row groups along `K`, LBO
-//!   `K * 128` bytes between 64-column blocks along `N`.
+//!   `[N / B][K][B]` with `B = min(N, 64)` elements a row (an `N` of 32 or 16
+//!   in the 64- or 32-byte swizzle); SBO `8 * 2B` bytes between 8-row groups
+//!   along `K`, LBO `K * 2B` bytes between `B`-column blocks along `N`.
 //!
 //! A `k16` step advances `a`'s descriptor by 32 bytes inside the swizzled row
 //! (the hardware swizzles the computed address) and `b`'s by 16 rows.
@@ -45,8 +46,6 @@ pub const WG_M: usize = 64;
 pub const WG_K: usize = 16;
 /// 16-bit elements in one 128-byte swizzled row (the widest swizzle).
 pub const ATOM: usize = 64;
-/// Bytes of one swizzled row.
-pub const ROW_BYTES: usize = 128;
 /// Largest `N` of one instruction.
 pub const MAX_N: usize = 256;
 /// Registers a thread may spend on the accumulator (f32) plus the source
@@ -88,6 +87,14 @@ impl WgmmaConfig {
     pub fn a_row_bytes(&self) -> usize {
         2 * self.a_atom()
     }
+    /// Elements of one swizzled row of `b`: 64, or all of an `N` of 32 or 16.
+    pub fn b_atom(&self) -> usize {
+        self.n.min(ATOM)
+    }
+    /// Bytes of one swizzled row of `b`.
+    pub fn b_row_bytes(&self) -> usize {
+        2 * self.b_atom()
+    }
     /// The accumulator as an `mma.sync` config (its layout, see the module doc).
     pub fn mma(&self) -> MmaConfig {
         MmaConfig {
@@ -108,18 +115,17 @@ impl WgmmaConfig {
 }
 
 /// The warpgroup plan for `[m, k] @ [k, n]` (16-bit inputs checked by the
-/// caller): whole warpgroups, 64-row blocks per warpgroup, `k` 16, 32 or a
-/// multiple of 64 (a swizzle width), `n` a multiple of a 128-byte swizzled row
-/// within one instruction, and the accumulator and copy addresses within
-/// [`MAX_LIVE_REGS`] registers a thread.
+/// caller): whole warpgroups, 64-row blocks per warpgroup, `k` and `n` 16,
+/// 32 or a multiple of 64 (a swizzle width), `n` within one instruction, and
+/// the accumulator and copy addresses within [`MAX_LIVE_REGS`] registers a
+/// thread.
 pub fn plan(m: usize, n: usize, k: usize, num_warps: usize) -> Option<WgmmaConfig> {
     let ok = num_warps >= 4
         && num_warps % 4 == 0
         && m > 0
         && m % (WG_M * (num_warps / 4)) == 0
         && (k == WG_K || k == 2 * WG_K || (k > 0 && k % ATOM == 0))
-        && n > 0
-        && n % ATOM == 0
+        && (n == WG_K || n == 2 * WG_K || (n > 0 && n % ATOM == 0))
         && n <= MAX_N
         && live_registers(m, n, k, num_warps) <= MAX_LIVE_REGS;
     ok.then_some(WgmmaConfig { m, n, k, num_warps })
@@ -147,11 +153,6 @@ pub fn swizzle(offset: usize, row_bytes: usize) -> usize {
     offset ^ (((offset >> 7) & (row_bytes / 16 - 1)) << 4)
 }
 
-/// The 128-byte swizzle (`Swizzle<3,4,3>`) of a byte offset from a 1024-byte aligned base.
-pub fn swizzle128(offset: usize) -> usize {
-    swizzle(offset, ROW_BYTES)
-}
-
 /// Byte offset in a stage of `a`'s element at physical row `prow`, column `col`.
 pub fn a_byte_offset(cfg: &WgmmaConfig, prow: usize, col: usize) -> usize {
     let (atom, row_bytes) = (cfg.a_atom(), cfg.a_row_bytes());
@@ -163,7 +164,12 @@ pub fn a_byte_offset(cfg: &WgmmaConfig, prow: usize, col: usize) -> usize {
 
 /// Byte offset in a stage of `b`'s element at row `kr`, column `col`.
 pub fn b_byte_offset(cfg: &WgmmaConfig, kr: usize, col: usize) -> usize {
-    cfg.b_offset() + swizzle128(((col / ATOM) * cfg.k + kr) * ROW_BYTES + (col % ATOM) * 2)
+    let (atom, row_bytes) = (cfg.b_atom(), cfg.b_row_bytes());
+    cfg.b_offset()
+        + swizzle(
+            ((col / atom) * cfg.k + kr) * row_bytes + (col % atom) * 2,
+            row_bytes,
+        )
 }
 
 /// Descriptor bits other than the start address: LBO, SBO (16-byte units)
@@ -186,9 +192,11 @@ pub fn a_descriptor_bits(cfg: &WgmmaConfig) -> u64 {
     descriptor_bits(16, 8 * cfg.a_row_bytes(), cfg.a_row_bytes())
 }
 
-/// `b`'s descriptor bits (N-major: 64-column blocks `K * 128` bytes apart).
+/// `b`'s descriptor bits (N-major: column blocks `K * 2B` bytes apart, 8-row
+/// groups along `K` one 8-row atom apart).
 pub fn b_descriptor_bits(cfg: &WgmmaConfig) -> u64 {
-    descriptor_bits(cfg.k * ROW_BYTES, 8 * ROW_BYTES, ROW_BYTES)
+    let row_bytes = cfg.b_row_bytes();
+    descriptor_bits(cfg.k * row_bytes, 8 * row_bytes, row_bytes)
 }
 
 /// Byte offset (within the stage) of the `a` operand of instruction block
@@ -200,7 +208,7 @@ pub fn a_operand_offset(cfg: &WgmmaConfig, g: usize, b: usize, s: usize) -> usiz
 
 /// Byte offset (within the stage) of the `b` operand of `k` step `s`.
 pub fn b_operand_offset(cfg: &WgmmaConfig, s: usize) -> usize {
-    cfg.b_offset() + s * WG_K * ROW_BYTES
+    cfg.b_offset() + s * WG_K * cfg.b_row_bytes()
 }
 
 /// Accumulator register (in the [`WgmmaConfig::mma`] layout) behind result
@@ -227,6 +235,9 @@ mod tests {
             (128, 128, 32, 4),
             (64, 128, 16, 4),
             (128, 64, 16, 8),
+            (128, 32, 64, 8),
+            (64, 16, 32, 4),
+            (128, 32, 32, 8),
         ]
         .into_iter()
         .map(|(m, n, k, num_warps)| WgmmaConfig { m, n, k, num_warps })
@@ -249,6 +260,11 @@ mod tests {
         assert!(plan(128, 128, 32, 4).is_some());
         assert!(plan(64, 256, 16, 4).is_some());
         assert!(plan(128, 128, 48, 8).is_none());
+        // TN 32 and 16: b's rows in the 64- and 32-byte swizzles.
+        assert!(plan(128, 32, 64, 8).is_some());
+        assert!(plan(64, 16, 64, 4).is_some());
+        assert!(plan(128, 48, 64, 8).is_none());
+        assert!(plan(128, 8, 64, 8).is_none());
         assert!(plan(128, 128, 8, 8).is_none());
         assert!(plan(128, 96, 64, 8).is_none());
         assert!(plan(64, 128, 64, 8).is_none());
@@ -332,13 +348,13 @@ mod tests {
             b_byte_offset(&cfg, 5, 64 + 17),
             cfg.b_offset() + (64 + 5) * 128 + (2 ^ 5) * 16 + 2
         );
-        // 64-byte rows (TK 32): chunk c of row r at chunk c ^ ((r / 2) % 4);
-        // 32-byte rows (TK 16): at c ^ ((r / 4) % 2).
-        for (k, row_bytes, phase) in [(32, 64, 1), (16, 32, 2)] {
+        // 64-byte rows (TK or TN 32): chunk c of row r at chunk
+        // c ^ ((r / 2) % 4); 32-byte rows (16): at c ^ ((r / 4) % 2).
+        for (size, row_bytes, phase) in [(32, 64, 1), (16, 32, 2)] {
             let cfg = WgmmaConfig {
                 m: 128,
-                n: 64,
-                k,
+                n: size,
+                k: size,
                 num_warps: 8,
             };
             let chunks = row_bytes / 16;
@@ -348,7 +364,12 @@ mod tests {
                     assert_eq!(
                         a_byte_offset(&cfg, r, 8 * c + 3),
                         want,
-                        "k {k} row {r} chunk {c}"
+                        "a: size {size} row {r} chunk {c}"
+                    );
+                    assert_eq!(
+                        b_byte_offset(&cfg, r, 8 * c + 3),
+                        cfg.b_offset() + want,
+                        "b: size {size} row {r} chunk {c}"
                     );
                 }
             }
@@ -391,10 +412,15 @@ mod tests {
         assert_eq!((a >> 32) & 0x3fff, 64);
         assert_eq!(a >> 62, 1);
         // 64- and 32-byte rows: 8-row groups 512 and 256 bytes apart, modes 2 and 3.
-        for (k, sbo, mode) in [(32, 512, 2), (16, 256, 3)] {
-            let a = a_descriptor_bits(&plan(128, 256, k, 8).unwrap());
+        for (size, sbo, mode) in [(32, 512, 2), (16, 256, 3)] {
+            let a = a_descriptor_bits(&plan(128, 256, size, 8).unwrap());
             assert_eq!((a >> 32) & 0x3fff, sbo / 16);
             assert_eq!(a >> 62, mode);
+            let cfg = plan(128, size, 64, 8).unwrap();
+            let b = b_descriptor_bits(&cfg);
+            assert_eq!((b >> 16) & 0x3fff, (64 * 2 * size / 16) as u64);
+            assert_eq!((b >> 32) & 0x3fff, sbo / 16);
+            assert_eq!(b >> 62, mode);
         }
         let b = b_descriptor_bits(&cfg);
         assert_eq!((b >> 16) & 0x3fff, 64 * 128 / 16);

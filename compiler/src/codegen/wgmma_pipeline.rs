@@ -32,7 +32,6 @@ use super::pipeline::{
     async_asm, issue_copies, loop_setup, lower_body, slot_offset, wrap_add, LoopSetup, PipelinePlan,
 };
 use super::wgmma::{self, WgmmaConfig};
-use super::wgmma_layout::ATOM;
 use crate::analysis::layout::Layout;
 use crate::ir::{Op, OpKind, Region, ValueId};
 use inkwell::basic_block::BasicBlock;
@@ -360,7 +359,7 @@ fn copy_operands<'ctx>(
             let (row, rows, row_elems, offset) = if which == 0 {
                 (wgmma::physical_row_ir(lw, &w, row)?, w.m, w.a_atom(), 0)
             } else {
-                (row, w.k, ATOM, w.b_offset())
+                (row, w.k, w.b_atom(), w.b_offset())
             };
             let at = wgmma::swizzled_offset_ir(lw, row, col, rows, row_elems)?;
             let p = elem_ptr(lw, base, offset, lw.ctx.i8_type().into(), at)?;
