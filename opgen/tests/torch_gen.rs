@@ -424,3 +424,37 @@ fn library_loads_into_torch_cpu_and_checks_inputs() {
         "{out}"
     );
 }
+
+/// The user-written fused op in examples/ (TK = 32, 4 or 8 warps): on sm_90a
+/// every aligned variant whose tile fits the warpgroups runs on wgmma, the
+/// others on mma.sync; masked variants are never pipelined.
+#[test]
+fn example_linear_relu_runs_its_aligned_tiles_on_wgmma() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bridge = fake_bridge(tmp.path());
+    let out = tmp.path().join("out");
+    let input = PathBuf::from(format!(
+        "{}/../examples/linear_relu.tc",
+        env!("CARGO_MANIFEST_DIR")
+    ));
+    let mut opts = options(input, &out, bridge);
+    opts.arch = Arch::Sm90a;
+    generate(&opts, |_| {}).unwrap_or_else(|e| panic!("{}", e.0));
+    let variants: Vec<serde_json::Value> =
+        serde_json::from_str(&read(&out, "variants.json")).unwrap();
+    assert_eq!(variants.len(), 48); // 2 dtypes x TM 2 x TN 3 x ALIGN 2 x warps 2
+    let mut wgmma = 0;
+    for v in &variants {
+        let config = v["config"].as_str().unwrap();
+        let ptx = read(&out, &format!("ptx/{}.ptx", v["index"]));
+        let aligned = config.contains("ALIGN=8");
+        // One warpgroup per 64 rows; 128x256 on 4 warps would need 256
+        // accumulator registers a thread.
+        let fits = (config.contains("num_warps=4") && !config.contains("TM=128 TN=256"))
+            || (config.contains("num_warps=8") && config.contains("TM=128"));
+        assert_eq!(ptx.contains("wgmma.mma_async"), aligned && fits, "{config}");
+        assert_eq!(ptx.contains("cp.async"), aligned, "{config}");
+        wgmma += usize::from(aligned && fits);
+    }
+    assert_eq!(wgmma, 16);
+}

@@ -74,7 +74,8 @@ def start_build(ops_dir, op):
     return proc, time.time()
 
 
-def finish_build(ops_dir, op, proc, start):
+def finish_build(ops_dir, op, proc, start, module=None):
+    """Waits for the build; imports its loader (`triton_<op>`, or `module`)."""
     folder = os.path.join(ops_dir, op)
     output, _ = proc.communicate()
     results["builds"][op] = {
@@ -87,7 +88,7 @@ def finish_build(ops_dir, op, proc, start):
         print(output[-3000:], flush=True)
         return None
     sys.path.insert(0, os.path.abspath(folder))
-    return importlib.import_module(f"triton_{op}")
+    return importlib.import_module(module or f"triton_{op}")
 
 
 def variant_for(ops_dir, op, config, dtypes):
