@@ -177,8 +177,10 @@ impl Autotuner {
     /// Warm-up runs of every config, then `runs` rounds that time each
     /// config once in turn: the GPU's clock and temperature drift over a
     /// tuning (hundreds of milliseconds at large shapes) and would otherwise
-    /// favour the configs timed first. The median per config, `None` for one
-    /// that failed (with its error in the second list).
+    /// favour the configs timed first. Configs [`PRUNE_FACTOR`] times slower
+    /// than the fastest in the last warm-up round are not timed further.
+    /// The median per config, `None` for one pruned or failed (with its
+    /// error in the second list).
     fn benchmark_interleaved(
         &self,
         count: usize,
@@ -187,18 +189,22 @@ impl Autotuner {
     ) -> (Vec<Option<f64>>, Vec<(usize, String)>) {
         let mut times: Vec<Option<Vec<f64>>> = vec![Some(Vec::new()); count];
         let mut errors: Vec<(usize, String)> = Vec::new();
+        let mut warm = vec![f64::INFINITY; count];
         let rounds = self.settings.warmup + self.settings.runs.max(1);
         for round in 0..rounds {
             for (index, slot) in times.iter_mut().enumerate() {
                 let Some(list) = slot else { continue };
                 match timer.time_ms(&mut || launch(index)) {
                     Ok(ms) if round >= self.settings.warmup => list.push(ms),
-                    Ok(_) => {}
+                    Ok(ms) => warm[index] = ms,
                     Err(e) => {
                         errors.push((index, e.to_string()));
                         *slot = None;
                     }
                 }
+            }
+            if round + 1 == self.settings.warmup {
+                prune_slow(&mut times, &warm);
             }
         }
         let medians = times
@@ -206,6 +212,31 @@ impl Autotuner {
             .map(|t| t.map(|mut list| median(&mut list)))
             .collect();
         (medians, errors)
+    }
+}
+
+/// A config this many times slower than the fastest in its last warm-up
+/// run is not timed further: its median could not win, and at large shapes
+/// narrow tiles take ten times as long as the best (seconds of tuning).
+pub const PRUNE_FACTOR: f64 = 2.0;
+
+/// Takes out of `times` (None: out) the configs whose last warm-up time in
+/// `warm` exceeds [`PRUNE_FACTOR`] times the fastest still timing (a time
+/// that is not finite is kept, to be reported).
+fn prune_slow(times: &mut [Option<Vec<f64>>], warm: &[f64]) {
+    let best = times
+        .iter()
+        .zip(warm)
+        .filter(|(t, w)| t.is_some() && w.is_finite() && **w >= 0.0)
+        .map(|(_, &w)| w)
+        .fold(f64::INFINITY, f64::min);
+    if !best.is_finite() {
+        return;
+    }
+    for (slot, &w) in times.iter_mut().zip(warm) {
+        if slot.is_some() && w.is_finite() && w > PRUNE_FACTOR * best {
+            *slot = None; // out of the rounds below, and never chosen
+        }
     }
 }
 
@@ -431,6 +462,31 @@ mod tests {
             .tune(&key, one, &mut Slowing(6.0), &mut |_| Ok(()))
             .unwrap();
         assert_eq!(choice.time_ms, 100.0);
+    }
+
+    #[test]
+    fn configs_twice_as_slow_as_the_best_after_warm_up_are_not_timed_further() {
+        let last = std::rc::Rc::new(std::cell::Cell::new(0));
+        let mut timer = FakeTimer {
+            times: vec![10.0, 1.0, 1.9, 2.5],
+            last: last.clone(),
+            calls: 0,
+        };
+        let mut tuner = Autotuner::new(TuneCache::in_memory());
+        let choice = tuner
+            .tune(&key(1 << 22), &configs(), &mut timer, &mut |i| {
+                last.set(i);
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(choice.config, "SIZE=256");
+        // 3 warm-up rounds of all 4, then 10 rounds of the 2 within 2x.
+        assert_eq!(timer.calls, 3 * 4 + 10 * 2);
+        let cached = tuner.cache().get(&key(1 << 22).to_string()).unwrap();
+        let timed: Vec<&String> = cached.timings_ms.keys().collect();
+        assert_eq!(timed, ["SIZE=256", "SIZE=512"]);
+        // Pruning is not failing: no warnings.
+        assert!(tuner.warnings().is_empty(), "{:?}", tuner.warnings());
     }
 
     #[test]
