@@ -150,7 +150,7 @@ pub fn generate(
     let out_dir = opts
         .out_dir
         .clone()
-        .unwrap_or_else(|| PathBuf::from("out").join(&ctx.prefix));
+        .unwrap_or_else(|| PathBuf::from("out").join(&ctx.launch.prefix));
     progress(Progress::Step("writing the build folder"));
     torch::write_folder(&out_dir, &ctx, &rendered, &bridge, &groups)
         .map_err(|e| GenerateError(e.to_string()))?;
@@ -256,3 +256,17 @@ pub fn find_bridge_lib(given: Option<&Path>) -> Result<PathBuf, GenerateError> {
         ))
     })
 }
+
+/// Makes a generated `build.sh` runnable.
+#[cfg(unix)]
+pub(crate) fn set_executable(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    if let Ok(meta) = std::fs::metadata(path) {
+        let mut perms = meta.permissions();
+        perms.set_mode(0o755);
+        let _ = std::fs::set_permissions(path, perms);
+    }
+}
+
+#[cfg(not(unix))]
+pub(crate) fn set_executable(_: &Path) {}

@@ -205,3 +205,16 @@ fn tuned_text(tuned: &[(String, String)]) -> String {
         .collect::<Vec<_>>()
         .join(" ")
 }
+
+/// The runtime's manifest entry of one variant.
+pub fn variant_json(v: &CompiledVariant) -> String {
+    let entry = tritonc::driver::manifest::Variant {
+        file: format!("embedded:{}", v.config),
+        kernel: v.kernel.clone(),
+        macros: v.macros.iter().cloned().collect(),
+        num_warps: v.num_warps,
+        shared_bytes: v.shared_bytes,
+        params: v.params.clone(),
+    };
+    serde_json::to_string(&entry).unwrap_or_default()
+}

@@ -3,9 +3,9 @@
 
 use super::rust_expr::{to_rust, NameUse};
 use crate::bind::{ArgKind, BoundArg};
+use crate::plan::{grid_macros, group_label, macro_values, requires_text};
 use crate::spec::{Dim, OpSpec, TensorSpec};
-use crate::torch::context as torch_context;
-use crate::variants::Group;
+use crate::variants::{variant_json, Group};
 use serde::Serialize;
 
 #[derive(Debug, Serialize)]
@@ -215,7 +215,7 @@ fn launch_context(
         })
         .collect::<Result<Vec<_>, String>>()?;
     // A name that is a dim too is read as the dim (`classify`).
-    let cfg_names: Vec<String> = torch_context::grid_macros(spec)
+    let cfg_names: Vec<String> = grid_macros(spec)
         .into_iter()
         .filter(|name| !dims.contains(name))
         .collect();
@@ -223,17 +223,17 @@ fn launch_context(
     let mut group_rows = Vec::new();
     for g in groups {
         group_rows.push(GroupRow {
-            label: c_literal(&torch_context::group_label(g)),
+            label: c_literal(&group_label(g)),
             first: variants.len(),
             count: g.variants.len(),
         });
         for v in &g.variants {
-            let cfg = torch_context::macro_values(v, &cfg_names)?;
+            let cfg = macro_values(v, &cfg_names)?;
             variants.push(VariantRow {
                 index: variants.len(),
                 kernel: c_literal(&v.kernel),
                 config: c_literal(&v.config),
-                json: c_literal(&crate::torch::variant_json(v)),
+                json: c_literal(&variant_json(v)),
                 cfg: cfg.join(", "),
             });
         }
@@ -258,7 +258,7 @@ fn launch_context(
             ))
         })
         .collect::<Result<Vec<_>, String>>()?;
-    let requires_text = torch_context::requires_text(spec);
+    let requires_text = requires_text(spec);
     let dir = |name: &str| plugins_dir.join(name).display().to_string();
     Ok(LaunchContext {
         runtime_dir: dir("runtime"),

@@ -1,15 +1,18 @@
 //! The data `templates/tensorflow/*.hbs` render: the op's registration
 //! (inputs, outputs, dtype attrs), its shape function, and the GPU launch.
-//! The launch itself (variant table, grid, requirements, integer kernel
-//! arguments, input checks) is the same C++ as the torch op's, so it comes
-//! from the torch context; this adds what TensorFlow names differently.
+//! The launch itself (variant table, grid, requirements, kernel arguments,
+//! input checks) is the C++ the torch op has too ([`crate::cpp::launch`], in
+//! TensorFlow's names for dtypes and buffers); this adds the registration,
+//! the shape function and the Python helper.
 
-use crate::bind::{ArgKind, BoundArg};
-use crate::spec::{Dim, GradExpr, OpSpec};
-use crate::torch::context::{
-    self as torch_context, camel_case, cpp_all, dims_cpp, input_grads, out_grads, render_grad,
-    shape_text, ArgCtx, ContextError, OutGradCtx, TorchContext,
+use crate::bind::BoundArg;
+use crate::cpp::dims_cpp;
+use crate::cpp::launch::{self, CppLaunch, CppWords};
+use crate::plan::{
+    backward_text, camel_case, input_grads, out_grads, render_grad, shape_text, ContextError,
+    OutGradCtx,
 };
+use crate::spec::{Dim, GradExpr, OpSpec};
 use crate::variants::Group;
 use serde::Serialize;
 
@@ -17,8 +20,6 @@ use serde::Serialize;
 pub struct TfContext {
     pub source: String,
     pub qualified: String,
-    /// C identifier prefix for the library's symbols: `triton_add`.
-    pub prefix: String,
     /// TensorFlow's op name (CamelCase): `TritonAdd`.
     pub tf_name: String,
     /// The Python function `tf.load_op_library` makes for it: `triton_add`.
@@ -36,17 +37,14 @@ pub struct TfContext {
     pub signature: String,
     pub shape_checks: Vec<ShapeCheck>,
     pub outputs: Vec<TfOutput>,
-    pub groups: Vec<TfGroup>,
-    pub dtype_vars: Vec<TfDtypeVar>,
-    pub args: Vec<ArgCtx>,
     pub py_params: String,
     pub py_call: String,
     /// Per input, the dtypes it may have (checked by the helper, so that a
     /// wrong dtype is a TypeError naming the argument in eager mode too).
     pub py_dtypes: Vec<PyDtypes>,
     pub backward: Option<TfBackward>,
-    /// The launch data shared with the torch op.
-    pub launch: TorchContext,
+    /// The launch, in TensorFlow's names (the torch op has the same C++).
+    pub launch: CppLaunch,
 }
 
 /// One dimension the shape function checks beyond the one that binds it.
@@ -69,20 +67,6 @@ pub struct TfOutput {
     /// `N, int64_t(4)`: symbols are dims (DimensionHandle in the shape
     /// function, int64_t in the kernel), literals are int64_t.
     pub sizes: String,
-}
-
-#[derive(Serialize)]
-pub struct TfGroup {
-    pub index: usize,
-    /// `dtype_T == tensorflow::DT_FLOAT`.
-    pub cond: String,
-}
-
-#[derive(Serialize)]
-pub struct TfDtypeVar {
-    pub var: String,
-    /// The first input of this dtype: where the kernel reads it.
-    pub source: String,
 }
 
 #[derive(Serialize)]
@@ -164,11 +148,17 @@ pub fn build(
     kinds: &[BoundArg],
     source: &str,
 ) -> Result<TfContext, ContextError> {
-    let launch = torch_context::build(spec, groups, kinds, source)?;
     let type_of = |dtype: &str| {
         tf_dtype(dtype)
             .ok_or_else(|| ContextError(format!("dtype `{dtype}` has no TensorFlow type")))
     };
+    // Pointers are TF buffers; integers the C++ expressions over sizes and
+    // strides, which the kernel's tensor views answer too.
+    let words = CppWords {
+        dtype: &|d| type_of(d).map(|(_, e)| e.to_string()),
+        data_ptr: &|t| format!("reinterpret_cast<uint64_t>({t}.data())"),
+    };
+    let launch = launch::build(spec, groups, kinds, &words)?;
     // Attributes: one type attr per dtype variable, over its choices.
     let mut reg_attrs = Vec::new();
     for var in &spec.dtypes {
@@ -236,43 +226,6 @@ pub fn build(
             sizes: dims_cpp(&t.dims, Some("int64_t")),
         })
         .collect();
-    let group_ctx = groups
-        .iter()
-        .enumerate()
-        .map(|(index, g)| {
-            let conds = g
-                .dtypes
-                .iter()
-                .map(|(var, dtype)| Ok(format!("dtype_{var} == {}", type_of(dtype)?.1)))
-                .collect::<Result<Vec<_>, ContextError>>()?;
-            Ok(TfGroup {
-                index,
-                cond: cpp_all(&conds),
-            })
-        })
-        .collect::<Result<Vec<_>, ContextError>>()?;
-    let dtype_vars = launch
-        .dtype_vars
-        .iter()
-        .map(|d| TfDtypeVar {
-            var: d.var.clone(),
-            source: d.source.clone(),
-        })
-        .collect();
-    // Pointers are TF buffers; integers are the torch op's C++ expressions
-    // over sizes and strides, which the kernel's tensor views answer too.
-    let args = launch
-        .args
-        .iter()
-        .zip(kinds)
-        .map(|(a, bound)| ArgCtx {
-            value: match &bound.kind {
-                ArgKind::Ptr(t) => format!("reinterpret_cast<uint64_t>({t}.data())"),
-                _ => a.value.clone(),
-            },
-            ..a.clone()
-        })
-        .collect();
     let tf_name = tf_op_name(&spec.namespace, &spec.name);
     let inputs: Vec<String> = spec.inputs.iter().map(|t| t.name.clone()).collect();
     let backward = spec.backward.as_ref().map(|b| {
@@ -281,11 +234,7 @@ pub fn build(
             collect_calls(&g.value, &mut calls);
         }
         TfBackward {
-            text: launch
-                .backward
-                .as_ref()
-                .map(|bw| bw.text.clone())
-                .unwrap_or_default(),
+            text: backward_text(b),
             inputs: inputs.clone(),
             outputs: spec.outputs.iter().map(|t| t.name.clone()).collect(),
             out_grads: out_grads(spec),
@@ -312,7 +261,6 @@ pub fn build(
     Ok(TfContext {
         source: source.to_string(),
         qualified: spec.qualified_name(),
-        prefix: launch.prefix.clone(),
         py_fn: tf_python_name(&tf_name),
         tf_name,
         op: spec.name.clone(),
@@ -324,9 +272,6 @@ pub fn build(
         signature,
         shape_checks,
         outputs,
-        groups: group_ctx,
-        dtype_vars,
-        args,
         py_params: inputs.join(", "),
         py_call: inputs
             .iter()

@@ -12,7 +12,6 @@ pub use tf_env::{find_tensorflow, TfEnv};
 use crate::generate::{
     compile_op, find_bridge_lib, read_spec, CompiledOp, GenerateError, Progress,
 };
-use crate::torch;
 use context::TfContext;
 use handlebars::Handlebars;
 use std::path::{Path, PathBuf};
@@ -75,7 +74,7 @@ pub fn render(
         ("build.sh".to_string(), render("build.sh", BUILD_SH)?),
         (
             "kernels.cc".to_string(),
-            torch::kernels_cpp(&ctx.prefix, &ctx.source, groups, tuned),
+            crate::cpp::kernels_cpp(&ctx.launch.prefix, &ctx.source, groups, tuned),
         ),
     ])
 }
@@ -152,12 +151,12 @@ fn write_folder(
         std::fs::write(&path, text).map_err(|e| io(&path, e))?;
     }
     let header = dir.join("include/opgen_bridge.h");
-    std::fs::write(&header, torch::BRIDGE_HEADER).map_err(|e| io(&header, e))?;
+    std::fs::write(&header, crate::cpp::BRIDGE_HEADER).map_err(|e| io(&header, e))?;
     let lib = dir.join("lib/libopgen_bridge.a");
     std::fs::copy(bridge, &lib).map_err(|e| io(&lib, e))?;
     // Debug info is most of the archive; drop it when `strip` is at hand.
     let _ = Command::new("strip").arg("-g").arg(&lib).status();
-    torch::set_executable(&dir.join("build.sh"));
+    crate::generate::set_executable(&dir.join("build.sh"));
     Ok(())
 }
 

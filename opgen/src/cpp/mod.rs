@@ -1,0 +1,15 @@
+//! The C++ that the frameworks whose op is C++ (PyTorch, TensorFlow) share:
+//! the launch (input checks, dims, variant table, grid, requirements, kernel
+//! arguments) in the names the framework gives dtypes and data pointers, the
+//! embedded PTX, and the bridge's C header.
+
+mod kernels;
+pub mod launch;
+mod text;
+
+pub use kernels::kernels_cpp;
+pub use launch::{ArgCtx, CppLaunch, CppWords};
+pub use text::{cpp_all, dims_cpp};
+
+/// The C ABI of the prebuilt runtime (`plugins/bridge`), copied into build folders.
+pub const BRIDGE_HEADER: &str = include_str!("../../../plugins/bridge/include/opgen_bridge.h");

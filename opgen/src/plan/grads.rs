@@ -1,0 +1,63 @@
+//! The spec's `backward` line as data: the incoming gradient of each output
+//! and each input's gradient expression, which every framework renders in
+//! its own calls.
+
+use crate::spec::{Backward, GradExpr, OpSpec};
+use serde::Serialize;
+
+#[derive(Serialize)]
+pub struct OutGradCtx {
+    pub name: String,
+    pub output: String,
+    pub index: usize,
+}
+
+/// The incoming gradient of every output: `dz` for `z`.
+pub fn out_grads(spec: &OpSpec) -> Vec<OutGradCtx> {
+    spec.outputs
+        .iter()
+        .enumerate()
+        .map(|(index, t)| OutGradCtx {
+            name: format!("d{}", t.name),
+            output: t.name.clone(),
+            index,
+        })
+        .collect()
+}
+
+/// The gradient of every input, rendered by `render`; `missing` where the
+/// spec gives none.
+pub fn input_grads(
+    spec: &OpSpec,
+    backward: &Backward,
+    render: fn(&GradExpr) -> String,
+    missing: &str,
+) -> Vec<String> {
+    spec.inputs
+        .iter()
+        .map(|t| {
+            backward
+                .grads
+                .iter()
+                .find(|g| g.input == t.name)
+                .map(|g| render(&g.value))
+                .unwrap_or_else(|| missing.to_string())
+        })
+        .collect()
+}
+
+/// A gradient expression with each call written by `call(namespace, op, args)`.
+pub fn render_grad(e: &GradExpr, call: &dyn Fn(&str, &str, Vec<String>) -> String) -> String {
+    match e {
+        GradExpr::Tensor(n) => n.clone(),
+        GradExpr::Call {
+            namespace,
+            op,
+            args,
+        } => call(
+            namespace,
+            op,
+            args.iter().map(|a| render_grad(a, call)).collect(),
+        ),
+    }
+}

@@ -1,0 +1,47 @@
+//! The tuning and `#define` macros the grid and the requirements read: which
+//! ones, and their values in each compiled variant (the launchers' table).
+
+use crate::spec::OpSpec;
+use crate::variants::CompiledVariant;
+
+/// The values of `names` (macros the grid and requirements read) in one variant.
+pub fn macro_values(v: &CompiledVariant, names: &[String]) -> Result<Vec<String>, String> {
+    names
+        .iter()
+        .map(|name| {
+            let text = v
+                .macros
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, val)| val.as_str())
+                .unwrap_or("");
+            let value: i64 = text.trim().parse().map_err(|_| {
+                format!(
+                    "macro `{name}` = `{text}` is used in the grid or a `require` but is not an integer"
+                )
+            })?;
+            Ok(format!("{value}"))
+        })
+        .collect()
+}
+
+/// The tuning and `#define` macros the grid and the requirements read, in
+/// order of first use.
+pub fn grid_macros(spec: &OpSpec) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let read = spec
+        .grid
+        .iter()
+        .map(|g| &g.value)
+        .chain(spec.requires.iter().flat_map(|r| [&r.left, &r.right]));
+    for e in read {
+        for (name, _) in e.names() {
+            let is_macro = spec.tune.iter().any(|m| m.name == name)
+                || spec.defines.iter().any(|m| m.name == name);
+            if is_macro && !names.iter().any(|n| n == name) {
+                names.push(name.to_string());
+            }
+        }
+    }
+    names
+}

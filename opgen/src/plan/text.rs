@@ -1,0 +1,92 @@
+//! The spec as its author wrote it, for generated messages and comments:
+//! shapes, requirements, gradients, dtype groups, names.
+
+use super::render_grad;
+use crate::spec::{Backward, Dim, Expr, GradExpr, OpSpec};
+use crate::variants::Group;
+
+/// The requirements as the spec wrote them, for messages: `N % 4 == 0, ...`.
+pub fn requires_text(spec: &OpSpec) -> String {
+    spec.requires
+        .iter()
+        .map(|r| format!("{} {} {}", expr_text(&r.left), r.cmp, expr_text(&r.right)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `dot_nt` -> `DotNt`: each `_`-separated word capitalised.
+pub fn camel_case(words: &str) -> String {
+    let mut out = String::new();
+    for part in words.split('_') {
+        let mut chars = part.chars();
+        if let Some(c) = chars.next() {
+            out.push(c.to_ascii_uppercase());
+            out.extend(chars);
+        }
+    }
+    out
+}
+
+/// `T=float16,U=float32`: a dtype group's choices.
+pub fn group_label(g: &Group) -> String {
+    g.dtypes
+        .iter()
+        .map(|(v, d)| format!("{v}={d}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// `[N, 4]`.
+pub fn shape_text(dims: &[Dim]) -> String {
+    format!("[{}]", dims_list(dims, &|v| v.to_string()))
+}
+
+/// Dims joined by `, `: symbols by name, literals as `literal(v)` writes them.
+pub fn dims_list(dims: &[Dim], literal: &dyn Fn(i64) -> String) -> String {
+    dims.iter()
+        .map(|d| match d {
+            Dim::Sym(s) => s.clone(),
+            Dim::Lit(v) => literal(*v),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The gradient as the spec wrote it: `triton::dot_nt(dz, y)`.
+pub fn grad_text(e: &GradExpr) -> String {
+    render_grad(e, &|namespace, op, args| {
+        format!("{namespace}::{op}({})", args.join(", "))
+    })
+}
+
+/// The whole `backward` line: `da = triton::dot_nt(dc, b), db = ...`.
+pub fn backward_text(backward: &Backward) -> String {
+    backward
+        .grads
+        .iter()
+        .map(|g| format!("d{} = {}", g.input, grad_text(&g.value)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The expression as the spec wrote it (for messages).
+pub fn expr_text(e: &Expr) -> String {
+    match e {
+        Expr::Int(v, _) => v.to_string(),
+        Expr::Name(n, _) => n.clone(),
+        Expr::Neg(inner, _) => format!("-{}", expr_text(inner)),
+        Expr::Bin(op, l, r) => {
+            let sym = match op {
+                crate::spec::BinOp::Add => "+",
+                crate::spec::BinOp::Sub => "-",
+                crate::spec::BinOp::Mul => "*",
+                crate::spec::BinOp::Div => "/",
+            };
+            format!("{} {sym} {}", expr_text(l), expr_text(r))
+        }
+        Expr::Call(f, args, _) => format!(
+            "{f}({})",
+            args.iter().map(expr_text).collect::<Vec<_>>().join(", ")
+        ),
+    }
+}
