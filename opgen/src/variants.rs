@@ -128,8 +128,15 @@ pub fn compile(
                 let tuned: Vec<(String, String)> = result.point.tuned(&defines).cloned().collect();
                 match result.outcome {
                     Err(e) => {
+                        // Over the target's limits: dropped from the space (a note);
+                        // anything else is a failed config.
+                        let how = if e.is_resource_limit() {
+                            " dropped"
+                        } else {
+                            ""
+                        };
                         warnings.push(format!(
-                            "{label} {} {launch}: {}",
+                            "{label} {} {launch}{how}: {}",
                             tuned_text(&tuned),
                             e.summary()
                         ));

@@ -458,3 +458,43 @@ fn example_linear_relu_runs_its_aligned_tiles_on_wgmma() {
     }
     assert_eq!(wgmma, 16);
 }
+
+/// A tuning point over the target's limits (a tile of 1,048,576 elements on
+/// 4 warps) is dropped with a note naming it; the rest of the space is the op.
+#[test]
+fn configs_over_the_target_limits_are_dropped_from_the_space() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = std::fs::read_to_string(op_path("add")).unwrap().replace(
+        "#pragma opgen tune SIZE = [256, 1024, 4096]",
+        "#pragma opgen tune SIZE = [1024, 1048576]",
+    );
+    assert!(
+        spec.contains("[1024, 1048576]"),
+        "add.tc's tune line changed"
+    );
+    let input = tmp.path().join("add.tc");
+    std::fs::write(&input, spec).unwrap();
+    let bridge = fake_bridge(tmp.path());
+    let out = tmp.path().join("out");
+    let done =
+        generate(&options(input, &out, bridge), |_| {}).unwrap_or_else(|e| panic!("{}", e.0));
+    let dropped: Vec<&String> = done
+        .warnings
+        .iter()
+        .filter(|w| w.contains("dropped"))
+        .collect();
+    // Both dtypes lose their SIZE=1048576 point.
+    assert_eq!(dropped.len(), 2, "{:?}", done.warnings);
+    assert!(
+        dropped[0].contains("SIZE=1048576 num_warps=4 dropped")
+            && dropped[0].contains("8192 elements a thread"),
+        "{}",
+        dropped[0]
+    );
+    let variants: Vec<serde_json::Value> =
+        serde_json::from_str(&read(&out, "variants.json")).unwrap();
+    assert_eq!(variants.len(), 2);
+    assert!(variants
+        .iter()
+        .all(|v| v["config"] == "SIZE=1024 num_warps=4"));
+}

@@ -203,7 +203,9 @@ fn timings_report(times: &PhaseTimes, since_main: Duration) -> String {
 
 fn render(e: &CompileError) -> String {
     match e {
-        CompileError::Source { rendered, .. } => rendered.clone(),
+        CompileError::Source { rendered, .. } | CompileError::ResourceLimit { rendered, .. } => {
+            rendered.clone()
+        }
         other => format!("error: {other}"),
     }
 }
@@ -247,8 +249,12 @@ fn compile_space(
         times.merge(&r.times);
         bar.set_message(r.point.to_string());
         bar.inc(1);
-        if let Err(e) = &r.outcome {
-            bar.suspend(|| eprintln!("config {} failed:\n{}", r.point, render(e)));
+        match &r.outcome {
+            Err(e) if e.is_resource_limit() => {
+                bar.suspend(|| eprintln!("note: config {} dropped: {}", r.point, e.summary()))
+            }
+            Err(e) => bar.suspend(|| eprintln!("config {} failed:\n{}", r.point, render(e))),
+            Ok(_) => {}
         }
     });
     bar.finish_and_clear();
@@ -258,6 +264,7 @@ fn compile_space(
         .unwrap_or_else(|| "kernel".into());
     let manifest = space::manifest(source, &stem, defines, options, &results);
     let mut written = 0usize;
+    let mut dropped = 0usize;
     let mut variant = manifest.variants.iter();
     for result in &results {
         match &result.outcome {
@@ -270,6 +277,7 @@ fn compile_space(
                     written += 1;
                 }
             }
+            Err(e) if e.is_resource_limit() => dropped += 1,
             Err(e) => failures.push(format!("{}: {}", result.point, e.summary())),
         }
     }
@@ -278,13 +286,21 @@ fn compile_space(
     std::fs::write(&manifest_path, json + "\n")
         .map_err(|e| format!("error: cannot write {}: {e}", manifest_path.display()))?;
     eprintln!(
-        "compiled {} of {} configs: {} PTX files in {} (manifest: {})",
-        total as usize - failures.len(),
+        "compiled {} of {} configs{}: {} PTX files in {} (manifest: {})",
+        total as usize - failures.len() - dropped,
         total,
+        if dropped > 0 {
+            format!(" ({dropped} over the target's limits dropped)")
+        } else {
+            String::new()
+        },
         written,
         dir.display(),
         manifest_path.display()
     );
+    if written == 0 && failures.is_empty() {
+        return Err("error: every config of the space exceeds the target's limits".to_string());
+    }
     if failures.is_empty() {
         Ok(())
     } else {

@@ -62,6 +62,7 @@ pub mod control_flow;
 pub mod convert_layout;
 pub mod dot;
 pub mod elementwise;
+pub mod limits;
 pub mod lower;
 pub mod memory;
 pub mod mma;
@@ -120,6 +121,13 @@ pub enum CodegenError {
         what: String,
         span: crate::span::Span,
     },
+    /// The config needs more than the target gives a program
+    /// ([`limits`]); a tuning space drops such configs.
+    #[error("exceeds the target's limits: {what}")]
+    ResourceLimit {
+        what: String,
+        span: crate::span::Span,
+    },
     #[error("LLVM: {0}")]
     Llvm(String),
 }
@@ -144,6 +152,7 @@ pub fn compile_timed(
         });
     }
     check_shapes(func)?;
+    limits::check_tiles(func, num_warps)?;
     let ctx = Context::create();
     let (tm, module, kernel) = times.time(Phase::TargetSetup, || {
         let tm = target::target_machine(options.arch)?;
@@ -164,6 +173,7 @@ pub fn compile_timed(
         lw.builder.build_unconditional_branch(lw.exit_block)?;
         Ok::<_, CodegenError>(lw.smem.peak_bytes)
     })?;
+    limits::check_shared(func, shared_bytes, options.arch)?;
     times
         .time(Phase::LlvmVerify, || module.verify())
         .map_err(|e| CodegenError::Llvm(format!("invalid LLVM IR: {e}")))?;

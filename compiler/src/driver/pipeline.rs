@@ -23,6 +23,10 @@ pub enum CompileError {
     /// A diagnostic in the user's source, rendered with file:line:col and a caret.
     #[error("{rendered}")]
     Source { summary: String, rendered: String },
+    /// The config needs more than the target gives one program (shared
+    /// memory, tile elements a thread): a tuning space drops it with a note.
+    #[error("{rendered}")]
+    ResourceLimit { summary: String, rendered: String },
     #[error("cannot read {path}: {source}")]
     Io {
         path: PathBuf,
@@ -43,9 +47,16 @@ impl CompileError {
     /// A one-line form (`file:line:col: message`) for progress output and manifests.
     pub fn summary(&self) -> String {
         match self {
-            CompileError::Source { summary, .. } => summary.clone(),
+            CompileError::Source { summary, .. } | CompileError::ResourceLimit { summary, .. } => {
+                summary.clone()
+            }
             other => other.to_string(),
         }
+    }
+
+    /// Whether the config asked for more than the target has (the code itself is fine).
+    pub fn is_resource_limit(&self) -> bool {
+        matches!(self, CompileError::ResourceLimit { .. })
     }
 }
 
@@ -206,6 +217,16 @@ fn codegen_error(err: CodegenError, sources: &SourceMap) -> CompileError {
             let diag =
                 Diagnostic::error(span, format!("code generation does not support {what} yet"));
             CompileError::from_diagnostic(&diag, sources)
+        }
+        CodegenError::ResourceLimit { ref what, span } => {
+            let diag = Diagnostic::error(
+                span,
+                format!("this config exceeds the target's limits: {what}"),
+            );
+            CompileError::ResourceLimit {
+                summary: format!("{}: {}", diag.location(sources), diag.message),
+                rendered: diag.render(sources),
+            }
         }
         CodegenError::Llvm(msg) => CompileError::Llvm(msg),
     }
