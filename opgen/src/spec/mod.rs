@@ -6,6 +6,7 @@
 mod active_lines;
 mod expr;
 mod lex;
+mod names;
 mod parse;
 mod validate;
 

@@ -6,6 +6,7 @@ use super::*;
 use tritonc::diagnostics::Diagnostic;
 
 pub fn validate(spec: &OpSpec) -> Result<(), Diagnostic> {
+    super::names::check_names(spec)?;
     check_dtypes(spec)?;
     check_tensors(spec)?;
     check_macro_names(spec)?;

@@ -1,0 +1,242 @@
+//! Names a spec gives become C++, Python and TensorFlow identifiers beside the
+//! generator's own (issue 20): keywords, the generated code's names, reserved
+//! prefixes and names no target accepts are errors at the spec, with a
+//! location and a suggestion; every name accepted gives an op whose Python
+//! compiles (and, where TensorFlow is installed, whose C++ builds).
+
+
+use proptest::prelude::*;
+use std::path::Path;
+use triton_opgen::spec::parse_spec;
+use triton_opgen::tf::{generate as generate_tf, TfOptions};
+use triton_opgen::{generate, GenerateOptions};
+use tritonc::codegen::Arch;
+use tritonc::span::SourceMap;
+
+/// The add op with its input `x`, dim `N`, namespace and op name given.
+fn add_spec(ns: &str, op: &str, x: &str, n: &str) -> String {
+    format!(
+        "#pragma opgen op {ns}::{op}
+#pragma opgen dtype T in {{float32: TYPE=float, float16: TYPE=half}}
+#pragma opgen input {x}: T[{n}] contiguous
+#pragma opgen input y: T[{n}] contiguous
+#pragma opgen output z: T[{n}]
+#pragma opgen args {n}, {x}, y, z
+#pragma opgen grid cdiv({n}, SIZE)
+#pragma opgen tune SIZE = [256, 1024]
+#pragma opgen num_warps 4
+#pragma opgen backward d{x} = dz, dy = dz
+__global__ void add(int N, TYPE* a, TYPE* b, TYPE* c) {{
+  int off[SIZE] = get_program_id(0) * SIZE + (0 ... SIZE);
+  bool in[SIZE] = off < N;
+  TYPE* pa[SIZE] = a + off;
+  TYPE* pb[SIZE] = b + off;
+  TYPE* pc[SIZE] = c + off;
+  *?(in)pc = *?(in)pa + *?(in)pb;
+}}
+"
+    )
+}
+
+fn parse(text: &str) -> Result<(), String> {
+    let mut sources = SourceMap::new();
+    let file = sources.add("k.tc", text);
+    parse_spec(file, text)
+        .map(|_| ())
+        .map_err(|d| d.render(&sources))
+}
+
+#[test]
+fn keywords_generated_names_and_bad_identifiers_are_errors() {
+    // (namespace, op, input, dim, what the message says)
+    let cases = [
+        ("t", "add", "class", "N", "`class` is a C++ keyword"),
+        ("t", "add", "lambda", "N", "`lambda` is a Python keyword"),
+        ("t", "add", "None", "N", "`None` is a Python keyword"),
+        ("t", "add", "x", "int", "dim `int` is a C++ keyword"),
+        (
+            "t",
+            "add",
+            "x",
+            "i",
+            "dim `i` is a name the generated code declares",
+        ),
+        (
+            "t",
+            "add",
+            "g",
+            "N",
+            "`g` is a name the generated code declares",
+        ),
+        ("t", "add", "candidates", "N", "declares"),
+        ("t", "add", "kctx", "N", "declares"),
+        ("t", "add", "name", "N", "declares"),
+        ("t", "add", "arg0", "N", "declares"),
+        ("t", "add", "int64_t", "N", "declares"),
+        ("t", "add", "opgen_x", "N", "reserved prefixes"),
+        ("t", "add", "dtype_T", "N", "reserved prefixes"),
+        ("t", "add", "__x", "N", "reserved in C++"),
+        ("t", "add", "_X", "N", "reserved in C++"),
+        ("t", "class", "x", "N", "op name `class` is a C++ keyword"),
+        ("t", "def", "x", "N", "op name `def` is a Python keyword"),
+        (
+            "_1",
+            "add",
+            "x",
+            "N",
+            "namespace `_1` must start with a letter",
+        ),
+        (
+            "_",
+            "add",
+            "x",
+            "N",
+            "namespace `_` must start with a letter",
+        ),
+    ];
+    for (ns, op, x, n, want) in cases {
+        let text = add_spec(ns, op, x, n);
+        let err = parse(&text).expect_err(&format!("{ns}::{op} {x} {n} accepted"));
+        assert!(err.contains(want), "{ns}::{op} {x} {n}: {err}");
+        assert!(err.contains("k.tc:"), "no location: {err}");
+        if want.contains("keyword") || want.contains("declares") {
+            assert!(err.contains("rename it (e.g. `"), "no suggestion: {err}");
+        }
+    }
+    // A tensor named like another tensor's generated local.
+    let text = add_spec("t", "add", "x", "N").replace("input y: T[N]", "input x_arg: T[N]");
+    let text = text
+        .replace("args N, x, y, z", "args N, x, x_arg, z")
+        .replace("dy = dz", "dx_arg = dz");
+    let err = parse(&text).unwrap_err();
+    assert!(
+        err.contains("`x_arg` has the name the generated code gives a local of tensor `x`"),
+        "{err}"
+    );
+    // A 10,000-character op name.
+    let long = "a".repeat(10_000);
+    let err = parse(&add_spec("t", &long, "x", "N")).unwrap_err();
+    assert!(
+        err.contains("has 10000 characters; at most 64"),
+        "{}",
+        &err[..err.len().min(300)]
+    );
+    // Plain names pass.
+    parse(&add_spec("my_ns", "add2", "x_", "N")).unwrap();
+}
+
+fn fake_bridge(dir: &Path) -> std::path::PathBuf {
+    let path = dir.join("libopgen_bridge.a");
+    std::fs::write(&path, b"!<arch>\n").unwrap();
+    path
+}
+
+/// Generates the torch and TensorFlow folders of `text` and byte-compiles
+/// their Python; `build_tf` also builds the TensorFlow library.
+fn generate_both(text: &str, dir: &Path, build_tf: bool) {
+    let kernel = dir.join("k.tc");
+    std::fs::write(&kernel, text).unwrap();
+    let bridge = if build_tf {
+        tf_bridge()
+    } else {
+        fake_bridge(dir)
+    };
+    let torch = generate(
+        &GenerateOptions {
+            input: kernel.clone(),
+            out_dir: Some(dir.join("torch")),
+            arch: Arch::Sm90,
+            no_build: true,
+            torch_dir: None,
+            python: "python3".into(),
+            bridge_lib: Some(bridge.clone()),
+            include_dirs: Vec::new(),
+            tuned: None,
+        },
+        |_| {},
+    )
+    .unwrap_or_else(|e| panic!("torch: {}", e.0));
+    let tf = generate_tf(
+        &TfOptions {
+            input: kernel,
+            out_dir: Some(dir.join("tf")),
+            arch: Arch::Sm90,
+            no_build: !build_tf,
+            python: "python3".into(),
+            bridge_lib: Some(bridge),
+            include_dirs: Vec::new(),
+            tuned: None,
+        },
+        |_| {},
+    )
+    .unwrap_or_else(|e| panic!("tf: {e}"));
+    let mut py: Vec<std::path::PathBuf> = Vec::new();
+    for folder in [&torch.out_dir, &tf.out_dir] {
+        for entry in std::fs::read_dir(folder).unwrap().flatten() {
+            if entry.path().extension().is_some_and(|e| e == "py") {
+                py.push(entry.path());
+            }
+        }
+    }
+    assert_eq!(py.len(), 2, "{py:?}");
+    let out = std::process::Command::new("python3")
+        .args(["-m", "py_compile"])
+        .args(&py)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn tf_bridge() -> std::path::PathBuf {
+    #[path = "tf_support/mod.rs"]
+    mod tf_support;
+    tf_support::bridge_lib()
+}
+
+/// Legal names that are also C++ library or Python builtin names: the op
+/// still builds against TensorFlow's headers (when TensorFlow is installed).
+#[test]
+fn legal_names_that_shadow_library_names_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = add_spec("std_", "max", "size", "data");
+    parse(&text).unwrap();
+    let have_tf = std::process::Command::new("python3")
+        .args(["-c", "import tensorflow"])
+        .env("TF_CPP_MIN_LOG_LEVEL", "2")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have_tf {
+        assert!(std::env::var("CI").is_err(), "tensorflow missing under CI");
+        eprintln!("notice: tensorflow missing, building only the generated Python");
+    }
+    generate_both(&text, dir.path(), have_tf);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, .. ProptestConfig::default() })]
+
+    /// A random name for the input and one for the dim: refused at the spec
+    /// with the name in the message, or accepted and generating Python that compiles.
+    #[test]
+    fn any_name_is_refused_or_gives_code_that_compiles(
+        x in prop_oneof![
+            "[a-zA-Z_][a-zA-Z0-9_]{0,6}",
+            prop::sample::select(vec!["class", "def", "in", "g", "group", "stream", "err", "rc", "OP", "ctx", "grads", "saved", "infer", "name", "tf", "os", "return", "None"]).prop_map(String::from),
+        ],
+        n in "[A-Z][A-Z0-9_]{0,3}",
+    ) {
+        prop_assume!(x != n && x != "y" && x != "z" && n != "SIZE" && n != "T" && x != "T" && x != "SIZE");
+        let text = add_spec("t", "add", &x, &n);
+        match parse(&text) {
+            Err(e) => prop_assert!(e.contains(&format!("`{x}`")) || e.contains(&format!("`{n}`")), "{e}"),
+            Ok(()) => {
+                let dir = tempfile::tempdir().unwrap();
+                generate_both(&text, dir.path(), false);
+            }
+        }
+    }
+}
