@@ -4,7 +4,6 @@
 //! location and a suggestion; every name accepted gives an op whose Python
 //! compiles (and, where TensorFlow is installed, whose C++ builds).
 
-
 use proptest::prelude::*;
 use std::path::Path;
 use triton_opgen::spec::parse_spec;
