@@ -271,3 +271,41 @@ fn print_after_needs_one_point() {
         stderr(&out)
     );
 }
+
+/// `--kernel NAME` generates code for that kernel only: another kernel of
+/// the file that could not be compiled (a tile over the limits) is not
+/// compiled at all; an unknown name lists the file's kernels.
+#[test]
+fn kernel_flag_compiles_only_the_named_kernel() {
+    let dir = temp_dir("kernel-flag");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("two.tc");
+    std::fs::write(
+        &file,
+        "__global__ void huge(float* p) {\n  int i[1048576] = 0 ... 1048576;\n  float* q[1048576] = p + i;\n  *q = 1.0;\n}\n\
+         __global__ void small(float* p) {\n  int i[128] = 0 ... 128;\n  float* q[128] = p + i;\n  *q = 2.0;\n}\n",
+    )
+    .unwrap();
+    let path = file.to_str().unwrap();
+    let started = std::time::Instant::now();
+    let out = tritonc(&[path, "--kernel", "small", "--emit", "ptx"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains(".entry small"));
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    // Without --kernel both are compiled, and `huge` is over the limits.
+    let out = tritonc(&[path, "--emit", "ptx"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("exceeds the target's limits"),
+        "{}",
+        stderr(&out)
+    );
+    let out = tritonc(&[path, "--kernel", "nope", "--emit", "ptx"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("no kernel named `nope`; the file defines: huge, small"),
+        "{}",
+        stderr(&out)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

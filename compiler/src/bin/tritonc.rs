@@ -166,16 +166,26 @@ fn run(cli: &Cli, times: &mut PhaseTimes) -> Result<(), String> {
             .join("\n")
     } else {
         let keep_llvm_ir = cli.emit == Emit::Llvm;
-        let kernels = driver::compile_observed(
+        // With --kernel only that kernel goes through codegen.
+        let wanted = cli.kernel.as_deref();
+        let kernels = driver::compile_selected(
             &source,
             &point.defines,
             &options,
             keep_llvm_ir,
             times,
             &mut print_ir_after,
+            &|name| wanted.is_none_or(|w| w == name),
         )
         .map_err(|e| render(&e))?;
-        let kernel = pick_kernel(kernels, cli.kernel.as_deref())?;
+        let names = match (kernels.is_empty(), wanted) {
+            // Nothing matched: name the file's kernels in the error.
+            (true, Some(_)) => driver::lower(&source, &point.defines, &options.include_dirs)
+                .map(|l| l.module.functions.iter().map(|f| f.name.clone()).collect())
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        let kernel = pick_kernel(kernels, wanted, &names)?;
         match cli.emit {
             Emit::Llvm => kernel.compiled.llvm_ir,
             _ => kernel.compiled.ptx,
@@ -211,8 +221,16 @@ fn render(e: &CompileError) -> String {
 }
 
 /// LLVM and PTX are one module per kernel: a file with several needs --kernel.
-fn pick_kernel(kernels: Vec<KernelOutput>, wanted: Option<&str>) -> Result<KernelOutput, String> {
-    let names: Vec<String> = kernels.iter().map(|k| k.compiled.name.clone()).collect();
+/// `all_names`: the file's kernels, for the error when none is `wanted`.
+fn pick_kernel(
+    kernels: Vec<KernelOutput>,
+    wanted: Option<&str>,
+    all_names: &[String],
+) -> Result<KernelOutput, String> {
+    let mut names: Vec<String> = kernels.iter().map(|k| k.compiled.name.clone()).collect();
+    if names.is_empty() {
+        names = all_names.to_vec();
+    }
     let mut matching: Vec<KernelOutput> = kernels
         .into_iter()
         .filter(|k| wanted.is_none_or(|w| w == k.compiled.name))

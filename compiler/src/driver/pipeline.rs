@@ -197,11 +197,34 @@ pub fn compile_observed(
     times: &mut PhaseTimes,
     after_pass: &mut dyn FnMut(&PassEvent<'_>),
 ) -> Result<Vec<KernelOutput>, CompileError> {
+    compile_selected(
+        source,
+        defines,
+        options,
+        keep_llvm_ir,
+        times,
+        after_pass,
+        &|_| true,
+    )
+}
+
+/// [`compile_observed`] generating code only for the kernels whose name
+/// `selected` accepts (`tritonc --kernel`): the others are lowered, not compiled.
+pub fn compile_selected(
+    source: &Source,
+    defines: &[(String, String)],
+    options: &CompileOptions,
+    keep_llvm_ir: bool,
+    times: &mut PhaseTimes,
+    after_pass: &mut dyn FnMut(&PassEvent<'_>),
+    selected: &dyn Fn(&str) -> bool,
+) -> Result<Vec<KernelOutput>, CompileError> {
     let Lowered { module, sources } =
         lower_for_codegen(source, defines, &options.include_dirs, times, after_pass)?;
     module
         .functions
         .into_iter()
+        .filter(|function| selected(&function.name))
         .map(|function| {
             let compiled = codegen::compile_timed(&function, &options.codegen, keep_llvm_ir, times)
                 .map_err(|e| codegen_error(e, &sources))?;

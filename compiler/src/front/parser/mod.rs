@@ -15,6 +15,11 @@ use crate::span::Span;
 /// Deepest nesting of expressions and statements accepted.
 pub const MAX_NESTING: usize = 256;
 
+/// Longest `else if` chain: the parser reads one in a loop, but sema, the
+/// IR and codegen still nest a level a link; at this length the whole compile
+/// fits a 2 MiB thread stack (tested).
+pub const MAX_ELSE_IF_LINKS: usize = 512;
+
 pub fn parse(tokens: &[Token]) -> Result<TranslationUnit> {
     super::stack::on_large_stack(|| parse_here(tokens))
 }

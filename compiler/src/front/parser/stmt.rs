@@ -1,5 +1,5 @@
 //! Statements and declarations (`int rm[TM] = pm * TM + 0 ... TM;`).
-use super::Parser;
+use super::{Parser, MAX_ELSE_IF_LINKS};
 use crate::diagnostics::{Diagnostic, Result};
 use crate::front::ast::{Block, Declarator, Stmt, StmtKind, TypeSpec};
 use crate::front::token::{Punct, TokenKind};
@@ -123,16 +123,52 @@ impl Parser<'_> {
         Ok(cond)
     }
 
+    /// `if (c) s [else if (c) s]... [else s]`: the `else if` links are read
+    /// in a loop, not one nesting level each, so a chain of any length is
+    /// accepted; the tree is the nested `If`s it stands for.
     fn if_stmt(&mut self) -> Result<StmtKind> {
-        self.bump();
-        let cond = self.paren_condition("`if`")?;
-        let then_branch = Box::new(self.statement()?);
-        let else_branch = if self.at_ident("else") {
+        // (start of the `if`, condition, then-branch) of each link.
+        let mut links = Vec::new();
+        let mut final_else = None;
+        loop {
+            let start = self.peek().span;
             self.bump();
-            Some(Box::new(self.statement()?))
-        } else {
-            None
-        };
+            let cond = self.paren_condition("`if`")?;
+            let then_branch = Box::new(self.statement()?);
+            links.push((start, cond, then_branch));
+            if !self.at_ident("else") {
+                break;
+            }
+            self.bump();
+            if !self.at_ident("if") {
+                final_else = Some(Box::new(self.statement()?));
+                break;
+            }
+            if links.len() >= MAX_ELSE_IF_LINKS {
+                return Err(Diagnostic::error(
+                    self.peek().span,
+                    format!("an `else if` chain of more than {MAX_ELSE_IF_LINKS} links"),
+                )
+                .with_note("later stages still nest one level a link; split the chain"));
+            }
+        }
+        let end = self.prev_span();
+        let (_, cond, then_branch) = links.remove(0);
+        // Innermost first: each later link is the else-branch of the one before.
+        let else_branch =
+            links
+                .into_iter()
+                .rev()
+                .fold(final_else, |else_branch, (start, cond, then_branch)| {
+                    Some(Box::new(Stmt {
+                        kind: StmtKind::If {
+                            cond,
+                            then_branch,
+                            else_branch,
+                        },
+                        span: start.to(end),
+                    }))
+                });
         Ok(StmtKind::If {
             cond,
             then_branch,
