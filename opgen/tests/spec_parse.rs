@@ -326,3 +326,33 @@ fn a_divisor_that_can_be_zero_is_an_error_at_the_divisor() {
     // Nonzero divisors, literal or macro, are fine.
     ok(&format!("{base}#pragma opgen grid cdiv(N, SIZE * 2)\n"));
 }
+
+#[test]
+fn a_constant_that_overflows_64_bits_is_an_error_naming_the_macro_values() {
+    let base = BASE.replace("#pragma opgen grid cdiv(N, SIZE)\n", "");
+    // SIZE = 256 makes SIZE * 2^62 * 4 overflow; SIZE = 128 too.
+    let e = err(&format!(
+        "{base}#pragma opgen grid cdiv(N, SIZE * 4611686018427387904 * 4)\n"
+    ));
+    assert!(
+        e.contains("overflows a 64-bit integer (for SIZE = 128)"),
+        "{e}"
+    );
+    assert!(e.contains("k.tc:8:"), "{e}");
+    let e = err(&format!(
+        "{base}#pragma opgen grid cdiv(N, SIZE)\n#pragma opgen require N <= 9223372036854775807 + 1\n"
+    ));
+    assert!(e.contains("overflows a 64-bit integer:"), "{e}");
+    let e = err(&BASE.replace(
+        "args N, x, y, z",
+        "args N - (-9223372036854775807 - 1) * -1, x, y, z",
+    ));
+    assert!(e.contains("overflows a 64-bit integer"), "{e}");
+    // Large but representable constants are fine, and so are expressions over dims.
+    ok(&format!(
+        "{base}#pragma opgen grid cdiv(N, SIZE * 1099511627776 / 1099511627776)\n"
+    ));
+    ok(&format!(
+        "{base}#pragma opgen grid cdiv(N * 4611686018427387904, SIZE)\n"
+    ));
+}

@@ -95,7 +95,7 @@ impl Expr {
         Some(match self {
             Expr::Int(v, _) => *v,
             Expr::Name(n, _) => name(n)?,
-            Expr::Neg(e, _) => -e.eval(name)?,
+            Expr::Neg(e, _) => e.eval(name)?.checked_neg()?,
             Expr::Bin(op, l, r) => {
                 let (a, b) = (l.eval(name)?, r.eval(name)?);
                 match op {
@@ -109,7 +109,7 @@ impl Expr {
                 let vals: Option<Vec<i64>> = args.iter().map(|a| a.eval(name)).collect();
                 let v = vals?;
                 match (f.as_str(), v.as_slice()) {
-                    ("cdiv", [a, b]) if *b != 0 => (a + b - 1).div_euclid(*b),
+                    ("cdiv", [a, b]) if *b != 0 => a.checked_add(b - 1)?.div_euclid(*b),
                     ("min", [a, b]) => *a.min(b),
                     ("max", [a, b]) => *a.max(b),
                     _ => return None,

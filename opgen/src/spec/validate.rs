@@ -11,6 +11,7 @@ pub fn validate(spec: &OpSpec) -> Result<(), Diagnostic> {
     check_tensors(spec)?;
     check_macro_names(spec)?;
     check_divisors(spec)?;
+    check_overflow(spec)?;
     check_args(spec)?;
     check_grid(spec)?;
     if let Some(backward) = &spec.backward {
@@ -155,6 +156,114 @@ fn zero_divisor<'a>(spec: &OpSpec, e: &'a Expr) -> Option<&'a Expr> {
                 return args.get(1);
             }
             args.iter().find_map(|a| zero_divisor(spec, a))
+        }
+    }
+}
+
+/// No constant part of an argument, grid or requirement expression (one
+/// over literals and `tune`/`define` macros only) overflows a 64-bit integer
+/// for any value of its macros: the launcher computes them in `int64_t`,
+/// where an overflow is undefined.
+fn check_overflow(spec: &OpSpec) -> Result<(), Diagnostic> {
+    let macro_values = |name: &str| -> Option<Vec<i64>> {
+        let m = spec
+            .tune
+            .iter()
+            .chain(spec.defines.iter())
+            .find(|m| m.name == name)?;
+        m.values
+            .iter()
+            .map(|v| v.trim().parse::<i64>().ok())
+            .collect()
+    };
+    let exprs = spec
+        .args
+        .iter()
+        .map(|a| &a.value)
+        .chain(spec.grid.iter().map(|g| &g.value))
+        .chain(spec.requires.iter().flat_map(|r| [&r.left, &r.right]));
+    for e in exprs {
+        if let Some((at, assignment)) = overflowing(e, &macro_values) {
+            let when = if assignment.is_empty() {
+                String::new()
+            } else {
+                format!(" (for {assignment})")
+            };
+            return Err(Diagnostic::error(
+                at.span(),
+                format!("this expression overflows a 64-bit integer{when}: the launcher computes it in int64_t"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The first constant subexpression of `e` (largest first) that overflows for
+/// some assignment of its macros' values, and that assignment (`SIZE = 256`).
+fn overflowing<'a>(
+    e: &'a Expr,
+    values: &dyn Fn(&str) -> Option<Vec<i64>>,
+) -> Option<(&'a Expr, String)> {
+    let names: Vec<&str> = e.names().into_iter().map(|(n, _)| n).collect();
+    let lists: Option<Vec<(&str, Vec<i64>)>> =
+        names.iter().map(|n| Some((*n, values(n)?))).collect();
+    if let (Some(lists), false) = (lists, matches!(e, Expr::Int(..) | Expr::Name(..))) {
+        // Every assignment of the macros it reads (tuning lists are short).
+        let mut assignment = vec![0usize; lists.len()];
+        loop {
+            let value_of = |n: &str| {
+                lists
+                    .iter()
+                    .zip(&assignment)
+                    .find(|((name, _), _)| *name == n)
+                    .map(|((_, vals), &i)| vals[i])
+            };
+            if e.eval(&value_of).is_none() && !divides_by_zero(e, &value_of) {
+                let text = lists
+                    .iter()
+                    .zip(&assignment)
+                    .map(|((n, vals), &i)| format!("{n} = {}", vals[i]))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                return Some((e, text));
+            }
+            // Next assignment, or done.
+            let mut k = 0;
+            while k < lists.len() {
+                assignment[k] += 1;
+                if assignment[k] < lists[k].1.len() {
+                    break;
+                }
+                assignment[k] = 0;
+                k += 1;
+            }
+            if k == lists.len() {
+                return None;
+            }
+        }
+    }
+    match e {
+        Expr::Int(..) | Expr::Name(..) => None,
+        Expr::Neg(inner, _) => overflowing(inner, values),
+        Expr::Bin(_, l, r) => overflowing(l, values).or_else(|| overflowing(r, values)),
+        Expr::Call(_, args, _) => args.iter().find_map(|a| overflowing(a, values)),
+    }
+}
+
+/// Whether `e` fails to evaluate for a zero divisor (reported by
+/// [`check_divisors`]) rather than an overflow.
+fn divides_by_zero(e: &Expr, value_of: &dyn Fn(&str) -> Option<i64>) -> bool {
+    match e {
+        Expr::Int(..) | Expr::Name(..) => false,
+        Expr::Neg(inner, _) => divides_by_zero(inner, value_of),
+        Expr::Bin(op, l, r) => {
+            (*op == BinOp::Div && r.eval(value_of) == Some(0))
+                || divides_by_zero(l, value_of)
+                || divides_by_zero(r, value_of)
+        }
+        Expr::Call(f, args, _) => {
+            (f == "cdiv" && args.get(1).and_then(|d| d.eval(value_of)) == Some(0))
+                || args.iter().any(|a| divides_by_zero(a, value_of))
         }
     }
 }
