@@ -133,10 +133,14 @@ impl TuneCache {
 
     /// Writes the cache, keeping entries another process saved since we
     /// read it (ours win on the same key). No-op for a memory-only cache.
+    /// The read, merge and write hold an exclusive lock on `PATH.lock`, so
+    /// processes saving at once (one per GPU under torchrun) lose no entry;
+    /// where the file system has no locks it goes on without one.
     pub fn save(&mut self) -> Result<()> {
         let Some(path) = self.path.clone() else {
             return Ok(());
         };
+        let _lock = lock_for(&path);
         let (on_disk, _) = read_entries(&path);
         for (key, choice) in on_disk {
             self.entries.entry(key).or_insert(choice);
@@ -151,6 +155,25 @@ impl TuneCache {
         })?;
         write_atomically(&path, format!("{json}\n").as_bytes())
     }
+}
+
+/// An exclusive lock on `path` + `.lock` (released when dropped), or None
+/// where it cannot be had (no folder yet is created first).
+fn lock_for(path: &Path) -> Option<std::fs::File> {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".lock");
+    let lock_path = PathBuf::from(name);
+    if let Some(dir) = lock_path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .ok()?;
+    file.lock().ok()?;
+    Some(file)
 }
 
 fn read_entries(path: &Path) -> (BTreeMap<String, TunedChoice>, CacheLoad) {
