@@ -71,6 +71,19 @@ impl SourceMap {
             .unwrap_or("<unknown>")
     }
 
+    /// Every file added, in order, as `(name, text)`: the kernel, what it
+    /// included and the `-D` values (a cache key over all that went in).
+    pub fn all(&self) -> Vec<(&str, &str)> {
+        (0..)
+            .map_while(|id| {
+                self.files
+                    .get(id)
+                    .ok()
+                    .map(|f| (f.name().as_str(), f.source().as_str()))
+            })
+            .collect()
+    }
+
     pub(crate) fn files(&self) -> &SimpleFiles<String, String> {
         &self.files
     }

@@ -45,6 +45,11 @@ struct Cli {
     /// Include folders for the kernel's #include lines.
     #[arg(short = 'I')]
     include_dirs: Vec<PathBuf>,
+    /// Variants compiled at once (default: one per core). Compiled points
+    /// are cached in $TRITON_OPGEN_COMPILE_CACHE (default: the user cache
+    /// folder's triton-opgen/compile; `off` turns it off).
+    #[arg(short = 'j', long = "jobs", default_value_t = 0)]
+    jobs: usize,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -229,6 +234,7 @@ fn main_torch(cli: &Cli) -> ExitCode {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    triton_opgen::variants::set_jobs(cli.jobs);
     match cli.framework {
         Framework::Ort => main_ort(&cli),
         Framework::Tf => main_tf(&cli),

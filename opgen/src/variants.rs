@@ -1,11 +1,14 @@
 //! Compiles every variant of an op: each dtype choice (a group) times each
 //! point of the tuning space times each `num_warps`, through tritonc's driver.
 
+use crate::compile_cache::{CompileCache, CompiledKernel};
 use crate::spec::{DtypeVar, OpSpec};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use tritonc::codegen::{Arch, CodegenOptions};
 use tritonc::driver::manifest::ParamEntry;
-use tritonc::driver::space::{compile_all, PointResult};
-use tritonc::driver::{CompileOptions, Define, DefineValue, Source};
+use tritonc::driver::tuning::{self, ConfigPoint};
+use tritonc::driver::{CompileError, CompileOptions, Define, DefineValue, Source};
+use tritonc::timings::PhaseTimes;
 
 /// One dtype assignment (`T = float16`): the variants a call with those dtypes
 /// chooses among.
@@ -63,6 +66,30 @@ pub fn count_points(spec: &OpSpec) -> u64 {
     groups * points * spec.launch_options().len() as u64
 }
 
+/// How variants are compiled: threads, and the compile cache.
+pub struct CompileSettings {
+    /// Points compiled at once (0: one per core).
+    pub jobs: usize,
+    pub cache: Option<CompileCache>,
+}
+
+static JOBS: AtomicUsize = AtomicUsize::new(0);
+
+/// Sets the threads [`compile`] uses (`triton-opgen -j N`; 0: one per core).
+pub fn set_jobs(jobs: usize) {
+    JOBS.store(jobs, Ordering::Relaxed);
+}
+
+impl Default for CompileSettings {
+    /// [`set_jobs`]' value and the default compile cache.
+    fn default() -> Self {
+        CompileSettings {
+            jobs: JOBS.load(Ordering::Relaxed),
+            cache: CompileCache::default_location(),
+        }
+    }
+}
+
 /// Compiles every variant; `progress` is called once per compiled point with
 /// a short label. Points that fail are reported in `warnings`; a group with no
 /// variant left is an error.
@@ -71,44 +98,50 @@ pub fn compile(
     source: &Source,
     arch: Arch,
     include_dirs: &[std::path::PathBuf],
+    progress: impl FnMut(&str),
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Group>, VariantError> {
+    compile_with(
+        spec,
+        source,
+        arch,
+        include_dirs,
+        &CompileSettings::default(),
+        progress,
+        warnings,
+    )
+}
+
+/// One point to compile: its dtype group, launch option and macro values.
+struct Job {
+    group: usize,
+    launch: usize,
+    point: ConfigPoint,
+    options: CompileOptions,
+    label: String,
+}
+
+/// [`compile`] with explicit settings: the points of every group and launch
+/// option compile on `settings.jobs` threads (results are put back in their
+/// order, so the output does not depend on the threads), each looked up in
+/// and stored to the compile cache.
+pub fn compile_with(
+    spec: &OpSpec,
+    source: &Source,
+    arch: Arch,
+    include_dirs: &[std::path::PathBuf],
+    settings: &CompileSettings,
     mut progress: impl FnMut(&str),
     warnings: &mut Vec<String>,
 ) -> Result<Vec<Group>, VariantError> {
-    let mut groups = Vec::new();
-    for assignment in dtype_assignments(&spec.dtypes) {
-        let mut defines: Vec<Define> = Vec::new();
-        for (_, _, macros) in &assignment {
-            for (name, value) in macros {
-                defines.push(Define {
-                    name: name.clone(),
-                    value: DefineValue::Code(value.clone()),
-                });
-            }
-        }
-        for m in &spec.defines {
-            defines.push(Define {
-                name: m.name.clone(),
-                value: DefineValue::Code(m.values[0].clone()),
-            });
-        }
-        for m in &spec.tune {
-            defines.push(Define {
-                name: m.name.clone(),
-                value: DefineValue::List(m.values.clone()),
-            });
-        }
-        let label: Vec<String> = assignment
-            .iter()
-            .map(|(var, dtype, _)| format!("{var}={dtype}"))
-            .collect();
-        let label = label.join(",");
-        let mut variants = Vec::new();
-        let mut first_error = None;
-        for (num_warps, num_stages) in spec.launch_options() {
-            let launch = match num_stages {
-                Some(s) => format!("num_warps={num_warps} num_stages={s}"),
-                None => format!("num_warps={num_warps}"),
-            };
+    let assignments = dtype_assignments(&spec.dtypes);
+    let launches = spec.launch_options();
+    let mut group_defines = Vec::new();
+    let mut jobs = Vec::new();
+    for (group, assignment) in assignments.iter().enumerate() {
+        let defines = point_defines(spec, assignment);
+        let label = group_label_of(assignment);
+        for (launch, &(num_warps, num_stages)) in launches.iter().enumerate() {
             let options = CompileOptions {
                 include_dirs: include_dirs.to_vec(),
                 codegen: CodegenOptions {
@@ -117,75 +150,91 @@ pub fn compile(
                     num_stages,
                 },
             };
-            let results = compile_all(source, &defines, &options, |r: &PointResult| {
-                progress(&format!(
-                    "{} {label} {} {launch}",
-                    spec.name,
-                    tuned_text(&r.point.tuned(&defines).cloned().collect::<Vec<_>>())
-                ));
-            });
-            for result in results {
-                let tuned: Vec<(String, String)> = result.point.tuned(&defines).cloned().collect();
-                match result.outcome {
-                    Err(e) => {
-                        // Over the target's limits: dropped from the space (a note);
-                        // anything else is a failed config.
-                        let how = if e.is_resource_limit() {
-                            " dropped"
-                        } else {
-                            ""
-                        };
-                        warnings.push(format!(
-                            "{label} {} {launch}{how}: {}",
-                            tuned_text(&tuned),
-                            e.summary()
-                        ));
-                        first_error.get_or_insert(e.to_string());
-                    }
-                    Ok(kernels) => {
-                        let chosen = match &spec.kernel {
-                            Some(name) => kernels.iter().find(|k| &k.compiled.name == name),
-                            None => kernels.first(),
-                        };
-                        let Some(k) = chosen else {
-                            let names: Vec<&str> =
-                                kernels.iter().map(|k| k.compiled.name.as_str()).collect();
-                            return Err(VariantError(format!(
-                                "{}: no kernel `{}` in the file (it has: {})",
-                                source.path.display(),
-                                spec.kernel.clone().unwrap_or_default(),
-                                names.join(", ")
-                            )));
-                        };
-                        // A num_stages value the compiler capped (a loop it
-                        // does not pipeline, a depth that does not fit) gives
-                        // the same kernel: one variant is enough to time.
-                        let same = variants.iter().any(|v: &CompiledVariant| {
-                            v.tuned == tuned
-                                && v.num_warps == k.compiled.num_warps
-                                && v.ptx == k.compiled.ptx
-                        });
-                        if same {
-                            continue;
-                        }
-                        let mut config = tuned_text(&tuned);
-                        if !config.is_empty() {
-                            config.push(' ');
-                        }
-                        config.push_str(&launch);
-                        variants.push(CompiledVariant {
-                            kernel: k.compiled.name.clone(),
-                            config,
-                            tuned,
-                            macros: result.point.defines.clone(),
-                            num_warps: k.compiled.num_warps,
-                            shared_bytes: k.compiled.shared_bytes,
-                            params: ParamEntry::of(&k.function),
-                            ptx: k.compiled.ptx.clone(),
-                        });
-                    }
-                }
+            for point in tuning::expand(&defines) {
+                let tuned: Vec<(String, String)> = point.tuned(&defines).cloned().collect();
+                jobs.push(Job {
+                    group,
+                    launch,
+                    label: format!(
+                        "{} {label} {} {}",
+                        spec.name,
+                        tuned_text(&tuned),
+                        launch_text(num_warps, num_stages)
+                    ),
+                    point,
+                    options: options.clone(),
+                });
             }
+        }
+        group_defines.push(defines);
+    }
+    let results = run_jobs(source, &jobs, settings, &mut progress);
+    let mut groups = Vec::new();
+    for (group, assignment) in assignments.iter().enumerate() {
+        let defines = &group_defines[group];
+        let label = group_label_of(assignment);
+        let mut variants: Vec<CompiledVariant> = Vec::new();
+        let mut first_error = None;
+        for (job, outcome) in jobs.iter().zip(&results).filter(|(j, _)| j.group == group) {
+            let (num_warps, num_stages) = launches[job.launch];
+            let launch = launch_text(num_warps, num_stages);
+            let tuned: Vec<(String, String)> = job.point.tuned(defines).cloned().collect();
+            let kernels = match outcome {
+                Err(e) => {
+                    // Over the target's limits: dropped from the space (a note);
+                    // anything else is a failed config.
+                    let how = if e.is_resource_limit() {
+                        " dropped"
+                    } else {
+                        ""
+                    };
+                    warnings.push(format!(
+                        "{label} {} {launch}{how}: {}",
+                        tuned_text(&tuned),
+                        e.summary()
+                    ));
+                    first_error.get_or_insert(e.to_string());
+                    continue;
+                }
+                Ok(kernels) => kernels,
+            };
+            let chosen = match &spec.kernel {
+                Some(name) => kernels.iter().find(|k| &k.name == name),
+                None => kernels.first(),
+            };
+            let Some(k) = chosen else {
+                let names: Vec<&str> = kernels.iter().map(|k| k.name.as_str()).collect();
+                return Err(VariantError(format!(
+                    "{}: no kernel `{}` in the file (it has: {})",
+                    source.path.display(),
+                    spec.kernel.clone().unwrap_or_default(),
+                    names.join(", ")
+                )));
+            };
+            // A num_stages value the compiler capped (a loop it does not
+            // pipeline, a depth that does not fit) gives the same kernel: one
+            // variant is enough to time.
+            let same = variants
+                .iter()
+                .any(|v| v.tuned == tuned && v.num_warps == k.num_warps && v.ptx == k.ptx);
+            if same {
+                continue;
+            }
+            let mut config = tuned_text(&tuned);
+            if !config.is_empty() {
+                config.push(' ');
+            }
+            config.push_str(&launch);
+            variants.push(CompiledVariant {
+                kernel: k.name.clone(),
+                config,
+                tuned,
+                macros: job.point.defines.clone(),
+                num_warps: k.num_warps,
+                shared_bytes: k.shared_bytes,
+                params: k.params.clone(),
+                ptx: k.ptx.clone(),
+            });
         }
         if variants.is_empty() {
             return Err(VariantError(format!(
@@ -203,6 +252,144 @@ pub fn compile(
         });
     }
     Ok(groups)
+}
+
+/// The macros of one dtype group: its choices' macros, the `define`s and the
+/// `tune` lists.
+fn point_defines(spec: &OpSpec, assignment: &[DtypeBinding]) -> Vec<Define> {
+    let mut defines: Vec<Define> = Vec::new();
+    for (_, _, macros) in assignment {
+        for (name, value) in macros {
+            defines.push(Define {
+                name: name.clone(),
+                value: DefineValue::Code(value.clone()),
+            });
+        }
+    }
+    for m in &spec.defines {
+        defines.push(Define {
+            name: m.name.clone(),
+            value: DefineValue::Code(m.values[0].clone()),
+        });
+    }
+    for m in &spec.tune {
+        defines.push(Define {
+            name: m.name.clone(),
+            value: DefineValue::List(m.values.clone()),
+        });
+    }
+    defines
+}
+
+fn group_label_of(assignment: &[DtypeBinding]) -> String {
+    assignment
+        .iter()
+        .map(|(var, dtype, _)| format!("{var}={dtype}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn launch_text(num_warps: u32, num_stages: Option<u32>) -> String {
+    match num_stages {
+        Some(s) => format!("num_warps={num_warps} num_stages={s}"),
+        None => format!("num_warps={num_warps}"),
+    }
+}
+
+type PointOutcome = Result<Vec<CompiledKernel>, CompileError>;
+
+/// Compiles `jobs` on the settings' threads; the outcomes in `jobs`' order.
+/// `progress` gets each job's label as it finishes (on this thread).
+fn run_jobs(
+    source: &Source,
+    jobs: &[Job],
+    settings: &CompileSettings,
+    progress: &mut dyn FnMut(&str),
+) -> Vec<PointOutcome> {
+    let threads = match settings.jobs {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    }
+    .clamp(1, jobs.len().max(1));
+    let next = AtomicUsize::new(0);
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<(usize, PointOutcome)>();
+    let mut outcomes: Vec<Option<PointOutcome>> = (0..jobs.len()).map(|_| None).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            let done = done_tx.clone();
+            let next = &next;
+            // Deep kernels recurse in sema and codegen: a roomy stack.
+            let spawned = std::thread::Builder::new()
+                .stack_size(64 << 20)
+                .spawn_scoped(scope, move || loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(job) = jobs.get(i) else { break };
+                    if done
+                        .send((i, compile_point(source, job, settings)))
+                        .is_err()
+                    {
+                        break;
+                    }
+                });
+            if spawned.is_err() {
+                break; // fewer threads; the ones started (or this one) do the rest
+            }
+        }
+        drop(done_tx);
+        for (i, outcome) in done_rx {
+            progress(&jobs[i].label);
+            outcomes[i] = Some(outcome);
+        }
+    });
+    // Jobs no thread took (none could be started): compile them here.
+    outcomes
+        .into_iter()
+        .enumerate()
+        .map(|(i, o)| {
+            o.unwrap_or_else(|| {
+                let outcome = compile_point(source, &jobs[i], settings);
+                progress(&jobs[i].label);
+                outcome
+            })
+        })
+        .collect()
+}
+
+/// One point: from the cache, else compiled (and stored).
+fn compile_point(source: &Source, job: &Job, settings: &CompileSettings) -> PointOutcome {
+    let key = settings.cache.as_ref().and_then(|_| {
+        CompileCache::key(
+            source,
+            &job.point.defines,
+            &job.options.include_dirs,
+            &job.options.codegen,
+        )
+    });
+    if let (Some(cache), Some(key)) = (&settings.cache, &key) {
+        if let Some(kernels) = cache.get(key) {
+            return Ok(kernels);
+        }
+    }
+    let kernels: Vec<CompiledKernel> = tritonc::driver::compile_timed(
+        source,
+        &job.point.defines,
+        &job.options,
+        false,
+        &mut PhaseTimes::new(),
+    )?
+    .into_iter()
+    .map(|k| CompiledKernel {
+        params: ParamEntry::of(&k.function),
+        name: k.compiled.name,
+        ptx: k.compiled.ptx,
+        shared_bytes: k.compiled.shared_bytes,
+        num_warps: k.compiled.num_warps,
+    })
+    .collect();
+    if let (Some(cache), Some(key)) = (&settings.cache, &key) {
+        cache.put(key, &kernels);
+    }
+    Ok(kernels)
 }
 
 fn tuned_text(tuned: &[(String, String)]) -> String {
