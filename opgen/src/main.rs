@@ -12,6 +12,7 @@ use tritonc::codegen::Arch;
 #[derive(Parser)]
 #[command(
     name = "triton-opgen",
+    version,
     about = "Generate a framework op from a Triton-C kernel and its `#pragma opgen` spec"
 )]
 struct Cli {
