@@ -56,23 +56,21 @@ fn keywords_generated_names_and_bad_identifiers_are_errors() {
         (
             "t",
             "add",
-            "x",
-            "i",
-            "dim `i` is a name the generated code declares",
+            "name",
+            "N",
+            "`name` is a name the generated code uses",
         ),
         (
             "t",
             "add",
-            "g",
-            "N",
-            "`g` is a name the generated code declares",
+            "x",
+            "TORCH_CHECK",
+            "dim `TORCH_CHECK` is a name the generated code uses",
         ),
-        ("t", "add", "candidates", "N", "declares"),
-        ("t", "add", "kctx", "N", "declares"),
-        ("t", "add", "name", "N", "declares"),
-        ("t", "add", "arg0", "N", "declares"),
-        ("t", "add", "int64_t", "N", "declares"),
+        ("t", "add", "operation", "N", "uses"),
+        ("t", "add", "int64_t", "N", "uses"),
         ("t", "add", "opgen_x", "N", "reserved prefixes"),
+        ("t", "add", "OpgenView", "N", "reserved prefixes"),
         ("t", "add", "dtype_T", "N", "reserved prefixes"),
         ("t", "add", "__x", "N", "reserved in C++"),
         ("t", "add", "_X", "N", "reserved in C++"),
@@ -98,7 +96,7 @@ fn keywords_generated_names_and_bad_identifiers_are_errors() {
         let err = parse(&text).expect_err(&format!("{ns}::{op} {x} {n} accepted"));
         assert!(err.contains(want), "{ns}::{op} {x} {n}: {err}");
         assert!(err.contains("k.tc:"), "no location: {err}");
-        if want.contains("keyword") || want.contains("declares") {
+        if want.contains("keyword") || want.contains("uses") {
             assert!(err.contains("rename it (e.g. `"), "no suggestion: {err}");
         }
     }
@@ -196,8 +194,11 @@ fn tf_bridge() -> std::path::PathBuf {
     tf_support::bridge_lib()
 }
 
-/// Legal names that are also C++ library or Python builtin names: the op
-/// still builds against TensorFlow's headers (when TensorFlow is installed).
+/// Legal names that are also C++ library or Python builtin names, and names
+/// the generated code used for its locals before they took the `opgen_`
+/// prefix: the op still builds against TensorFlow's headers (when
+/// TensorFlow is installed; `scripts/gpu/` builds the torch op on the GPU
+/// machine, and `OPGEN_TEST_TORCH_DIR` lets torch_gen.rs build one here).
 #[test]
 fn legal_names_that_shadow_library_names_build() {
     let dir = tempfile::tempdir().unwrap();
@@ -213,6 +214,18 @@ fn legal_names_that_shadow_library_names_build() {
         eprintln!("notice: tensorflow missing, building only the generated Python");
     }
     generate_both(&text, dir.path(), have_tf);
+    // Names the generated C++ once used for its own locals: now all its
+    // locals carry the `opgen_` prefix, so these are the user's to take.
+    let dir = tempfile::tempdir().unwrap();
+    let text = add_spec("t", "group", "candidates", "i");
+    parse(&text).unwrap();
+    for name in [
+        "g", "args", "stream", "err", "rc", "kctx", "infer", "ctx", "saved", "arg0", "OP",
+        "kConfig",
+    ] {
+        parse(&add_spec("t", "add", name, "N")).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+    generate_both(&text, dir.path(), have_tf);
 }
 
 proptest! {
@@ -224,7 +237,7 @@ proptest! {
     fn any_name_is_refused_or_gives_code_that_compiles(
         x in prop_oneof![
             "[a-zA-Z_][a-zA-Z0-9_]{0,6}",
-            prop::sample::select(vec!["class", "def", "in", "g", "group", "stream", "err", "rc", "OP", "ctx", "grads", "saved", "infer", "name", "tf", "os", "return", "None"]).prop_map(String::from),
+            prop::sample::select(vec!["class", "def", "in", "g", "group", "stream", "err", "rc", "OP", "ctx", "grads", "saved", "infer", "name", "tf", "operation", "return", "None", "TORCH_CHECK"]).prop_map(String::from),
         ],
         n in "[A-Z][A-Z0-9_]{0,3}",
     ) {

@@ -58,18 +58,18 @@ fn op_registration_and_shape_function_follow_the_spec() {
     let (_tmp, done) = no_build("transpose");
     let cc = read(&done.out_dir, "op.cc");
     for needle in [
-        "REGISTER_OP(\"TritonTranspose\")\n    .Input(\"x: T\")\n    .Output(\"y: T\")\n    .Attr(\"T: {float, half}\")\n    .SetShapeFn(infer_shapes)",
+        "REGISTER_OP(\"TritonTranspose\")\n    .Input(\"x: T\")\n    .Output(\"y: T\")\n    .Attr(\"T: {float, half}\")\n    .SetShapeFn(opgen_infer_shapes)",
         // [R, C] -> [C, R]
-        "DimensionHandle R = infer->Dim(x, 0);",
-        "DimensionHandle C = infer->Dim(x, 1);",
-        "infer->set_output(0, infer->MakeShape({ C, R }));",
+        "DimensionHandle R = opgen_infer->Dim(x, 0);",
+        "DimensionHandle C = opgen_infer->Dim(x, 1);",
+        "opgen_infer->set_output(0, opgen_infer->MakeShape({ C, R }));",
         "allocate_output(0, tensorflow::TensorShape({ C, R }), &y_out)",
         "REGISTER_KERNEL_BUILDER(Name(\"TritonTranspose\").Device(tensorflow::DEVICE_GPU), TritonTransposeGpu);",
         "REGISTER_KERNEL_BUILDER(Name(\"TritonTranspose\").Device(tensorflow::DEVICE_CPU), TritonTransposeCpu);",
-        "stream->platform_specific_handle().stream",
+        "opgen_stream->platform_specific_handle().stream",
         // Kernel arguments: ldx = stride(x, 0) on TensorFlow's dense tensors.
-        "static_cast<uint64_t>(static_cast<uint32_t>(static_cast<int32_t>(arg4))) },  // ldx",
-        "const int64_t arg4 = x.stride(0);",
+        "static_cast<uint64_t>(static_cast<uint32_t>(static_cast<int32_t>(opgen_arg4))) },  // ldx",
+        "const int64_t opgen_arg4 = x.stride(0);",
     ] {
         assert!(cc.contains(needle), "missing `{needle}` in:\n{cc}");
     }

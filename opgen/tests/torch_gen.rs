@@ -120,7 +120,7 @@ fn no_build_folder_is_self_contained() {
     let cpp = read(dir, "op.cpp");
     assert!(cpp.contains("x = x.clone(at::MemoryFormat::Contiguous);"));
     assert!(cpp.contains(
-        "grid_dim(opgen_cdiv(C, TM), \"first\"), grid_dim(opgen_cdiv(R, TN), \"second\")"
+        "opgen_grid_dim(opgen_cdiv(C, TM), \"first\"), opgen_grid_dim(opgen_cdiv(R, TN), \"second\")"
     ));
 }
 

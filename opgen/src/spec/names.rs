@@ -117,47 +117,19 @@ const PYTHON_KEYWORDS: &[&str] = &[
     "with", "yield",
 ];
 
-/// Names the templates declare where a spec's names live too: locals and
-/// types of the C++ ops (torch, TensorFlow), modules and helpers of the
-/// Python loaders, and the C++ types they use unqualified.
+/// Names the generated code uses, unprefixed, in the scopes where a spec's
+/// names are declared: C++ types, namespaces and macros of the frameworks,
+/// and the Python helper's own names. (Its C++ locals, functions and tables
+/// all carry the reserved prefix `opgen_`.)
 const GENERATED: &[&str] = &[
-    // C++ op bodies
-    "OP",
-    "g",
-    "i",
-    "group",
-    "args",
-    "candidates",
-    "grids",
-    "grid",
-    "key_dims",
-    "stream",
-    "err",
-    "rc",
-    "device_guard",
-    "kConfig",
-    "kGroups",
-    "VariantGroup",
-    "check_inputs",
-    "grid_dim",
-    "op_handle",
-    "typed_op",
-    "ctx",
-    "grads",
-    "saved",
-    "outs",
-    "result",
-    "below_autograd",
-    "kctx",
-    "infer",
-    "construction",
-    "merged",
-    "DenseView",
+    // C++, unqualified in the op bodies
     "at",
     "c10",
     "std",
     "torch",
     "tensorflow",
+    "absl",
+    "stream_executor",
     "int64_t",
     "int32_t",
     "uint32_t",
@@ -165,35 +137,28 @@ const GENERATED: &[&str] = &[
     "uint8_t",
     "size_t",
     "uintptr_t",
-    "Tensor",
-    // Python loaders and helpers
+    "TORCH_CHECK",
+    "OP_REQUIRES",
+    "OP_REQUIRES_OK",
+    "TF_RETURN_IF_ERROR",
+    "InvalidArgument",
+    "ShapeHandle",
+    "DimensionHandle",
+    "InferenceContext",
+    "OpKernel",
+    // the TensorFlow helper's op function and gradient
     "name",
     "tf",
-    "os",
-    "sys",
-    "ctypes",
-    "importlib",
-    "types",
-    "lib",
-    "buf",
-    "fn",
-    "path",
-    "module",
-    "shared",
-    "ops",
-    "out",
-    "tensor",
     "load",
-    "last_config",
-    "benchmark_calls",
-    "LIBRARY",
-    "QUALIFIED",
-    "OP_TYPE",
+    "operation",
+    "grads",
+    "_checked",
+    "_op",
 ];
 
-/// Prefixes the generator keeps for itself (`opgen_cdiv`, `OPGEN_ARG_PTR`,
-/// `dtype_T`, `arg0`).
-const RESERVED_PREFIXES: &[&str] = &["opgen_", "OPGEN_", "dtype_"];
+/// Prefixes the generator keeps for itself (`opgen_cdiv`, `opgen_arg0`,
+/// `OPGEN_ARG_PTR`, `OpgenDenseView`, `dtype_T`).
+const RESERVED_PREFIXES: &[&str] = &["opgen_", "OPGEN_", "Opgen", "dtype_"];
 
 /// Checks every name of `spec` (see the module doc).
 pub fn check_names(spec: &OpSpec) -> Result<(), Diagnostic> {
@@ -270,10 +235,10 @@ fn check_name(what: &str, name: &str, span: Span) -> Result<(), Diagnostic> {
         Some("a C++ keyword")
     } else if PYTHON_KEYWORDS.contains(&name) {
         Some("a Python keyword")
-    } else if GENERATED.contains(&name) || is_arg_local(name) {
-        Some("a name the generated code declares")
+    } else if GENERATED.contains(&name) {
+        Some("a name the generated code uses")
     } else if RESERVED_PREFIXES.iter().any(|p| name.starts_with(p)) {
-        Some("in the generator's reserved prefixes (`opgen_`, `OPGEN_`, `dtype_`)")
+        Some("in the generator's reserved prefixes (`opgen_`, `OPGEN_`, `Opgen`, `dtype_`)")
     } else if name.starts_with("__")
         || name.starts_with(|c: char| c == '_')
             && name[1..].starts_with(|c: char| c.is_ascii_uppercase())
@@ -289,10 +254,4 @@ fn check_name(what: &str, name: &str, span: Span) -> Result<(), Diagnostic> {
         )),
         None => Ok(()),
     }
-}
-
-/// `arg0`, `arg12`: the generated locals of integer kernel arguments.
-fn is_arg_local(name: &str) -> bool {
-    name.strip_prefix("arg")
-        .is_some_and(|rest| !rest.is_empty() && rest.chars().all(|c| c.is_ascii_digit()))
 }
