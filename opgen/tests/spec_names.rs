@@ -5,7 +5,8 @@
 //! compiles (and, where TensorFlow is installed, whose C++ builds).
 
 use proptest::prelude::*;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use triton_opgen::ort::{generate as generate_ort, OrtOptions};
 use triton_opgen::spec::parse_spec;
 use triton_opgen::tf::{generate as generate_tf, TfOptions};
 use triton_opgen::{generate, GenerateOptions};
@@ -188,6 +189,103 @@ fn generate_both(text: &str, dir: &Path, build_tf: bool) {
     );
 }
 
+/// The generated sources of `text` for every framework parse as their
+/// language: the TensorFlow op (g++ -fsyntax-only against the installed
+/// TensorFlow's headers), the torch op (against `OPGEN_TEST_TORCH_DIR`'s
+/// headers where set), and the ONNX Runtime crate's `op_spec.rs` (rustfmt
+/// parses it; the spec's names are only string literals there).
+fn check_sources_compile(text: &str, dir: &Path) {
+    generate_both(text, dir, false);
+    let kernel = dir.join("k.tc");
+    let ort = generate_ort(
+        &OrtOptions {
+            input: kernel,
+            out_dir: Some(dir.join("ort")),
+            arch: Arch::Sm90,
+            include_dirs: Vec::new(),
+            no_build: true,
+            target_dir: None,
+            tuned: None,
+        },
+        |_| {},
+    )
+    .unwrap_or_else(|e| panic!("ort: {}", e.0));
+    let spec_rs = ort.out_dir.join("src/op_spec.rs");
+    let out = std::process::Command::new("rustfmt")
+        .args(["--edition", "2021", "--emit", "stdout"])
+        .arg(&spec_rs)
+        .output()
+        .expect("rustfmt runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if let Some(flags) = tf_compile_flags() {
+        syntax_check(&dir.join("tf/op.cc"), &dir.join("tf/include"), &flags);
+    }
+    if let Some(torch) = std::env::var_os("OPGEN_TEST_TORCH_DIR") {
+        let torch = PathBuf::from(torch);
+        let flags = vec![
+            format!("-I{}", torch.join("include").display()),
+            format!(
+                "-I{}",
+                torch.join("include/torch/csrc/api/include").display()
+            ),
+            "-std=c++17".to_string(),
+            "-D_GLIBCXX_USE_CXX11_ABI=1".to_string(),
+        ];
+        syntax_check(
+            &dir.join("torch/op.cpp"),
+            &dir.join("torch/include"),
+            &flags,
+        );
+    }
+}
+
+fn syntax_check(file: &Path, include: &Path, flags: &[String]) {
+    let out = std::process::Command::new("g++")
+        .args(["-fsyntax-only", "-w"])
+        .args(flags)
+        .arg(format!("-I{}", include.display()))
+        .arg(file)
+        .output()
+        .expect("g++ runs");
+    assert!(
+        out.status.success(),
+        "{} does not compile:\n{}",
+        file.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// TensorFlow's compile flags, where python3 imports it (CI installs it).
+fn tf_compile_flags() -> Option<Vec<String>> {
+    static FLAGS: std::sync::OnceLock<Option<Vec<String>>> = std::sync::OnceLock::new();
+    FLAGS
+        .get_or_init(|| {
+            let out = std::process::Command::new("python3")
+                .args([
+                    "-c",
+                    "import tensorflow as tf; print(' '.join(tf.sysconfig.get_compile_flags()))",
+                ])
+                .env("TF_CPP_MIN_LOG_LEVEL", "2")
+                .output()
+                .ok()?;
+            if !out.status.success() {
+                assert!(std::env::var("CI").is_err(), "tensorflow missing under CI");
+                return None;
+            }
+            Some(
+                String::from_utf8_lossy(&out.stdout)
+                    .split_whitespace()
+                    .map(String::from)
+                    .collect(),
+            )
+        })
+        .clone()
+}
+
 fn tf_bridge() -> std::path::PathBuf {
     #[path = "tf_support/mod.rs"]
     mod tf_support;
@@ -229,10 +327,11 @@ fn legal_names_that_shadow_library_names_build() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, .. ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 16, .. ProptestConfig::default() })]
 
     /// A random name for the input and one for the dim: refused at the spec
-    /// with the name in the message, or accepted and generating Python that compiles.
+    /// with the name in the message, or accepted and generating sources that
+    /// compile for every framework (`check_sources_compile`).
     #[test]
     fn any_name_is_refused_or_gives_code_that_compiles(
         x in prop_oneof![
@@ -247,7 +346,7 @@ proptest! {
             Err(e) => prop_assert!(e.contains(&format!("`{x}`")) || e.contains(&format!("`{n}`")), "{e}"),
             Ok(()) => {
                 let dir = tempfile::tempdir().unwrap();
-                generate_both(&text, dir.path(), false);
+                check_sources_compile(&text, dir.path());
             }
         }
     }
