@@ -30,7 +30,7 @@ pub fn const_int(expr: &Expr, what: &str) -> Result<i64> {
         ExprKind::Binary { op, lhs, rhs } => {
             let a = const_int(lhs, what)?;
             let b = const_int(rhs, what)?;
-            fold_int(*op, a, b).map_err(|msg| Diagnostic::error(expr.span, msg))
+            checked_fold(*op, a, b).map_err(|msg| Diagnostic::error(expr.span, msg))
         }
         ExprKind::Ternary {
             cond,
@@ -46,6 +46,26 @@ pub fn const_int(expr: &Expr, what: &str) -> Result<i64> {
         ExprKind::Cast { expr: inner, .. } => const_int(inner, what),
         _ => err(format!("{what} must be a compile-time constant")),
     }
+}
+
+/// [`fold_int`] for sizes: a result that does not fit 64 bits, or a shift by
+/// a negative amount or by 64 or more (undefined in C), is an error, not a
+/// wrapped value (`float x[1 << 64]` would otherwise be a one-element tile).
+fn checked_fold(op: BinaryOp, a: i64, b: i64) -> std::result::Result<i64, String> {
+    let wide = match op {
+        BinaryOp::Add => a as i128 + b as i128,
+        BinaryOp::Sub => a as i128 - b as i128,
+        BinaryOp::Mul => a as i128 * b as i128,
+        BinaryOp::Shl | BinaryOp::Shr if !(0..64).contains(&b) => {
+            return Err(format!(
+                "shift by {b} in a constant expression (must be 0 to 63)"
+            ))
+        }
+        BinaryOp::Shl => (a as i128) << b,
+        _ => return fold_int(op, a, b),
+    };
+    i64::try_from(wide)
+        .map_err(|_| format!("the constant expression overflows 64 bits ({wide} does not fit)"))
 }
 
 /// C semantics of a binary operator on two integer constants.
@@ -153,5 +173,30 @@ mod tests {
         assert!(msg.contains("`TM`"), "{msg}");
         let e = bin(BinaryOp::Div, lit(1), lit(0));
         assert!(const_int(&e, "dim").is_err());
+    }
+
+    #[test]
+    fn sizes_that_overflow_or_shift_too_far_are_errors() {
+        // `1 << 64` used to wrap to 1: a one-element tile.
+        let msg = const_int(&bin(BinaryOp::Shl, lit(1), lit(64)), "tile dimension")
+            .unwrap_err()
+            .message;
+        assert!(msg.contains("shift by 64"), "{msg}");
+        let msg = const_int(&bin(BinaryOp::Shl, lit(1), lit(-1)), "dim")
+            .unwrap_err()
+            .message;
+        assert!(msg.contains("shift by -1"), "{msg}");
+        let msg = const_int(&bin(BinaryOp::Shl, lit(3), lit(62)), "dim")
+            .unwrap_err()
+            .message;
+        assert!(msg.contains("overflows 64 bits"), "{msg}");
+        let msg = const_int(&bin(BinaryOp::Mul, lit(1 << 40), lit(1 << 40)), "dim")
+            .unwrap_err()
+            .message;
+        assert!(msg.contains("overflows 64 bits"), "{msg}");
+        assert_eq!(
+            const_int(&bin(BinaryOp::Shl, lit(1), lit(62)), "dim").unwrap(),
+            1 << 62
+        );
     }
 }
