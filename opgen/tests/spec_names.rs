@@ -296,7 +296,8 @@ fn tf_bridge() -> std::path::PathBuf {
 /// the generated code used for its locals before they took the `opgen_`
 /// prefix: the op still builds against TensorFlow's headers (when
 /// TensorFlow is installed; `scripts/gpu/` builds the torch op on the GPU
-/// machine, and `OPGEN_TEST_TORCH_DIR` lets torch_gen.rs build one here).
+/// machine, and `OPGEN_TEST_TORCH_DIR` lets torch_gen.rs build one here),
+/// and its ONNX Runtime crate type-checks.
 #[test]
 fn legal_names_that_shadow_library_names_build() {
     let dir = tempfile::tempdir().unwrap();
@@ -324,6 +325,33 @@ fn legal_names_that_shadow_library_names_build() {
         parse(&add_spec("t", "add", name, "N")).unwrap_or_else(|e| panic!("{name}: {e}"));
     }
     generate_both(&text, dir.path(), have_tf);
+    // And its ONNX Runtime crate type-checks (cargo check, with the target
+    // folder the ORT tests fill, so the dependencies are built once).
+    let ort = generate_ort(
+        &OrtOptions {
+            input: dir.path().join("k.tc"),
+            out_dir: Some(dir.path().join("ort")),
+            arch: Arch::Sm90,
+            include_dirs: Vec::new(),
+            no_build: true,
+            target_dir: None,
+            tuned: None,
+        },
+        |_| {},
+    )
+    .unwrap_or_else(|e| panic!("ort: {}", e.0));
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/ort-ops");
+    let out = std::process::Command::new(env!("CARGO"))
+        .args(["check", "--release", "--quiet", "--manifest-path"])
+        .arg(ort.out_dir.join("Cargo.toml"))
+        .env("CARGO_TARGET_DIR", target)
+        .output()
+        .expect("cargo runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 proptest! {
