@@ -309,3 +309,43 @@ fn kernel_flag_compiles_only_the_named_kernel() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Output errors are reported quietly, never a panic: a reader that went
+/// away ends the output with success, a full disk is an error.
+#[test]
+fn stdout_closed_or_full_is_not_a_panic() {
+    use std::process::{Command, Stdio};
+    let args = [
+        "tests/kernels/add.tc",
+        "-DTYPE=float",
+        "-DSIZE=128",
+        "--emit",
+        "ptx",
+    ];
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tritonc"))
+        .current_dir(common::root())
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // the reader leaves before any output
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+    if let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") {
+        let out = Command::new(env!("CARGO_BIN_EXE_tritonc"))
+            .current_dir(common::root())
+            .args(args)
+            .stdout(full)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("cannot write the output to stdout"),
+            "{}",
+            stderr(&out)
+        );
+        assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+    }
+}

@@ -89,11 +89,7 @@ fn main() -> ExitCode {
 
 fn run(cli: &Cli, times: &mut PhaseTimes) -> Result<(), String> {
     if cli.print_passes {
-        print!(
-            "{}",
-            PassManager::standard(PassOptions::from_env()).describe()
-        );
-        return Ok(());
+        return write_stdout(&PassManager::standard(PassOptions::from_env()).describe());
     }
     let print_after = PassSelection::parse(&cli.print_after).map_err(|e| format!("error: {e}"))?;
     let file = cli.file.as_deref().ok_or("error: no kernel file given")?;
@@ -194,10 +190,7 @@ fn run(cli: &Cli, times: &mut PhaseTimes) -> Result<(), String> {
     match &cli.output {
         Some(path) => std::fs::write(path, text)
             .map_err(|e| format!("error: cannot write {}: {e}", path.display())),
-        None => {
-            print!("{text}");
-            Ok(())
-        }
+        None => write_stdout(&text),
     }
 }
 
@@ -209,6 +202,18 @@ fn timings_report(times: &PhaseTimes, since_main: Duration) -> String {
         other.as_secs_f64() * 1e3,
         since_main.as_secs_f64() * 1e3
     )
+}
+
+/// Writes the result to stdout: a reader that went away (`| head`) ends the
+/// output quietly; another failure (a full disk) is an error, not a panic.
+fn write_stdout(text: &str) -> Result<(), String> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(format!("error: cannot write the output to stdout: {e}")),
+    }
 }
 
 fn render(e: &CompileError) -> String {
