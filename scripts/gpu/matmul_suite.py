@@ -297,6 +297,12 @@ def save(out, measured, meta, rows):
         json.dump({"meta": meta, "summary": report.summarize(measured), "rows": rows}, f, indent=1)
     with open(os.path.join(out, "matmul_suite.md"), "w") as f:
         f.write(report.markdown(measured, meta))
+    try:
+        import matmul_suite_plot
+
+        print(f"chart: {matmul_suite_plot.plot(out)}")
+    except ImportError:
+        print("no chart: matplotlib is not installed (python3 scripts/gpu/matmul_suite_plot.py DIR draws it later)")
 
 
 if __name__ == "__main__":
