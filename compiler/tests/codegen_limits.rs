@@ -4,14 +4,10 @@
 //! answer is fast). A tuning space drops such configs with a note.
 mod common;
 
-use std::path::{Path, PathBuf};
+use common::compile_kernel;
 use std::time::{Duration, Instant};
-use tritonc::codegen::{Arch, CodegenOptions};
-use tritonc::driver::{compile, CompileError, CompileOptions, Source};
-
-fn kernels_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/kernels")
-}
+use tritonc::codegen::Arch;
+use tritonc::driver::CompileError;
 
 fn compile_file(
     file: &str,
@@ -19,20 +15,12 @@ fn compile_file(
     arch: Arch,
     num_warps: u32,
 ) -> Result<usize, CompileError> {
-    let source = Source::read(&kernels_dir().join(file)).unwrap();
-    let options = CompileOptions {
-        include_dirs: vec![kernels_dir()],
-        codegen: CodegenOptions {
-            arch,
-            num_warps,
-            num_stages: None,
-        },
-    };
     let defs: Vec<(String, String)> = defs
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    compile(&source, &defs, &options).map(|mut k| k.remove(0).compiled.shared_bytes)
+    compile_kernel(file, &defs, arch, num_warps, None)
+        .map(|mut k| k.remove(0).compiled.shared_bytes)
 }
 
 fn refused(result: Result<usize, CompileError>) -> String {

@@ -4,14 +4,10 @@
 //! plain reduction loop (`dot.tc`) is software-pipelined with `cp.async`.
 mod common;
 
-use common::ptxas_report;
-use std::path::{Path, PathBuf};
+use common::{compile_kernel, kernels_dir, ptxas_report};
+use std::path::PathBuf;
 use tritonc::codegen::{Arch, CodegenOptions};
 use tritonc::driver::{compile, CompileOptions, Source};
-
-fn kernels_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/kernels")
-}
 
 fn defines(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
     pairs
@@ -21,17 +17,8 @@ fn defines(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
 }
 
 fn ptx_of(file: &str, defs: &[(String, String)], arch: Arch, num_warps: u32) -> String {
-    let source = Source::read(&kernels_dir().join(file)).unwrap();
-    let options = CompileOptions {
-        include_dirs: vec![kernels_dir()],
-        codegen: CodegenOptions {
-            arch,
-            num_warps,
-            num_stages: None,
-        },
-    };
-    let mut out =
-        compile(&source, defs, &options).unwrap_or_else(|e| panic!("{file} {defs:?}: {e}"));
+    let mut out = compile_kernel(file, defs, arch, num_warps, None)
+        .unwrap_or_else(|e| panic!("{file} {defs:?}: {e}"));
     out.remove(0).compiled.ptx
 }
 

@@ -5,15 +5,10 @@
 //! path.
 mod common;
 
-use common::find_ptxas;
-use std::path::{Path, PathBuf};
+use common::{find_ptxas, kernels_dir};
 use std::process::Command;
 use tritonc::codegen::{Arch, CodegenOptions};
 use tritonc::driver::{compile, CompileOptions, Source};
-
-fn kernels_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/kernels")
-}
 
 fn prefetch_text() -> String {
     std::fs::read_to_string(kernels_dir().join("dot_prefetch.tc")).unwrap()

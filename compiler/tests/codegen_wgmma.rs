@@ -5,14 +5,8 @@
 //! kernels without a matched loop, keep `mma.sync`.
 mod common;
 
-use common::ptxas_report;
-use std::path::{Path, PathBuf};
-use tritonc::codegen::{Arch, CodegenOptions};
-use tritonc::driver::{compile, CompileOptions, Source};
-
-fn kernels_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/kernels")
-}
+use common::{compile_kernel, ptxas_report};
+use tritonc::codegen::Arch;
 
 fn compiled(file: &str, defs: &[(&str, String)], arch: Arch, num_warps: u32) -> (String, usize) {
     compiled_with(file, defs, arch, num_warps, None)
@@ -25,21 +19,12 @@ fn compiled_with(
     num_warps: u32,
     num_stages: Option<u32>,
 ) -> (String, usize) {
-    let source = Source::read(&kernels_dir().join(file)).unwrap();
-    let options = CompileOptions {
-        include_dirs: vec![kernels_dir()],
-        codegen: CodegenOptions {
-            arch,
-            num_warps,
-            num_stages,
-        },
-    };
     let defs: Vec<(String, String)> = defs
         .iter()
         .map(|(k, v)| (k.to_string(), v.clone()))
         .collect();
-    let mut out =
-        compile(&source, &defs, &options).unwrap_or_else(|e| panic!("{file} {defs:?}: {e}"));
+    let mut out = compile_kernel(file, &defs, arch, num_warps, num_stages)
+        .unwrap_or_else(|e| panic!("{file} {defs:?}: {e}"));
     let k = out.remove(0).compiled;
     (k.ptx, k.shared_bytes)
 }

@@ -10,6 +10,32 @@ pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
+/// `tests/kernels/`, the kernels the tests compile (and their include folder).
+pub fn kernels_dir() -> PathBuf {
+    root().join("tests/kernels")
+}
+
+/// Compiles `tests/kernels/<file>` with these macro values for `arch` with
+/// `num_warps` warps and at most `num_stages` pipeline buffers.
+pub fn compile_kernel(
+    file: &str,
+    defines: &[(String, String)],
+    arch: tritonc::codegen::Arch,
+    num_warps: u32,
+    num_stages: Option<u32>,
+) -> Result<Vec<tritonc::driver::KernelOutput>, tritonc::driver::CompileError> {
+    let source = tritonc::driver::Source::read(&kernels_dir().join(file)).unwrap();
+    let options = tritonc::driver::CompileOptions {
+        include_dirs: vec![kernels_dir()],
+        codegen: tritonc::codegen::CodegenOptions {
+            arch,
+            num_warps,
+            num_stages,
+        },
+    };
+    tritonc::driver::compile(&source, defines, &options)
+}
+
 /// Runs the `tritonc` binary in the repository root.
 pub fn tritonc<S: AsRef<OsStr>>(args: &[S]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_tritonc"))
