@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 use std::hash::{Hash, Hasher};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::OnceLock;
 use tritonc::codegen::CodegenOptions;
 use tritonc::driver::manifest::ParamEntry;
@@ -98,8 +98,8 @@ impl CompileCache {
         (entry.key == key && entry.checksum == checksum(&entry.kernels)).then_some(entry.kernels)
     }
 
-    /// Stores `kernels` under `key` (atomically; a failure only costs the
-    /// next run a compile).
+    /// Stores `kernels` under `key` (atomically, as the autotune cache writes;
+    /// a failure only costs the next run a compile).
     pub fn put(&self, key: &str, kernels: &[CompiledKernel]) {
         let entry = Entry {
             key: key.to_string(),
@@ -110,7 +110,7 @@ impl CompileCache {
             return;
         };
         let path = self.path(key);
-        let _ = write_atomically(&path, &json);
+        let _ = opgen_runtime::autotune::write_atomically(&path, &json);
     }
 }
 
@@ -135,20 +135,5 @@ fn compiler_identity() -> &'static str {
             bytes.hash(&mut h);
         }
         format!("{:016x}", h.finish())
-    })
-}
-
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let temp = dir.join(format!(
-        ".{}.{}.{:?}.tmp",
-        path.file_name().and_then(|n| n.to_str()).unwrap_or("entry"),
-        std::process::id(),
-        std::thread::current().id()
-    ));
-    std::fs::write(&temp, bytes)?;
-    std::fs::rename(&temp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&temp);
     })
 }

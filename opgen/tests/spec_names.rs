@@ -196,21 +196,7 @@ fn generate_both(text: &str, dir: &Path, build_tf: bool) {
 /// parses it; the spec's names are only string literals there).
 fn check_sources_compile(text: &str, dir: &Path) {
     generate_both(text, dir, false);
-    let kernel = dir.join("k.tc");
-    let ort = generate_ort(
-        &OrtOptions {
-            input: kernel,
-            out_dir: Some(dir.join("ort")),
-            arch: Arch::Sm90,
-            include_dirs: Vec::new(),
-            no_build: true,
-            target_dir: None,
-            tuned: None,
-        },
-        |_| {},
-    )
-    .unwrap_or_else(|e| panic!("ort: {}", e.0));
-    let spec_rs = ort.out_dir.join("src/op_spec.rs");
+    let spec_rs = ort_crate(dir).join("src/op_spec.rs");
     let out = std::process::Command::new("rustfmt")
         .args(["--edition", "2021", "--emit", "stdout"])
         .arg(&spec_rs)
@@ -241,6 +227,24 @@ fn check_sources_compile(text: &str, dir: &Path) {
             &flags,
         );
     }
+}
+
+/// Writes the ONNX Runtime crate of `dir/k.tc` (not built) under `dir/ort`.
+fn ort_crate(dir: &Path) -> PathBuf {
+    generate_ort(
+        &OrtOptions {
+            input: dir.join("k.tc"),
+            out_dir: Some(dir.join("ort")),
+            arch: Arch::Sm90,
+            include_dirs: Vec::new(),
+            no_build: true,
+            target_dir: None,
+            tuned: None,
+        },
+        |_| {},
+    )
+    .unwrap_or_else(|e| panic!("ort: {}", e.0))
+    .out_dir
 }
 
 fn syntax_check(file: &Path, include: &Path, flags: &[String]) {
@@ -327,23 +331,11 @@ fn legal_names_that_shadow_library_names_build() {
     generate_both(&text, dir.path(), have_tf);
     // And its ONNX Runtime crate type-checks (cargo check, with the target
     // folder the ORT tests fill, so the dependencies are built once).
-    let ort = generate_ort(
-        &OrtOptions {
-            input: dir.path().join("k.tc"),
-            out_dir: Some(dir.path().join("ort")),
-            arch: Arch::Sm90,
-            include_dirs: Vec::new(),
-            no_build: true,
-            target_dir: None,
-            tuned: None,
-        },
-        |_| {},
-    )
-    .unwrap_or_else(|e| panic!("ort: {}", e.0));
+    let ort_dir = ort_crate(dir.path());
     let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/ort-ops");
     let out = std::process::Command::new(env!("CARGO"))
         .args(["check", "--release", "--quiet", "--manifest-path"])
-        .arg(ort.out_dir.join("Cargo.toml"))
+        .arg(ort_dir.join("Cargo.toml"))
         .env("CARGO_TARGET_DIR", target)
         .output()
         .expect("cargo runs");

@@ -185,30 +185,19 @@ pub fn compile_timed(
     keep_llvm_ir: bool,
     times: &mut PhaseTimes,
 ) -> Result<Vec<KernelOutput>, CompileError> {
-    compile_observed(source, defines, options, keep_llvm_ir, times, &mut |_| {})
-}
-
-/// [`compile_timed`], calling `after_pass` after each IR pass of each kernel.
-pub fn compile_observed(
-    source: &Source,
-    defines: &[(String, String)],
-    options: &CompileOptions,
-    keep_llvm_ir: bool,
-    times: &mut PhaseTimes,
-    after_pass: &mut dyn FnMut(&PassEvent<'_>),
-) -> Result<Vec<KernelOutput>, CompileError> {
     compile_selected(
         source,
         defines,
         options,
         keep_llvm_ir,
         times,
-        after_pass,
+        &mut |_| {},
         &|_| true,
     )
 }
 
-/// [`compile_observed`] generating code only for the kernels whose name
+/// [`compile_timed`] calling `after_pass` after each IR pass of each kernel
+/// (`--print-after`) and generating code only for the kernels whose name
 /// `selected` accepts (`tritonc --kernel`): the others are lowered, not compiled.
 pub fn compile_selected(
     source: &Source,

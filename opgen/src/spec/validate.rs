@@ -105,17 +105,21 @@ fn check_macro_names(spec: &OpSpec) -> Result<(), Diagnostic> {
     Ok(())
 }
 
+/// The expressions the generated launcher computes: kernel arguments, grid
+/// and both sides of each requirement.
+fn launcher_exprs(spec: &OpSpec) -> impl Iterator<Item = &Expr> {
+    spec.args
+        .iter()
+        .map(|a| &a.value)
+        .chain(spec.grid.iter().map(|g| &g.value))
+        .chain(spec.requires.iter().flat_map(|r| [&r.left, &r.right]))
+}
+
 /// No division by zero in the kernel arguments, the grid or the requirements:
 /// a divisor that is 0, or a macro one of whose values is 0, would divide by
 /// zero in the generated launcher at run time.
 fn check_divisors(spec: &OpSpec) -> Result<(), Diagnostic> {
-    let exprs = spec
-        .args
-        .iter()
-        .map(|a| &a.value)
-        .chain(spec.grid.iter().map(|g| &g.value))
-        .chain(spec.requires.iter().flat_map(|r| [&r.left, &r.right]));
-    for e in exprs {
+    for e in launcher_exprs(spec) {
         if let Some(divisor) = zero_divisor(spec, e) {
             return Err(Diagnostic::error(
                 divisor.span(),
@@ -176,13 +180,7 @@ fn check_overflow(spec: &OpSpec) -> Result<(), Diagnostic> {
             .map(|v| v.trim().parse::<i64>().ok())
             .collect()
     };
-    let exprs = spec
-        .args
-        .iter()
-        .map(|a| &a.value)
-        .chain(spec.grid.iter().map(|g| &g.value))
-        .chain(spec.requires.iter().flat_map(|r| [&r.left, &r.right]));
-    for e in exprs {
+    for e in launcher_exprs(spec) {
         if let Some((at, assignment)) = overflowing(e, &macro_values) {
             let when = if assignment.is_empty() {
                 String::new()

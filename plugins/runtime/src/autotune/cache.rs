@@ -203,7 +203,7 @@ fn read_entries(path: &Path) -> (BTreeMap<String, TunedChoice>, CacheLoad) {
 
 /// Writes `bytes` to a temp file in `path`'s folder, syncs it, then renames
 /// it over `path`: readers see the old file or the new one, never half.
-pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let io = |source| RuntimeError::Io {
         path: path.to_path_buf(),

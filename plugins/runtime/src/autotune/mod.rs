@@ -11,7 +11,10 @@ mod model_timer;
 mod table;
 mod tuner;
 
-pub use cache::{default_cache_path, CacheLoad, TuneCache, TunedChoice, CACHE_ENV, FORMAT_VERSION};
+pub use cache::{
+    default_cache_path, write_atomically, CacheLoad, TuneCache, TunedChoice, CACHE_ENV,
+    FORMAT_VERSION,
+};
 pub use candidates::CandidateSet;
 pub use chooser::{Chooser, TimerFactory};
 pub use key::{bucket_dim, TuneKey};
