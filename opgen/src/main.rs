@@ -1,12 +1,13 @@
 //! `triton-opgen KERNEL.tc --framework torch [-o DIR] [--arch sm_80|sm_90|sm_90a] [--no-build] [--torch-dir DIR]`
 //! `triton-opgen KERNEL.tc --framework ort [-o DIR] [--arch sm_80|sm_90|sm_90a] [--no-build] [--target-dir DIR]`
 //! `triton-opgen KERNEL.tc --framework tf [-o DIR] [--arch sm_80|sm_90|sm_90a] [--no-build] [--python PYTHON]`
+//! `triton-opgen KERNEL.tc --framework jax [-o DIR] [--arch sm_80|sm_90|sm_90a] [--no-build] [--python PYTHON]`
 
 use clap::{Parser, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use triton_opgen::{generate, ort, tf, GenerateError, GenerateOptions, Progress};
+use triton_opgen::{generate, jax, ort, tf, GenerateError, GenerateOptions, Progress};
 use tritonc::codegen::Arch;
 
 #[derive(Parser)]
@@ -31,7 +32,7 @@ struct Cli {
     /// The torch package folder to build against (default: the one `python3` imports).
     #[arg(long)]
     torch_dir: Option<PathBuf>,
-    /// The Python that finds torch (or tensorflow, for --framework tf).
+    /// The Python that finds torch (tensorflow for --framework tf, jax for --framework jax).
     #[arg(long, default_value = "python3")]
     python: String,
     /// The prebuilt runtime bridge (default: libopgen_bridge.a next to this program).
@@ -60,6 +61,8 @@ enum Framework {
     Ort,
     /// TensorFlow custom-op library (tf.load_op_library) and Python helper.
     Tf,
+    /// JAX: XLA FFI handlers and a Python module (jax.ffi.ffi_call, custom_vjp).
+    Jax,
 }
 
 fn progress_bar() -> ProgressBar {
@@ -201,6 +204,45 @@ fn main_tf(cli: &Cli) -> ExitCode {
     )
 }
 
+fn main_jax(cli: &Cli) -> ExitCode {
+    let opts = jax::JaxOptions {
+        input: cli.kernel.clone(),
+        out_dir: cli.out.clone(),
+        arch: cli.arch,
+        no_build: cli.no_build,
+        python: cli.python.clone(),
+        bridge_lib: cli.bridge_lib.clone(),
+        include_dirs: cli.include_dirs.clone(),
+        tuned: cli.tuned.clone(),
+    };
+    run_generator(
+        cli,
+        |progress| jax::generate(&opts, progress),
+        |done| &done.warnings,
+        |done| Outcome {
+            summary: format!(
+                "{} (JAX, XLA FFI target {}): {} variants compiled; build folder {}",
+                done.qualified,
+                done.target,
+                done.variants,
+                done.out_dir.display()
+            ),
+            library: done.library.as_ref().map(|lib| {
+                format!(
+                    "{}\nuse: sys.path.insert(0, \"{}\"); import {}",
+                    lib.display(),
+                    done.out_dir.display(),
+                    done.module
+                )
+            }),
+            build_hint: format!(
+                "`bash {}/build.sh` on a machine with jax and g++",
+                done.out_dir.display()
+            ),
+        },
+    )
+}
+
 fn main_torch(cli: &Cli) -> ExitCode {
     let opts = GenerateOptions {
         input: cli.kernel.clone(),
@@ -239,6 +281,7 @@ fn main() -> ExitCode {
     match cli.framework {
         Framework::Ort => main_ort(&cli),
         Framework::Tf => main_tf(&cli),
+        Framework::Jax => main_jax(&cli),
         Framework::Torch => main_torch(&cli),
     }
 }

@@ -1,12 +1,17 @@
-//! The C++ that the frameworks whose op is C++ (PyTorch, TensorFlow) share:
-//! the launch (input checks, dims, variant table, grid, requirements, kernel
-//! arguments) in the names the framework gives dtypes and data pointers, the
-//! embedded PTX, and the bridge's C header.
+//! The C++ that the frameworks whose op is C++ (PyTorch, TensorFlow, JAX)
+//! share: the launch (input checks, dims, variant table, grid, requirements,
+//! kernel arguments) in the names the framework gives dtypes and data
+//! pointers, the embedded PTX, the bridge's C header, the build folder and
+//! the library build.
 
+mod build;
+mod folder;
 mod kernels;
 pub mod launch;
 mod text;
 
+pub use build::{build_shared_library, CppBuild};
+pub use folder::write_build_folder;
 pub use kernels::kernels_cpp;
 pub use launch::{ArgCtx, CppLaunch, CppWords};
 pub use text::{cpp_all, dims_cpp};

@@ -61,3 +61,35 @@ pub fn render_grad(e: &GradExpr, call: &dyn Fn(&str, &str, Vec<String>) -> Strin
         ),
     }
 }
+
+/// A gradient as Python: tensors by name, other ops through the generated
+/// module's `_op`, which finds their modules.
+pub fn grad_python(e: &GradExpr) -> String {
+    render_grad(e, &|namespace, op, args| {
+        format!("_op(\"{namespace}::{op}\")({})", args.join(", "))
+    })
+}
+
+/// The other ops the gradient calls, `(namespace, op)`, each once, in order
+/// of first use.
+pub fn called_ops(backward: &Backward) -> Vec<(String, String)> {
+    fn walk(e: &GradExpr, out: &mut Vec<(String, String)>) {
+        if let GradExpr::Call {
+            namespace,
+            op,
+            args,
+        } = e
+        {
+            let call = (namespace.clone(), op.clone());
+            if !out.contains(&call) {
+                out.push(call);
+            }
+            args.iter().for_each(|a| walk(a, out));
+        }
+    }
+    let mut out = Vec::new();
+    for g in &backward.grads {
+        walk(&g.value, &mut out);
+    }
+    out
+}

@@ -90,3 +90,17 @@ pub fn expr_text(e: &Expr) -> String {
         ),
     }
 }
+
+/// The op's signature for docs: `add(x: T[N], y: T[N]) -> z: T[N]; T in {float32, float16}`.
+pub fn op_signature(spec: &OpSpec) -> String {
+    let tensor =
+        |t: &crate::spec::TensorSpec| format!("{}: {}{}", t.name, t.dtype, shape_text(&t.dims));
+    let ins: Vec<String> = spec.inputs.iter().map(tensor).collect();
+    let outs: Vec<String> = spec.outputs.iter().map(tensor).collect();
+    let mut text = format!("{}({}) -> {}", spec.name, ins.join(", "), outs.join(", "));
+    for var in &spec.dtypes {
+        let names: Vec<&str> = var.choices.iter().map(|c| c.dtype.as_str()).collect();
+        text.push_str(&format!("; {} in {{{}}}", var.var, names.join(", ")));
+    }
+    text
+}

@@ -9,10 +9,10 @@ use crate::bind::BoundArg;
 use crate::cpp::dims_cpp;
 use crate::cpp::launch::{self, CppLaunch, CppWords};
 use crate::plan::{
-    backward_text, camel_case, input_grads, out_grads, render_grad, shape_text, ContextError,
-    OutGradCtx,
+    backward_text, called_ops, camel_case, grad_python, input_grads, op_signature, out_grads,
+    ContextError, OutGradCtx,
 };
-use crate::spec::{Dim, GradExpr, OpSpec};
+use crate::spec::{Dim, OpSpec};
 use crate::variants::Group;
 use serde::Serialize;
 
@@ -229,10 +229,13 @@ pub fn build(
     let tf_name = tf_op_name(&spec.namespace, &spec.name);
     let inputs: Vec<String> = spec.inputs.iter().map(|t| t.name.clone()).collect();
     let backward = spec.backward.as_ref().map(|b| {
-        let mut calls = Vec::new();
-        for g in &b.grads {
-            collect_calls(&g.value, &mut calls);
-        }
+        let calls = called_ops(b)
+            .into_iter()
+            .map(|(namespace, op)| TfCall {
+                qualified: format!("{namespace}::{op}"),
+                module: module_name(&namespace, &op),
+            })
+            .collect();
         TfBackward {
             text: backward_text(b),
             inputs: inputs.clone(),
@@ -242,7 +245,7 @@ pub fn build(
             calls,
         }
     });
-    let signature = signature(spec);
+    let signature = op_signature(spec);
     let py_dtypes = spec
         .inputs
         .iter()
@@ -282,45 +285,6 @@ pub fn build(
         backward,
         launch,
     })
-}
-
-fn collect_calls(e: &GradExpr, out: &mut Vec<TfCall>) {
-    if let GradExpr::Call {
-        namespace,
-        op,
-        args,
-    } = e
-    {
-        let call = TfCall {
-            qualified: format!("{namespace}::{op}"),
-            module: module_name(namespace, op),
-        };
-        if !out.contains(&call) {
-            out.push(call);
-        }
-        args.iter().for_each(|a| collect_calls(a, out));
-    }
-}
-
-/// A gradient as Python: tensors by name, other ops through `_op`, which
-/// finds their helper modules.
-fn grad_python(e: &GradExpr) -> String {
-    render_grad(e, &|namespace, op, args| {
-        format!("_op(\"{namespace}::{op}\")({})", args.join(", "))
-    })
-}
-
-fn signature(spec: &OpSpec) -> String {
-    let tensor =
-        |t: &crate::spec::TensorSpec| format!("{}: {}{}", t.name, t.dtype, shape_text(&t.dims));
-    let ins: Vec<String> = spec.inputs.iter().map(tensor).collect();
-    let outs: Vec<String> = spec.outputs.iter().map(tensor).collect();
-    let mut text = format!("{}({}) -> {}", spec.name, ins.join(", "), outs.join(", "));
-    for var in &spec.dtypes {
-        let names: Vec<&str> = var.choices.iter().map(|c| c.dtype.as_str()).collect();
-        text.push_str(&format!("; {} in {{{}}}", var.var, names.join(", ")));
-    }
-    text
 }
 
 #[cfg(test)]

@@ -15,7 +15,6 @@ use crate::generate::{
 use context::TfContext;
 use handlebars::Handlebars;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
 use tritonc::codegen::Arch;
 
 const OP_CC: &str = include_str!("../../../templates/tensorflow/op.cc.hbs");
@@ -114,7 +113,7 @@ pub fn generate(
         .clone()
         .unwrap_or_else(|| PathBuf::from("out").join(&ctx.module));
     progress(Progress::Step("writing the build folder"));
-    write_folder(&out_dir, &files, &bridge)?;
+    crate::cpp::write_build_folder(&out_dir, &files, &bridge).map_err(GenerateError)?;
     let library = match &env {
         None => None,
         Some(env) => {
@@ -135,102 +134,20 @@ pub fn generate(
     })
 }
 
-fn write_folder(
-    dir: &Path,
-    files: &[(String, String)],
-    bridge: &Path,
-) -> Result<(), GenerateError> {
-    let io = |path: &Path, e: std::io::Error| {
-        GenerateError(format!("cannot write {}: {e}", path.display()))
-    };
-    for sub in ["include", "lib"] {
-        std::fs::create_dir_all(dir.join(sub)).map_err(|e| io(&dir.join(sub), e))?;
-    }
-    for (name, text) in files {
-        let path = dir.join(name);
-        std::fs::write(&path, text).map_err(|e| io(&path, e))?;
-    }
-    let header = dir.join("include/opgen_bridge.h");
-    std::fs::write(&header, crate::cpp::BRIDGE_HEADER).map_err(|e| io(&header, e))?;
-    let lib = dir.join("lib/libopgen_bridge.a");
-    std::fs::copy(bridge, &lib).map_err(|e| io(&lib, e))?;
-    // Debug info is most of the archive; drop it when `strip` is at hand.
-    let _ = Command::new("strip").arg("-g").arg(&lib).status();
-    crate::generate::set_executable(&dir.join("build.sh"));
-    Ok(())
-}
-
 /// Compiles op.cc (against TensorFlow's headers, the slow one) and
 /// kernels.cc at the same time, then links the library.
 pub fn build_library(dir: &Path, ctx: &TfContext, env: &TfEnv) -> Result<PathBuf, GenerateError> {
-    let target = format!("{}-unknown-linux-gnu", std::env::consts::ARCH);
-    let compiler = cc::Build::new()
-        .cpp(true)
-        .target(&target)
-        .host(&target)
-        .opt_level(2)
-        .cargo_metadata(false)
-        .cargo_warnings(false)
-        .try_get_compiler()
-        .map_err(|e| GenerateError(format!("no C++ compiler: {e}")))?;
-    let obj_dir = dir.join("obj");
-    std::fs::create_dir_all(&obj_dir)
-        .map_err(|e| GenerateError(format!("cannot create {}: {e}", obj_dir.display())))?;
-    let compile = |source: &str| -> Result<(Child, PathBuf), GenerateError> {
-        let object = obj_dir.join(format!("{source}.o"));
-        let mut cmd = compiler.to_command();
-        cmd.args(&env.compile_flags)
-            .args(["-fPIC", "-w", "-c"])
-            .arg(format!("-I{}", dir.join("include").display()))
-            .arg(dir.join(source))
-            .arg("-o")
-            .arg(&object)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped());
-        let child = cmd
-            .spawn()
-            .map_err(|e| GenerateError(format!("cannot run the C++ compiler: {e}")))?;
-        Ok((child, object))
-    };
-    let jobs = [compile("op.cc")?, compile("kernels.cc")?];
-    let mut objects = Vec::new();
-    let mut failures = String::new();
-    for (child, object) in jobs {
-        let output = child
-            .wait_with_output()
-            .map_err(|e| GenerateError(format!("the C++ compiler did not finish: {e}")))?;
-        if !output.status.success() {
-            failures.push_str(&String::from_utf8_lossy(&output.stderr));
-        }
-        objects.push(object);
-    }
-    if !failures.is_empty() {
-        return Err(GenerateError(format!(
-            "compiling the TensorFlow op in {} failed (TensorFlow {}):\n{failures}",
-            dir.display(),
-            env.version
-        )));
-    }
-    let lib = dir.join(&ctx.lib_file);
-    let mut link = compiler.to_command();
-    link.arg("-shared")
-        .args(&objects)
-        .arg(dir.join("lib/libopgen_bridge.a"))
-        .args(&env.link_flags);
+    let mut link_flags = env.link_flags.clone();
     if let Some(lib_dir) = env.lib_dir() {
-        link.arg(format!("-Wl,-rpath,{lib_dir}"));
+        link_flags.push(format!("-Wl,-rpath,{lib_dir}"));
     }
-    link.args(["-Wl,--exclude-libs,ALL", "-lpthread", "-ldl", "-lm", "-o"])
-        .arg(&lib);
-    let output = link
-        .output()
-        .map_err(|e| GenerateError(format!("cannot run the linker: {e}")))?;
-    if !output.status.success() {
-        return Err(GenerateError(format!(
-            "linking {} failed:\n{}",
-            lib.display(),
-            String::from_utf8_lossy(&output.stderr)
-        )));
-    }
-    Ok(lib)
+    crate::cpp::build_shared_library(&crate::cpp::CppBuild {
+        dir,
+        sources: &["op.cc", "kernels.cc"],
+        compile_flags: &env.compile_flags,
+        link_flags: &link_flags,
+        lib_file: &ctx.lib_file,
+        what: &format!("the TensorFlow op (TensorFlow {})", env.version),
+    })
+    .map_err(GenerateError)
 }

@@ -1,0 +1,31 @@
+//! The build folder of a C++ op (TensorFlow's, JAX's): the rendered files,
+//! the bridge's header in `include/` and its prebuilt archive in `lib/`, so
+//! that build.sh needs no Rust.
+
+use std::path::Path;
+use std::process::Command;
+
+/// Writes `files` (name, contents) into `dir` with the bridge's header and
+/// archive (`bridge`), and makes build.sh runnable.
+pub fn write_build_folder(
+    dir: &Path,
+    files: &[(String, String)],
+    bridge: &Path,
+) -> Result<(), String> {
+    let io = |path: &Path, e: std::io::Error| format!("cannot write {}: {e}", path.display());
+    for sub in ["include", "lib"] {
+        std::fs::create_dir_all(dir.join(sub)).map_err(|e| io(&dir.join(sub), e))?;
+    }
+    for (name, text) in files {
+        let path = dir.join(name);
+        std::fs::write(&path, text).map_err(|e| io(&path, e))?;
+    }
+    let header = dir.join("include/opgen_bridge.h");
+    std::fs::write(&header, super::BRIDGE_HEADER).map_err(|e| io(&header, e))?;
+    let lib = dir.join("lib/libopgen_bridge.a");
+    std::fs::copy(bridge, &lib).map_err(|e| io(&lib, e))?;
+    // Debug info is most of the archive; drop it when `strip` is at hand.
+    let _ = Command::new("strip").arg("-g").arg(&lib).status();
+    crate::generate::set_executable(&dir.join("build.sh"));
+    Ok(())
+}
