@@ -2,7 +2,8 @@
 # Installs what building and testing need on a fresh Debian 12 machine, only
 # what is missing: LLVM 19 (Debian) for inkwell, and ptxas (CUDA 13.0, from
 # PyPI) for checking the PTX we emit; onnxruntime and onnx (PyPI) for the ORT
-# op tests; tensorflow-cpu (PyPI) for the TensorFlow op tests. Safe to run again.
+# op tests; tensorflow-cpu (PyPI) for the TensorFlow op tests; jax and jaxlib
+# (PyPI, CPU) for the JAX op tests. Safe to run again.
 set -euo pipefail
 
 need_apt=()
@@ -39,6 +40,12 @@ fi
 if ! python3 -c "import tensorflow" >/dev/null 2>&1; then
   echo "setup: installing tensorflow-cpu==2.21.0 (pip)" >&2
   python3 -m pip install -q --disable-pip-version-check tensorflow-cpu==2.21.0 >&2
+fi
+# jax and jaxlib (CPU package): jaxlib's XLA FFI headers build the JAX ops,
+# and its CPU backend runs their checks (opgen/tests/jax_*.rs).
+if ! JAX_PLATFORMS=cpu python3 -c "import jax" >/dev/null 2>&1; then
+  echo "setup: installing jax==0.10.2 jaxlib==0.10.2 (pip)" >&2
+  python3 -m pip install -q --disable-pip-version-check jax==0.10.2 jaxlib==0.10.2 >&2
 fi
 PTXAS="$(ptxas_path)"
 [ -n "$PTXAS" ] || { echo "setup: ptxas not found after install" >&2; exit 1; }

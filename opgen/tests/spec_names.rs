@@ -6,12 +6,17 @@
 
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
+use triton_opgen::jax::{generate as generate_jax, JaxOptions};
 use triton_opgen::ort::{generate as generate_ort, OrtOptions};
 use triton_opgen::spec::parse_spec;
 use triton_opgen::tf::{generate as generate_tf, TfOptions};
 use triton_opgen::{generate, GenerateOptions};
 use tritonc::codegen::Arch;
 use tritonc::span::SourceMap;
+
+#[path = "python_support/mod.rs"]
+mod python_support;
+use python_support::fake_bridge;
 
 /// The add op with its input `x`, dim `N`, namespace and op name given.
 fn add_spec(ns: &str, op: &str, x: &str, n: &str) -> String {
@@ -123,14 +128,8 @@ fn keywords_generated_names_and_bad_identifiers_are_errors() {
     parse(&add_spec("my_ns", "add2", "x_", "N")).unwrap();
 }
 
-fn fake_bridge(dir: &Path) -> std::path::PathBuf {
-    let path = dir.join("libopgen_bridge.a");
-    std::fs::write(&path, b"!<arch>\n").unwrap();
-    path
-}
-
-/// Generates the torch and TensorFlow folders of `text` and byte-compiles
-/// their Python; `build_tf` also builds the TensorFlow library.
+/// Generates the torch, TensorFlow and JAX folders of `text` and
+/// byte-compiles their Python; `build_tf` also builds the TensorFlow library.
 fn generate_both(text: &str, dir: &Path, build_tf: bool) {
     let kernel = dir.join("k.tc");
     std::fs::write(&kernel, text).unwrap();
@@ -168,15 +167,29 @@ fn generate_both(text: &str, dir: &Path, build_tf: bool) {
         |_| {},
     )
     .unwrap_or_else(|e| panic!("tf: {e}"));
+    let jax = generate_jax(
+        &JaxOptions {
+            input: dir.join("k.tc"),
+            out_dir: Some(dir.join("jax")),
+            arch: Arch::Sm90,
+            no_build: true,
+            python: "python3".into(),
+            bridge_lib: Some(fake_bridge(dir)),
+            include_dirs: Vec::new(),
+            tuned: None,
+        },
+        |_| {},
+    )
+    .unwrap_or_else(|e| panic!("jax: {e}"));
     let mut py: Vec<std::path::PathBuf> = Vec::new();
-    for folder in [&torch.out_dir, &tf.out_dir] {
+    for folder in [&torch.out_dir, &tf.out_dir, &jax.out_dir] {
         for entry in std::fs::read_dir(folder).unwrap().flatten() {
             if entry.path().extension().is_some_and(|e| e == "py") {
                 py.push(entry.path());
             }
         }
     }
-    assert_eq!(py.len(), 2, "{py:?}");
+    assert_eq!(py.len(), 3, "{py:?}");
     let out = std::process::Command::new("python3")
         .args(["-m", "py_compile"])
         .args(&py)
@@ -209,6 +222,10 @@ fn check_sources_compile(text: &str, dir: &Path) {
     );
     if let Some(flags) = tf_compile_flags() {
         syntax_check(&dir.join("tf/op.cc"), &dir.join("tf/include"), &flags);
+    }
+    if let Some(include) = jax_ffi_include() {
+        let flags = vec!["-std=c++17".to_string(), format!("-I{include}")];
+        syntax_check(&dir.join("jax/op.cc"), &dir.join("jax/include"), &flags);
     }
     if let Some(torch) = std::env::var_os("OPGEN_TEST_TORCH_DIR") {
         let torch = PathBuf::from(torch);
@@ -288,6 +305,24 @@ fn tf_compile_flags() -> Option<Vec<String>> {
             )
         })
         .clone()
+}
+
+/// jaxlib's XLA FFI headers, where python3 imports jax (CI installs it).
+fn jax_ffi_include() -> Option<String> {
+    static DIR: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let out = std::process::Command::new("python3")
+            .args(["-c", "import jax; print(jax.ffi.include_dir())"])
+            .env("JAX_PLATFORMS", "cpu")
+            .output()
+            .ok()?;
+        if !out.status.success() {
+            assert!(std::env::var("CI").is_err(), "jax missing under CI");
+            return None;
+        }
+        Some(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    })
+    .clone()
 }
 
 fn tf_bridge() -> std::path::PathBuf {

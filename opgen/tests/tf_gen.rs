@@ -5,15 +5,8 @@
 mod tf_support;
 
 use std::path::Path;
-use tf_support::{options, repo};
+use tf_support::{fake_bridge, options, repo};
 use triton_opgen::tf::{generate, TfGenerated};
-
-/// A stand-in for the prebuilt runtime archive (the folder only copies it).
-fn fake_bridge(dir: &Path) -> std::path::PathBuf {
-    let path = dir.join("libopgen_bridge.a");
-    std::fs::write(&path, b"!<arch>\n").unwrap();
-    path
-}
 
 fn no_build(op: &str) -> (tempfile::TempDir, TfGenerated) {
     let tmp = tempfile::tempdir().unwrap();

@@ -2,6 +2,10 @@
 //! folder, errors when torch is missing or the args do not fit the kernel,
 //! and (with OPGEN_TEST_TORCH_DIR set) a real build against torch's headers.
 
+#[path = "python_support/mod.rs"]
+mod python_support;
+
+use python_support::fake_bridge;
 use std::path::{Path, PathBuf};
 use triton_opgen::{generate, GenerateOptions, Generated};
 use tritonc::codegen::Arch;
@@ -11,13 +15,6 @@ fn op_path(name: &str) -> PathBuf {
         "{}/../tests/ops/{name}.tc",
         env!("CARGO_MANIFEST_DIR")
     ))
-}
-
-/// A stand-in for the prebuilt runtime archive (the folder only copies it).
-fn fake_bridge(dir: &Path) -> PathBuf {
-    let path = dir.join("libopgen_bridge.a");
-    std::fs::write(&path, b"!<arch>\n").unwrap();
-    path
 }
 
 fn options(input: PathBuf, out: &Path, bridge: PathBuf) -> GenerateOptions {

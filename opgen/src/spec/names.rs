@@ -154,6 +154,12 @@ const GENERATED: &[&str] = &[
     "grads",
     "_checked",
     "_op",
+    // the JAX handler's namespaces (C++), the module's imports and function
+    "xla",
+    "ffi",
+    "jax",
+    "jnp",
+    "result_types",
 ];
 
 /// Prefixes the generator keeps for itself (`opgen_cdiv`, `opgen_arg0`,

@@ -1,6 +1,8 @@
 //! What the Python-driven tests share: the repository root, the
-//! "python3 imports it, or skip (fail under CI)" rule, and running a check
-//! script that must succeed.
+//! "python3 imports it, or skip (fail under CI)" rule, running a check
+//! script that must succeed, and for the frameworks whose op library is
+//! built here (TensorFlow, JAX): the runtime bridge, building ops in
+//! parallel, and check scripts that print `ok:`/`FAIL:` lines per section.
 
 #![allow(dead_code)]
 
@@ -61,4 +63,102 @@ where
         String::from_utf8_lossy(&run.stderr)
     );
     stdout
+}
+
+/// The runtime bridge archive: `cargo build` puts it in target/release, while
+/// `cargo test` leaves it in target/release/deps with a hash in its name; the
+/// newest of those is the one built from this tree.
+pub fn bridge_lib() -> PathBuf {
+    let release = repo().join("target/release");
+    let mut found: Vec<PathBuf> = vec![release.join("libopgen_bridge.a")];
+    if let Ok(entries) = std::fs::read_dir(release.join("deps")) {
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with("libopgen_bridge-") && name.ends_with(".a") {
+                found.push(entry.path());
+            }
+        }
+    }
+    found
+        .into_iter()
+        .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
+        .max()
+        .map(|(_, p)| p)
+        .unwrap_or_else(|| {
+            panic!("libopgen_bridge.a is not built: run `cargo build --release -p opgen-bridge`")
+        })
+}
+
+/// `build(op)` for every op at once, one thread each; the results in order.
+pub fn build_in_parallel<T: Send>(
+    ops: &[&str],
+    build: impl Fn(&str) -> Result<T, String> + Sync,
+) -> Result<Vec<T>, String> {
+    std::thread::scope(|scope| {
+        let jobs: Vec<_> = ops
+            .iter()
+            .map(|op| {
+                let build = &build;
+                scope.spawn(move || build(op))
+            })
+            .collect();
+        jobs.into_iter()
+            .map(|j| {
+                j.join()
+                    .unwrap_or_else(|_| Err("build thread panicked".into()))
+            })
+            .collect()
+    })
+}
+
+/// Runs `python3 <repo>/script dirs...` and returns its output, which must
+/// end with a `done: ` line (the script got through every section).
+pub fn run_sectioned_checks<'a>(
+    script: &str,
+    dirs: impl Iterator<Item = &'a Path>,
+    env: &[(&str, &str)],
+) -> Result<String, String> {
+    let run = Command::new("python3")
+        .arg(repo().join(script))
+        .args(dirs)
+        .envs(env.iter().copied())
+        .output()
+        .map_err(|e| format!("cannot run python3: {e}"))?;
+    let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
+    if stdout.contains("done: ") {
+        Ok(stdout)
+    } else {
+        Err(format!(
+            "{script} stopped early:\n{stdout}\n{}",
+            String::from_utf8_lossy(&run.stderr)
+        ))
+    }
+}
+
+/// Asserts that section `section` of a check script's output has no
+/// failure and has each of `expected` (whole `ok: section: ...` lines).
+pub fn assert_section_of(output: &Result<String, String>, section: &str, expected: &[&str]) {
+    let output = output.as_ref().unwrap_or_else(|e| panic!("{e}"));
+    let prefix = format!("FAIL: {section}: ");
+    let failed: Vec<&str> = output.lines().filter(|l| l.starts_with(&prefix)).collect();
+    assert!(
+        failed.is_empty(),
+        "{}\n\nfull output:\n{output}",
+        failed.join("\n")
+    );
+    for line in expected {
+        let want = format!("ok: {section}: {line}");
+        assert!(
+            output.lines().any(|l| l == want),
+            "missing `{want}` in:\n{output}"
+        );
+    }
+}
+
+/// A stand-in for the prebuilt runtime archive in `dir` (a --no-build
+/// folder only copies it).
+pub fn fake_bridge(dir: &Path) -> PathBuf {
+    let path = dir.join("libopgen_bridge.a");
+    std::fs::write(&path, b"!<arch>\n").unwrap();
+    path
 }

@@ -7,11 +7,12 @@
 #[path = "../python_support/mod.rs"]
 mod python_support;
 
-pub use python_support::repo;
+pub use python_support::{bridge_lib, fake_bridge, repo};
 
-use python_support::{require_python, PythonModules};
+use python_support::{
+    assert_section_of, build_in_parallel, require_python, run_sectioned_checks, PythonModules,
+};
 use std::path::PathBuf;
-use std::process::Command;
 use std::sync::OnceLock;
 use triton_opgen::tf::{generate, TfGenerated, TfOptions};
 use tritonc::codegen::Arch;
@@ -29,30 +30,6 @@ pub fn require_tensorflow(test: &str) -> bool {
             skip_reason: "python3 cannot import tensorflow (pip install tensorflow-cpu==2.21.0)",
         },
     )
-}
-
-/// The runtime bridge archive: `cargo build` puts it in target/release, while
-/// `cargo test` leaves it in target/release/deps with a hash in its name; the
-/// newest of those is the one built from this tree.
-pub fn bridge_lib() -> PathBuf {
-    let release = repo().join("target/release");
-    let mut found: Vec<PathBuf> = vec![release.join("libopgen_bridge.a")];
-    if let Ok(entries) = std::fs::read_dir(release.join("deps")) {
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if name.starts_with("libopgen_bridge-") && name.ends_with(".a") {
-                found.push(entry.path());
-            }
-        }
-    }
-    found
-        .into_iter()
-        .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
-        .max()
-        .map(|(_, p)| p)
-        .unwrap_or_else(|| {
-            panic!("libopgen_bridge.a is not built: run `cargo build --release -p opgen-bridge`")
-        })
 }
 
 pub fn options(op: &str, out_dir: PathBuf, no_build: bool, bridge: PathBuf) -> TfOptions {
@@ -78,20 +55,9 @@ pub fn built_ops() -> &'static Result<Vec<TfGenerated>, String> {
     BUILT.get_or_init(|| {
         let root = repo().join("target/tf-ops");
         let bridge = bridge_lib();
-        std::thread::scope(|scope| {
-            let jobs: Vec<_> = OPS
-                .iter()
-                .map(|op| {
-                    let opts = options(op, root.join(op), false, bridge.clone());
-                    scope.spawn(move || generate(&opts, |_| {}).map_err(|e| format!("{op}: {e}")))
-                })
-                .collect();
-            jobs.into_iter()
-                .map(|j| {
-                    j.join()
-                        .unwrap_or_else(|_| Err("build thread panicked".into()))
-                })
-                .collect()
+        build_in_parallel(OPS, |op| {
+            let opts = options(op, root.join(op), false, bridge.clone());
+            generate(&opts, |_| {}).map_err(|e| format!("{op}: {e}"))
         })
     })
 }
@@ -102,40 +68,16 @@ pub fn check_output() -> &'static Result<String, String> {
     static OUTPUT: OnceLock<Result<String, String>> = OnceLock::new();
     OUTPUT.get_or_init(|| {
         let built = built_ops().as_ref().map_err(Clone::clone)?;
-        let run = Command::new("python3")
-            .arg(repo().join("opgen/tests/tf_support/check_ops.py"))
-            .args(built.iter().map(|g| &g.out_dir))
-            .env("TF_CPP_MIN_LOG_LEVEL", "2")
-            .output()
-            .map_err(|e| format!("cannot run python3: {e}"))?;
-        let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
-        if stdout.contains("done: ") {
-            Ok(stdout)
-        } else {
-            Err(format!(
-                "check_ops.py stopped early:\n{stdout}\n{}",
-                String::from_utf8_lossy(&run.stderr)
-            ))
-        }
+        run_sectioned_checks(
+            "opgen/tests/tf_support/check_ops.py",
+            built.iter().map(|g| g.out_dir.as_path()),
+            &[("TF_CPP_MIN_LOG_LEVEL", "2")],
+        )
     })
 }
 
 /// Asserts that section `section` of the check output has no failure and
 /// has each of `expected` (whole `ok: section: ...` lines).
 pub fn assert_section(section: &str, expected: &[&str]) {
-    let output = check_output().as_ref().unwrap_or_else(|e| panic!("{e}"));
-    let prefix = format!("FAIL: {section}: ");
-    let failed: Vec<&str> = output.lines().filter(|l| l.starts_with(&prefix)).collect();
-    assert!(
-        failed.is_empty(),
-        "{}\n\nfull output:\n{output}",
-        failed.join("\n")
-    );
-    for line in expected {
-        let want = format!("ok: {section}: {line}");
-        assert!(
-            output.lines().any(|l| l == want),
-            "missing `{want}` in:\n{output}"
-        );
-    }
+    assert_section_of(check_output(), section, expected);
 }

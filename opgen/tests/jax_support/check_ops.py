@@ -1,0 +1,157 @@
+"""Checks generated JAX ops in the real jax/jaxlib (CPU package), on a
+machine without a GPU: result shapes and dtypes from the spec (eval_shape,
+jit tracing), the trace-time errors naming the argument, the C++ handler's
+own checks (reached through jax.ffi.ffi_call on the CPU backend, where the
+handler checks and then says the op needs a GPU), gradient wiring (dot's
+vjp calls the dot_nt and dot_tn FFI targets), vmap, and loading.
+
+Usage: check_ops.py FOLDER... (build folders of triton_add_jax,
+triton_softmax_jax, triton_dot_jax, triton_dot_nt_jax, triton_dot_tn_jax).
+Prints `ok: <section>: ...` per check and `FAIL: <section>: ...` per
+failure, then `done: ...`; exits 1 if any failed.
+"""
+import importlib
+import os
+import sys
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+sys.path[:0] = sys.argv[1:]
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+
+import triton_add_jax  # noqa: E402
+import triton_dot_jax  # noqa: E402
+import triton_softmax_jax  # noqa: E402
+
+failures = []
+
+
+def ok(section, text):
+    print(f"ok: {section}: {text}", flush=True)
+
+
+def fail(section, text):
+    failures.append(text)
+    print(f"FAIL: {section}: {text}", flush=True)
+
+
+def expect_error(section, what, error_type, needle, fn):
+    """`fn()` must raise `error_type` with `needle` in its message."""
+    try:
+        jax.block_until_ready(fn())
+    except error_type as e:
+        message = str(e)
+        if needle in message:
+            ok(section, f"{what}: {error_type.__name__}: {needle}")
+        else:
+            fail(section, f"{what}: {error_type.__name__} without `{needle}`: {message}")
+    except Exception as e:  # noqa: BLE001
+        fail(section, f"{what}: expected {error_type.__name__}, got {type(e).__name__}: {e}")
+    else:
+        fail(section, f"{what}: expected {error_type.__name__}, nothing raised")
+
+
+def spec(shape, dtype):
+    return jax.ShapeDtypeStruct(shape, jnp.dtype(dtype))
+
+
+def shape_text(s):
+    return f"{jnp.dtype(s.dtype).name}{list(s.shape)}"
+
+
+# ---- result shapes and dtypes from the spec ----
+section = "shapes"
+for what, fn, args in [
+    ("add", triton_add_jax.add, [spec((1000,), "float16")] * 2),
+    ("dot", triton_dot_jax.dot, [spec((3, 5), "bfloat16"), spec((5, 7), "bfloat16")]),
+    ("softmax", triton_softmax_jax.softmax, [spec((4, 33), "float32")]),
+]:
+    try:
+        ok(section, f"{what}: {shape_text(jax.eval_shape(fn, *args))}")
+    except Exception as e:  # noqa: BLE001
+        fail(section, f"{what}: {type(e).__name__}: {e}")
+try:
+    jaxpr = jax.make_jaxpr(jax.jit(triton_dot_jax.dot))(jnp.zeros((64, 32), jnp.float16), jnp.zeros((32, 48), jnp.float16))
+    text = str(jaxpr)
+    if "target_name=triton_dot" in text and "f16[64,48]" in text:
+        ok(section, "jit traces one ffi_call to triton_dot with result f16[64,48]")
+    else:
+        fail(section, f"jit trace: {text}")
+except Exception as e:  # noqa: BLE001
+    fail(section, f"jit trace: {type(e).__name__}: {e}")
+
+# ---- errors at trace time, naming the argument ----
+section = "trace errors"
+x = jnp.zeros((8,), jnp.float32)
+expect_error(section, "add dims", ValueError, "triton::add: dimension N of argument `y` (axis 0) is 9 but argument `x` has N = 8",
+             lambda: triton_add_jax.add(x, jnp.zeros((9,), jnp.float32)))
+expect_error(section, "add dtypes", TypeError, "triton::add: argument `y` has dtype float16 but `x` has float32 (both are T)",
+             lambda: triton_add_jax.add(x, x.astype(jnp.float16)))
+expect_error(section, "add dtype", TypeError, "triton::add: unsupported dtype int32 of argument `x`; supported: T=float32; T=float16",
+             lambda: triton_add_jax.add(x.astype(jnp.int32), x.astype(jnp.int32)))
+expect_error(section, "dot rank", ValueError, "triton::dot: argument `b` must have 2 dimension(s) [K, N], got shape [8]",
+             lambda: triton_dot_jax.dot(jnp.zeros((2, 8)), x))
+expect_error(section, "dot under jit", ValueError, "triton::dot: dimension K of argument `b` (axis 0) is 6 but argument `a` has K = 5",
+             lambda: jax.jit(triton_dot_jax.dot)(jnp.zeros((4, 5)), jnp.zeros((6, 7))))
+expect_error(section, "arity", TypeError, "triton::add takes 2 arguments (x, y), got 3",
+             lambda: triton_add_jax.result_types(x, x, x))
+
+# ---- the C++ handler's checks, on the CPU backend ----
+section = "handler"
+expect_error(section, "valid call on the CPU", Exception, "UNIMPLEMENTED: triton::add runs only on a GPU",
+             lambda: triton_add_jax.add(x, x))
+expect_error(section, "dims", Exception, "INVALID_ARGUMENT: triton::add: dimension N of argument `y` (axis 0) is 9 but argument `x` has N = 8",
+             lambda: jax.ffi.ffi_call("triton_add", spec((8,), "float32"))(x, jnp.zeros((9,), jnp.float32)))
+expect_error(section, "rank", Exception, "INVALID_ARGUMENT: triton::dot: argument `a` must have 2 dimension(s) [M, K], got shape [8]",
+             lambda: jax.ffi.ffi_call("triton_dot", spec((8, 8), "float32"))(x, jnp.zeros((8, 8), jnp.float32)))
+expect_error(section, "dtypes", Exception, "INVALID_ARGUMENT: triton::add: argument `y` has dtype float16 but `x` has float32 (both are T)",
+             lambda: jax.ffi.ffi_call("triton_add", spec((8,), "float32"))(x, x.astype(jnp.float16)))
+expect_error(section, "unsupported dtype", Exception, "INVALID_ARGUMENT: triton::add: unsupported dtype int32 of argument `x`",
+             lambda: jax.ffi.ffi_call("triton_add", spec((8,), "int32"))(x.astype(jnp.int32), x.astype(jnp.int32)))
+expect_error(section, "result declared wrong", Exception,
+             "INVALID_ARGUMENT: triton::dot: result `c` was declared with shape [3, 3] and dtype float32 but the op makes [2, 3] of float32",
+             lambda: jax.ffi.ffi_call("triton_dot", spec((3, 3), "float32"))(jnp.zeros((2, 4)), jnp.zeros((4, 3))))
+
+# ---- gradients: custom_vjp from the spec's backward ----
+section = "grad"
+try:
+    a, b = jnp.zeros((6, 4), jnp.float16), jnp.zeros((4, 5), jnp.float16)
+    text = str(jax.make_jaxpr(jax.grad(lambda a, b: jnp.sum(triton_dot_jax.dot(a, b)), argnums=(0, 1)))(a, b))
+    targets = [t for t in ("triton_dot_nt", "triton_dot_tn") if f"target_name={t}" in text]
+    if targets == ["triton_dot_nt", "triton_dot_tn"] and "f16[6,4]" in text and "f16[4,5]" in text:
+        ok(section, "dot: da through triton_dot_nt f16[6,4], db through triton_dot_tn f16[4,5]")
+    else:
+        fail(section, f"dot gradient: {text}")
+    ga = jax.eval_shape(jax.grad(lambda x, y: jnp.sum(triton_add_jax.add(x, y)), argnums=(0, 1)), x, x)
+    ok(section, f"add: {shape_text(ga[0])}, {shape_text(ga[1])}")
+except Exception as e:  # noqa: BLE001
+    fail(section, f"{type(e).__name__}: {e}")
+expect_error(section, "softmax", TypeError, "triton::softmax has no gradient: its spec has no `#pragma opgen backward` line",
+             lambda: jax.make_jaxpr(jax.grad(lambda v: jnp.sum(triton_softmax_jax.softmax(v))))(jnp.zeros((2, 3))))
+
+# ---- vmap: sequential ----
+section = "vmap"
+try:
+    text = str(jax.make_jaxpr(jax.vmap(triton_add_jax.add))(jnp.zeros((3, 5)), jnp.zeros((3, 5))))
+    if "scan" in text and "length=3" in text and "target_name=triton_add" in text:
+        ok(section, "add over a batch of 3: a scan of 3 calls")
+    else:
+        fail(section, text)
+except Exception as e:  # noqa: BLE001
+    fail(section, f"{type(e).__name__}: {e}")
+
+# ---- loading ----
+section = "load"
+try:
+    importlib.reload(triton_add_jax)
+    triton_add_jax.load()
+    ok(section, "reloading the module keeps the registration")
+except Exception as e:  # noqa: BLE001
+    fail(section, f"reload: {type(e).__name__}: {e}")
+expect_error(section, "missing library", FileNotFoundError, "does not exist; build it with build.sh in this folder",
+             lambda: (setattr(triton_softmax_jax, "_library", None), triton_softmax_jax._shared().targets.pop("triton_softmax", None),
+                      triton_softmax_jax.load("/nonexistent/libx.so")))
+
+print(f"done: {len(failures)} failed", flush=True)
+sys.exit(1 if failures else 0)
