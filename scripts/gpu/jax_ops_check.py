@@ -198,6 +198,33 @@ def autotune_cache():
     return f"1536^3 fp16: first call benchmarked {first} configs, second 0; picked {d.last_config()}"
 
 
+def shared_cache():
+    """A choice the torch op tuned, saved in $TRITON_OPGEN_CACHE, is the JAX
+    op's too: same op, kernels, dtype group and device model."""
+    import subprocess
+    import tempfile
+
+    cache = os.path.join(tempfile.mkdtemp(), "autotune.json")
+    env = dict(os.environ, TRITON_OPGEN_CACHE=cache)
+    torch_code = (
+        f"import sys, torch; sys.path.insert(0, {os.path.join(ROOT, 'torch', 'dot')!r}); import triton_dot as m; op = m.load(); "
+        "a = torch.randn(2304, 2304, device='cuda', dtype=torch.float16); op(a, a); torch.cuda.synchronize(); print(m.benchmark_calls())"
+    )
+    jax_code = (
+        f"import sys, jax, jax.numpy as jnp; sys.path.insert(0, {os.path.join(ROOT, 'jax', 'dot')!r}); import triton_dot_jax as m; "
+        "a = jnp.ones((2304, 2304), jnp.float16); m.dot(a, a).block_until_ready(); print(m.benchmark_calls(), m.last_config())"
+    )
+    ran = []
+    for code in (torch_code, jax_code):
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr[-800:]
+        ran.append(out.stdout.strip().splitlines()[-1])
+    torch_calls, jax_line = int(ran[0]), ran[1]
+    assert torch_calls > 0 and jax_line.startswith("0 "), f"torch benchmarked {torch_calls}, jax: {jax_line}"
+    return f"2304^3 fp16: the torch op benchmarked {torch_calls} configs and saved; a JAX process then benchmarked 0 and ran {jax_line[2:]}"
+
+
+check("autotune: cache shared with the torch op", shared_cache)
 check("jit: one function, changing shapes", jit_shapes)
 check("vmap", vmap_ops)
 check("grad: dot", grad_dot)
