@@ -2,7 +2,7 @@
 //! names written as `name = expr`, tensors to pointers of their dtype, numbers
 //! to integer parameters.
 
-use crate::spec::{ir_elem_type, ArgSpec, Expr, OpSpec};
+use crate::spec::{ir_elem_type, ArgSpec, AttrType, Expr, OpSpec};
 use crate::variants::Group;
 use tritonc::diagnostics::Diagnostic;
 
@@ -13,6 +13,9 @@ pub enum ArgKind {
     Ptr(String),
     I32,
     I64,
+    /// A float attribute, by name, to an `f32` or `f64` parameter.
+    F32(String),
+    F64(String),
 }
 
 /// One argument, matched to its kernel parameter.
@@ -121,13 +124,29 @@ fn bind_one(
             arg.span,
             format!("parameter `{param}` is a pointer (`{ty}`); pass a tensor of the op"),
         )),
-        (None, None) => match ty {
-            "i32" => Ok(ArgKind::I32),
-            "i64" => Ok(ArgKind::I64),
-            other => Err(Diagnostic::error(
-                arg.span,
-                format!("parameter `{param}` has type `{other}`; opgen passes integer expressions to `int` or `long` parameters only"),
-            )),
-        },
+        (None, None) => {
+            let float_attr = match &arg.value {
+                Expr::Name(n, _) => spec.attr(n).filter(|a| a.ty == AttrType::Float),
+                _ => None,
+            };
+            match (ty, float_attr) {
+                ("f32", Some(a)) => Ok(ArgKind::F32(a.name.clone())),
+                ("f64", Some(a)) => Ok(ArgKind::F64(a.name.clone())),
+                ("i32", None) => Ok(ArgKind::I32),
+                ("i64", None) => Ok(ArgKind::I64),
+                (other, Some(a)) => Err(Diagnostic::error(
+                    arg.span,
+                    format!("float attribute `{}` is passed to parameter `{param}` of type `{other}`; it needs a `float` or `double` parameter", a.name),
+                )),
+                ("f32" | "f64", None) => Err(Diagnostic::error(
+                    arg.span,
+                    format!("parameter `{param}` is a float (`{ty}`); pass a float attribute of the op (`#pragma opgen attr NAME: float`)"),
+                )),
+                (other, None) => Err(Diagnostic::error(
+                    arg.span,
+                    format!("parameter `{param}` has type `{other}`; opgen passes integer expressions to `int` or `long` parameters and float attributes to `float` or `double` ones"),
+                )),
+            }
+        }
     }
 }

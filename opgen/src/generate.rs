@@ -28,6 +28,70 @@ pub struct GenerateOptions {
     pub tuned: Option<PathBuf>,
 }
 
+/// Options of the generators whose build folder builds with g++ against a
+/// framework that a Python interpreter finds (TensorFlow, JAX).
+#[derive(Clone, Debug)]
+pub struct FolderOptions {
+    pub input: PathBuf,
+    /// Default: out/<namespace>_<op>_<framework>.
+    pub out_dir: Option<PathBuf>,
+    pub arch: Arch,
+    /// Write the build folder only (for a machine with the framework but no Rust).
+    pub no_build: bool,
+    /// The Python that finds the framework.
+    pub python: String,
+    /// The prebuilt `libopgen_bridge.a`; found next to the executable when `None`.
+    pub bridge_lib: Option<PathBuf>,
+    pub include_dirs: Vec<PathBuf>,
+    /// A pre-tuned table to embed (an autotune cache file).
+    pub tuned: Option<PathBuf>,
+}
+
+/// What such a generator has before it renders: the spec, its variants
+/// compiled, the pre-tuned table's text, the bridge archive, and the
+/// framework's build environment (`None` with --no-build).
+pub struct Prepared<E> {
+    pub spec: OpSpec,
+    pub op: CompiledOp,
+    pub tuned: String,
+    pub bridge: PathBuf,
+    pub env: Option<E>,
+}
+
+/// Reads the spec and the tuned table, finds the bridge and (unless
+/// --no-build) the framework with `find_env(python)`, all before compiling
+/// the variants, so that a missing piece fails fast.
+pub fn prepare<E>(
+    opts: &FolderOptions,
+    find_env: impl FnOnce(&str) -> Result<E, String>,
+    progress: &mut impl FnMut(Progress),
+) -> Result<Prepared<E>, GenerateError> {
+    let (spec, source) = read_spec(&opts.input)?;
+    let tuned = read_tuned(opts.tuned.as_deref())?;
+    let bridge = find_bridge_lib(opts.bridge_lib.as_deref())?;
+    let env = if opts.no_build {
+        None
+    } else {
+        Some(find_env(&opts.python).map_err(GenerateError)?)
+    };
+    let mut op = compile_op(
+        &spec,
+        &source,
+        &opts.input,
+        opts.arch,
+        &opts.include_dirs,
+        progress,
+    )?;
+    op.warnings.extend(tuned.warnings);
+    Ok(Prepared {
+        spec,
+        op,
+        tuned: tuned.text,
+        bridge,
+        env,
+    })
+}
+
 /// What a run produced.
 #[derive(Debug)]
 pub struct Generated {

@@ -10,6 +10,7 @@ pub mod jax;
 pub mod ort;
 pub mod plan;
 pub mod python_probe;
+pub mod render;
 pub mod spec;
 pub mod tf;
 pub mod torch;

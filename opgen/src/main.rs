@@ -5,8 +5,9 @@
 
 use clap::{Parser, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use triton_opgen::generate::FolderOptions;
 use triton_opgen::{generate, jax, ort, tf, GenerateError, GenerateOptions, Progress};
 use tritonc::codegen::Arch;
 
@@ -165,8 +166,10 @@ fn main_ort(cli: &Cli) -> ExitCode {
     )
 }
 
-fn main_tf(cli: &Cli) -> ExitCode {
-    let opts = tf::TfOptions {
+/// The options of the generators built with g++ against a framework that
+/// `--python` finds (tf, jax).
+fn folder_options(cli: &Cli) -> FolderOptions {
+    FolderOptions {
         input: cli.kernel.clone(),
         out_dir: cli.out.clone(),
         arch: cli.arch,
@@ -175,7 +178,20 @@ fn main_tf(cli: &Cli) -> ExitCode {
         bridge_lib: cli.bridge_lib.clone(),
         include_dirs: cli.include_dirs.clone(),
         tuned: cli.tuned.clone(),
-    };
+    }
+}
+
+/// The library line of a framework whose op is a Python module beside it.
+fn library_and_import(lib: &Path, out_dir: &Path, module: &str) -> String {
+    format!(
+        "{}\nuse: sys.path.insert(0, \"{}\"); import {module}",
+        lib.display(),
+        out_dir.display()
+    )
+}
+
+fn main_tf(cli: &Cli) -> ExitCode {
+    let opts = folder_options(cli);
     run_generator(
         cli,
         |progress| tf::generate(&opts, progress),
@@ -188,14 +204,10 @@ fn main_tf(cli: &Cli) -> ExitCode {
                 done.variants,
                 done.out_dir.display()
             ),
-            library: done.library.as_ref().map(|lib| {
-                format!(
-                    "{}\nuse: sys.path.insert(0, \"{}\"); import {}",
-                    lib.display(),
-                    done.out_dir.display(),
-                    done.module
-                )
-            }),
+            library: done
+                .library
+                .as_ref()
+                .map(|lib| library_and_import(lib, &done.out_dir, &done.module)),
             build_hint: format!(
                 "`bash {}/build.sh` on a machine with TensorFlow and g++",
                 done.out_dir.display()
@@ -205,16 +217,7 @@ fn main_tf(cli: &Cli) -> ExitCode {
 }
 
 fn main_jax(cli: &Cli) -> ExitCode {
-    let opts = jax::JaxOptions {
-        input: cli.kernel.clone(),
-        out_dir: cli.out.clone(),
-        arch: cli.arch,
-        no_build: cli.no_build,
-        python: cli.python.clone(),
-        bridge_lib: cli.bridge_lib.clone(),
-        include_dirs: cli.include_dirs.clone(),
-        tuned: cli.tuned.clone(),
-    };
+    let opts = folder_options(cli);
     run_generator(
         cli,
         |progress| jax::generate(&opts, progress),
@@ -227,14 +230,10 @@ fn main_jax(cli: &Cli) -> ExitCode {
                 done.variants,
                 done.out_dir.display()
             ),
-            library: done.library.as_ref().map(|lib| {
-                format!(
-                    "{}\nuse: sys.path.insert(0, \"{}\"); import {}",
-                    lib.display(),
-                    done.out_dir.display(),
-                    done.module
-                )
-            }),
+            library: done
+                .library
+                .as_ref()
+                .map(|lib| library_and_import(lib, &done.out_dir, &done.module)),
             build_hint: format!(
                 "`bash {}/build.sh` on a machine with jax and g++",
                 done.out_dir.display()

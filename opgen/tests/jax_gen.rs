@@ -92,7 +92,12 @@ fn module_has_the_spec_and_its_gradient() {
 #[test]
 fn missing_jax_is_a_clear_error_before_compiling() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut opts = options("add", tmp.path().join("out"), false, fake_bridge(tmp.path()));
+    let mut opts = options(
+        "add",
+        tmp.path().join("out"),
+        false,
+        fake_bridge(tmp.path()),
+    );
     opts.python = "/nonexistent/python3".into();
     let err = generate(&opts, |_| {}).unwrap_err().0;
     assert!(

@@ -354,3 +354,53 @@ fn add_spec_masks_the_tail() {
         assert_eq!(z[i], x[i] + y[i], "{i}");
     }
 }
+
+/// examples/scale_shift.tc: y = max(alpha x + beta, 0 if relu), its float
+/// and bool attributes passed as the kernel's float and int parameters.
+#[test]
+fn scale_shift_takes_its_attributes() {
+    let path = op_path("add").with_file_name("../../examples/scale_shift.tc");
+    let (spec, source) = read_spec(&path).unwrap();
+    let names: Vec<(&str, &str)> = spec
+        .attrs
+        .iter()
+        .map(|a| (a.name.as_str(), a.ty.name()))
+        .collect();
+    assert_eq!(
+        names,
+        [("alpha", "float"), ("beta", "float"), ("relu", "bool")]
+    );
+    let mut defines = dtype_macros(&spec, "float32");
+    defines.push(("SIZE".into(), spec.tune[0].values[0].clone()));
+    let func = lower(&source, &defines, &[])
+        .unwrap_or_else(|e| panic!("{e}"))
+        .module
+        .functions[0]
+        .clone();
+    let n = 1000usize;
+    let x = data(n, 3);
+    for relu in [0i64, 1] {
+        let mut mem = Memory::new();
+        let (px, py) = (mem.alloc_slice(&x), mem.alloc_slice(&vec![7f32; n]));
+        let args = [
+            ArgValue::Int(n as i64),
+            ArgValue::Ptr(px),
+            ArgValue::Ptr(py),
+            ArgValue::Float(2.0),
+            ArgValue::Float(-0.5),
+            ArgValue::Int(relu),
+        ];
+        let size = macro_value(&defines, "SIZE");
+        run(&func, [(n as u32).div_ceil(size), 1, 1], &args, &mut mem).unwrap();
+        let y: Vec<f32> = mem.read(py, n).unwrap();
+        for i in 0..n {
+            let want = 2.0 * x[i] - 0.5;
+            let want = if relu == 1 { want.max(0.0) } else { want };
+            assert!(
+                (y[i] - want).abs() <= 1e-6,
+                "relu={relu} {i}: {} vs {want}",
+                y[i]
+            );
+        }
+    }
+}

@@ -30,6 +30,8 @@ pub struct CppLaunch {
     pub dims: Vec<DimCtx>,
     pub dim_checks: Vec<DimCheck>,
     pub dtype_vars: Vec<DtypeVarCtx>,
+    /// Inputs whose dtype the spec fixes.
+    pub fixed_dtypes: Vec<FixedDtypeCtx>,
     pub groups: Vec<GroupCtx>,
     pub supported_dtypes: String,
     pub args: Vec<ArgCtx>,
@@ -85,6 +87,14 @@ pub struct DtypeVarCtx {
     pub source: String,
     pub others: Vec<String>,
     pub choices: String,
+}
+
+#[derive(Serialize)]
+pub struct FixedDtypeCtx {
+    pub name: String,
+    /// The framework's C++ constant of the dtype.
+    pub cpp: String,
+    pub dtype: String,
 }
 
 #[derive(Serialize)]
@@ -216,6 +226,19 @@ pub fn build(
         }
     }
 
+    let fixed_dtypes = spec
+        .inputs
+        .iter()
+        .filter(|t| spec.dtype_var(&t.dtype).is_none())
+        .map(|t| {
+            Ok(FixedDtypeCtx {
+                name: t.name.clone(),
+                cpp: (words.dtype)(&t.dtype)?,
+                dtype: t.dtype.clone(),
+            })
+        })
+        .collect::<Result<Vec<_>, ContextError>>()?;
+
     let mut first = 0;
     let group_ctx = groups
         .iter()
@@ -268,6 +291,27 @@ pub fn build(
                     is_i32: *kind == ArgKind::I32,
                     label,
                 },
+                // The attribute is a local of the op function (a double).
+                ArgKind::F32(attr) | ArgKind::F64(attr) => {
+                    let single = matches!(kind, ArgKind::F32(_));
+                    ArgCtx {
+                        index,
+                        kind: if single {
+                            "OPGEN_ARG_F32"
+                        } else {
+                            "OPGEN_ARG_F64"
+                        }
+                        .into(),
+                        value: if single {
+                            format!("opgen_f32_bits({attr})")
+                        } else {
+                            format!("opgen_f64_bits({attr})")
+                        },
+                        is_int: false,
+                        is_i32: false,
+                        label,
+                    }
+                }
             }
         })
         .collect();
@@ -319,6 +363,7 @@ pub fn build(
             .collect(),
         dim_checks,
         dtype_vars,
+        fixed_dtypes,
         groups: group_ctx,
         supported_dtypes: groups
             .iter()

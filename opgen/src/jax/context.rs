@@ -8,9 +8,9 @@ use crate::cpp::dims_cpp;
 use crate::cpp::launch::{self, CppLaunch, CppWords};
 use crate::plan::{
     backward_text, called_ops, grad_python, group_label, input_grads, op_signature, out_grads,
-    ContextError, OutGradCtx,
+    py_params, ContextError, OutGradCtx,
 };
-use crate::spec::{Dim, OpSpec, TensorSpec};
+use crate::spec::{AttrType, Dim, OpSpec, TensorSpec};
 use crate::variants::Group;
 use serde::Serialize;
 
@@ -26,11 +26,13 @@ pub struct JaxContext {
     /// The FFI target name JAX calls: `triton_add`.
     pub target: String,
     pub signature: String,
-    /// Inputs whose dtype the spec fixes.
-    pub fixed_dtypes: Vec<FixedDtype>,
     pub outputs: Vec<JaxOutput>,
     pub single_output: bool,
+    /// The op function's parameters: inputs, then attributes with defaults.
     pub py_params: String,
+    /// The inputs alone: `x, y`.
+    pub py_inputs_params: String,
+    pub attrs: Vec<JaxAttr>,
     /// Python literals of the spec for the module's checks.
     pub py_inputs: String,
     pub py_outputs: String,
@@ -53,11 +55,17 @@ pub struct JaxOutput {
     pub dtype: String,
 }
 
+/// An attribute: an FFI attribute of the handlers (`.Attr<float>("alpha")`)
+/// and a keyword argument of the op function.
 #[derive(Serialize)]
-pub struct FixedDtype {
+pub struct JaxAttr {
     pub name: String,
-    pub cpp: String,
-    pub dtype: String,
+    /// What the handlers decode: `float`, `int64_t`, `bool`.
+    pub cpp_type: String,
+    /// `float`, `int`, `bool`: what the module converts the argument to.
+    pub kind: String,
+    /// Its position among the op function's parameters (custom_vjp's nondiff_argnums).
+    pub position: usize,
 }
 
 #[derive(Serialize)]
@@ -134,18 +142,6 @@ pub fn build(
             })
         })
         .collect::<Result<Vec<_>, ContextError>>()?;
-    let fixed_dtypes = spec
-        .inputs
-        .iter()
-        .filter(|t| spec.dtype_var(&t.dtype).is_none())
-        .map(|t| {
-            Ok(FixedDtype {
-                name: t.name.clone(),
-                cpp: type_of(&t.dtype)?,
-                dtype: t.dtype.clone(),
-            })
-        })
-        .collect::<Result<Vec<_>, ContextError>>()?;
     let inputs: Vec<String> = spec.inputs.iter().map(|t| t.name.clone()).collect();
     let backward = spec.backward.as_ref().map(|b| JaxBackward {
         text: backward_text(b),
@@ -190,15 +186,35 @@ pub fn build(
         lib_file: format!("lib{}_jax.so", launch.prefix),
         target: launch.prefix.clone(),
         signature: op_signature(spec),
-        fixed_dtypes,
         single_output: outputs.len() == 1,
         outputs,
-        py_params: inputs.join(", "),
+        py_params: py_params(spec),
+        py_inputs_params: inputs.join(", "),
+        attrs: spec
+            .attrs
+            .iter()
+            .enumerate()
+            .map(|(i, a)| JaxAttr {
+                name: a.name.clone(),
+                cpp_type: match a.ty {
+                    AttrType::Float => "float",
+                    AttrType::Int => "int64_t",
+                    AttrType::Bool => "bool",
+                }
+                .to_string(),
+                kind: a.ty.name().to_string(),
+                position: spec.inputs.len() + i,
+            })
+            .collect(),
         py_inputs: py_tensors(&spec.inputs),
         py_outputs: py_tensors(&spec.outputs),
         py_dtype_vars: serde_json::Value::Object(dtype_vars).to_string(),
         py_groups: serde_json::to_string(&group_list).unwrap_or_default(),
-        supported_dtypes: groups.iter().map(group_label).collect::<Vec<_>>().join("; "),
+        supported_dtypes: groups
+            .iter()
+            .map(group_label)
+            .collect::<Vec<_>>()
+            .join("; "),
         backward,
         launch,
     })

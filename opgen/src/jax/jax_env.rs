@@ -29,7 +29,10 @@ pub fn find_jax(python: &str) -> Result<JaxEnv, String> {
                 },
             )?;
             let dir = stdout.lines().last().unwrap_or("").trim().to_string();
-            (PathBuf::from(dir), format!("`{python}`'s jax.ffi.include_dir()"))
+            (
+                PathBuf::from(dir),
+                format!("`{python}`'s jax.ffi.include_dir()"),
+            )
         }
     };
     check_headers(&include_dir, &origin)?;

@@ -10,32 +10,18 @@ mod jax_env;
 
 pub use jax_env::{find_jax, JaxEnv};
 
-use crate::generate::{compile_op, find_bridge_lib, read_spec, CompiledOp, GenerateError, Progress};
+use crate::generate::{prepare, GenerateError, Prepared, Progress};
+use crate::render::{render_templates, Template};
 use context::JaxContext;
-use handlebars::Handlebars;
 use std::path::{Path, PathBuf};
-use tritonc::codegen::Arch;
 
 const OP_CC: &str = include_str!("../../../templates/jax/op.cc.hbs");
 const MODULE_PY: &str = include_str!("../../../templates/jax/module.py.hbs");
 const BUILD_SH: &str = include_str!("../../../templates/jax/build.sh.hbs");
 
-#[derive(Clone, Debug)]
-pub struct JaxOptions {
-    pub input: PathBuf,
-    /// Default: out/<namespace>_<op>_jax.
-    pub out_dir: Option<PathBuf>,
-    pub arch: Arch,
-    /// Write the build folder only (for a machine with JAX but no Rust).
-    pub no_build: bool,
-    /// The Python whose jax has the XLA FFI headers.
-    pub python: String,
-    /// The prebuilt `libopgen_bridge.a`; found next to the executable when `None`.
-    pub bridge_lib: Option<PathBuf>,
-    pub include_dirs: Vec<PathBuf>,
-    /// A pre-tuned table to embed (an autotune cache file).
-    pub tuned: Option<PathBuf>,
-}
+/// `--framework jax`'s options; `python` is the interpreter whose jax has
+/// the XLA FFI headers.
+pub type JaxOptions = crate::generate::FolderOptions;
 
 #[derive(Debug)]
 pub struct JaxGenerated {
@@ -56,54 +42,48 @@ pub fn render(
     groups: &[crate::variants::Group],
     tuned: &str,
 ) -> Result<Vec<(String, String)>, String> {
-    let mut hb = Handlebars::new();
-    hb.set_strict_mode(true);
-    hb.register_escape_fn(handlebars::no_escape);
-    let render = |name: &str, text: &str| {
-        hb.render_template(text, ctx)
-            .map_err(|e| format!("templates/jax/{name}.hbs: {e}"))
-    };
-    Ok(vec![
-        ("op.cc".to_string(), render("op.cc", OP_CC)?),
-        (format!("{}.py", ctx.module), render("module.py", MODULE_PY)?),
-        ("build.sh".to_string(), render("build.sh", BUILD_SH)?),
-        (
-            "kernels.cc".to_string(),
-            crate::cpp::kernels_cpp(&ctx.launch.prefix, &ctx.source, groups, tuned),
-        ),
-    ])
+    let mut files = render_templates(
+        ctx,
+        vec![
+            Template {
+                file: "op.cc".into(),
+                path: "templates/jax/op.cc.hbs",
+                text: OP_CC,
+            },
+            Template {
+                file: format!("{}.py", ctx.module),
+                path: "templates/jax/module.py.hbs",
+                text: MODULE_PY,
+            },
+            Template {
+                file: "build.sh".into(),
+                path: "templates/jax/build.sh.hbs",
+                text: BUILD_SH,
+            },
+        ],
+    )?;
+    files.push((
+        "kernels.cc".to_string(),
+        crate::cpp::kernels_cpp(&ctx.launch.prefix, &ctx.source, groups, tuned),
+    ));
+    Ok(files)
 }
 
 pub fn generate(
     opts: &JaxOptions,
     mut progress: impl FnMut(Progress),
 ) -> Result<JaxGenerated, GenerateError> {
-    let (spec, source) = read_spec(&opts.input)?;
-    let tuned = crate::generate::read_tuned(opts.tuned.as_deref())?;
-    let bridge = find_bridge_lib(opts.bridge_lib.as_deref())?;
-    // Fail before compiling when there are no headers to build against.
-    let env = if opts.no_build {
-        None
-    } else {
-        Some(find_jax(&opts.python).map_err(GenerateError)?)
-    };
-    let CompiledOp {
-        groups,
-        kinds,
-        source_name,
-        mut warnings,
-    } = compile_op(
-        &spec,
-        &source,
-        &opts.input,
-        opts.arch,
-        &opts.include_dirs,
-        &mut progress,
-    )?;
-    warnings.extend(tuned.warnings);
-    let ctx = context::build(&spec, &groups, &kinds, &source_name)
+    // Fails before compiling when there are no headers to build against.
+    let Prepared {
+        spec,
+        op,
+        tuned,
+        bridge,
+        env,
+    } = prepare(opts, find_jax, &mut progress)?;
+    let ctx = context::build(&spec, &op.groups, &op.kinds, &op.source_name)
         .map_err(|e| GenerateError(e.to_string()))?;
-    let files = render(&ctx, &groups, &tuned.text).map_err(GenerateError)?;
+    let files = render(&ctx, &op.groups, &tuned).map_err(GenerateError)?;
     let out_dir = opts
         .out_dir
         .clone()
@@ -122,20 +102,16 @@ pub fn generate(
         module: ctx.module.clone(),
         target: ctx.target.clone(),
         out_dir,
-        variants: groups.iter().map(|g| g.variants.len()).sum(),
+        variants: op.groups.iter().map(|g| g.variants.len()).sum(),
         library,
-        warnings,
+        warnings: op.warnings,
     })
 }
 
 /// Compiles op.cc (against the XLA FFI headers) and kernels.cc at the same
 /// time, then links the library. It needs no JAX library: XLA passes the
 /// FFI's function table with every call.
-pub fn build_library(
-    dir: &Path,
-    ctx: &JaxContext,
-    env: &JaxEnv,
-) -> Result<PathBuf, GenerateError> {
+pub fn build_library(dir: &Path, ctx: &JaxContext, env: &JaxEnv) -> Result<PathBuf, GenerateError> {
     crate::cpp::build_shared_library(&crate::cpp::CppBuild {
         dir,
         sources: &["op.cc", "kernels.cc"],

@@ -95,6 +95,9 @@ pub fn onnx_code(dtype: &str) -> Option<i32> {
     })
 }
 
+/// Why a spec with attributes has no ONNX Runtime op yet.
+const ORT_NO_ATTRS: &str = "the ONNX Runtime op does not read node attributes yet (the torch, TensorFlow and JAX ops take them); generate it for those frameworks, or pass the value as a 1-element input tensor";
+
 pub fn build(
     spec: &OpSpec,
     groups: &[Group],
@@ -103,6 +106,9 @@ pub fn build(
     plugins_dir: &std::path::Path,
     tuned: &str,
 ) -> Result<OrtContext, String> {
+    if let Some(a) = spec.attrs.first() {
+        return Err(format!("attribute `{}`: {ORT_NO_ATTRS}", a.name));
+    }
     let dtype_vars: Vec<String> = spec.dtypes.iter().map(|v| v.var.clone()).collect();
     let code = |d: &str| onnx_code(d).ok_or_else(|| format!("dtype `{d}` has no ONNX type"));
     let group_codes = groups
@@ -206,6 +212,9 @@ fn launch_context(
                 }
                 ArgKind::I64 => {
                     format!("LaunchArg::I64({})", to_rust(&arg.value, spec, &only_dims)?)
+                }
+                ArgKind::F32(a) | ArgKind::F64(a) => {
+                    return Err(format!("attribute `{a}`: {ORT_NO_ATTRS}"))
                 }
             };
             Ok(ArgRow {

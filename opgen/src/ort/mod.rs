@@ -7,8 +7,8 @@ pub mod context;
 pub mod rust_expr;
 
 use crate::generate::{compile_op, read_spec, read_tuned, CompiledOp, GenerateError, Progress};
+use crate::render::{render_templates, Template};
 use context::OrtContext;
-use handlebars::Handlebars;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use tritonc::codegen::Arch;
@@ -86,21 +86,21 @@ pub struct OrtGenerated {
 
 /// The crate's files: (path relative to the crate, contents).
 pub fn render(ctx: &OrtContext) -> Result<Vec<(String, String)>, String> {
-    let mut hb = Handlebars::new();
-    hb.set_strict_mode(true);
-    hb.register_escape_fn(handlebars::no_escape);
-    let mut files = vec![
-        (
-            "Cargo.toml".to_string(),
-            hb.render_template(CARGO_TOML, ctx)
-                .map_err(|e| format!("templates/onnxruntime/Cargo.toml.hbs: {e}"))?,
-        ),
-        (
-            "src/op_spec.rs".to_string(),
-            hb.render_template(OP_SPEC_RS, ctx)
-                .map_err(|e| format!("templates/onnxruntime/op_spec.rs.hbs: {e}"))?,
-        ),
-    ];
+    let mut files = render_templates(
+        ctx,
+        vec![
+            Template {
+                file: "Cargo.toml".into(),
+                path: "templates/onnxruntime/Cargo.toml.hbs",
+                text: CARGO_TOML,
+            },
+            Template {
+                file: "src/op_spec.rs".into(),
+                path: "templates/onnxruntime/op_spec.rs.hbs",
+                text: OP_SPEC_RS,
+            },
+        ],
+    )?;
     for (name, text) in STATIC_FILES {
         files.push((format!("src/{name}"), text.to_string()));
     }

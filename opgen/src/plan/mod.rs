@@ -11,7 +11,7 @@ pub use grads::{called_ops, grad_python, input_grads, out_grads, render_grad, Ou
 pub use macros::{grid_macros, macro_values};
 pub use text::{
     backward_text, camel_case, dims_list, expr_text, grad_text, group_label, op_signature,
-    requires_text, shape_text,
+    py_params, requires_text, shape_text,
 };
 
 /// Errors while deriving a framework's context (e.g. a grid macro that is

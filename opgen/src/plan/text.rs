@@ -97,10 +97,39 @@ pub fn op_signature(spec: &OpSpec) -> String {
         |t: &crate::spec::TensorSpec| format!("{}: {}{}", t.name, t.dtype, shape_text(&t.dims));
     let ins: Vec<String> = spec.inputs.iter().map(tensor).collect();
     let outs: Vec<String> = spec.outputs.iter().map(tensor).collect();
-    let mut text = format!("{}({}) -> {}", spec.name, ins.join(", "), outs.join(", "));
+    let attrs = spec.attrs.iter().map(|a| match a.default {
+        Some(v) => format!(
+            "{}: {} = {}",
+            a.name,
+            a.ty.name(),
+            v.literal(("true", "false"))
+        ),
+        None => format!("{}: {}", a.name, a.ty.name()),
+    });
+    let params: Vec<String> = ins.into_iter().chain(attrs).collect();
+    let mut text = format!(
+        "{}({}) -> {}",
+        spec.name,
+        params.join(", "),
+        outs.join(", ")
+    );
     for var in &spec.dtypes {
         let names: Vec<&str> = var.choices.iter().map(|c| c.dtype.as_str()).collect();
         text.push_str(&format!("; {} in {{{}}}", var.var, names.join(", ")));
     }
     text
+}
+
+/// A Python function's parameters for the op: the inputs, then the
+/// attributes (`alpha=1.0` where the spec gives a default).
+pub fn py_params(spec: &OpSpec) -> String {
+    spec.inputs
+        .iter()
+        .map(|t| t.name.clone())
+        .chain(spec.attrs.iter().map(|a| match a.default {
+            Some(v) => format!("{}={}", a.name, v.literal(("True", "False"))),
+            None => a.name.clone(),
+        }))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -11,7 +11,7 @@ mod parse;
 mod validate;
 
 pub use expr::{BinOp, Expr};
-pub use parse::parse_spec;
+pub use parse::{parse_attr_value, parse_spec};
 
 use tritonc::span::Span;
 
@@ -25,6 +25,8 @@ pub struct OpSpec {
     pub dtypes: Vec<DtypeVar>,
     pub inputs: Vec<TensorSpec>,
     pub outputs: Vec<TensorSpec>,
+    /// Scalars the caller passes (`attr alpha: float = 1.0`), after the inputs.
+    pub attrs: Vec<AttrSpec>,
     pub args: Vec<ArgSpec>,
     pub grid: Vec<GridDim>,
     /// Conditions a config must meet to be a candidate (`require N <= TN`).
@@ -71,6 +73,64 @@ pub struct TensorSpec {
     /// tensor's strides (instead of raising an error).
     pub contiguous: bool,
     pub span: Span,
+}
+
+/// `attr alpha: float = 1.0`: a scalar the caller passes with the inputs
+/// (a schema argument in PyTorch, an op attr in TensorFlow, a node attribute
+/// in ONNX, a keyword argument in JAX). Float attributes go whole to float
+/// kernel parameters; int and bool ones may also appear in integer
+/// expressions (arguments, grid, requirements), a bool as 0 or 1.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AttrSpec {
+    pub name: String,
+    pub ty: AttrType,
+    /// Used when the caller leaves the attribute out; without one it is required.
+    pub default: Option<AttrValue>,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AttrType {
+    Float,
+    Int,
+    Bool,
+}
+
+impl AttrType {
+    /// As the spec writes it: `float`, `int`, `bool`.
+    pub fn name(self) -> &'static str {
+        match self {
+            AttrType::Float => "float",
+            AttrType::Int => "int",
+            AttrType::Bool => "bool",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum AttrValue {
+    Float(f64),
+    Int(i64),
+    Bool(bool),
+}
+
+impl AttrValue {
+    /// A C++ literal (and Python, with `bool_words` = ("True", "False")).
+    pub fn literal(self, bool_words: (&str, &str)) -> String {
+        match self {
+            AttrValue::Float(v) => {
+                let text = format!("{v:?}");
+                if text.contains(['.', 'e', 'E']) {
+                    text
+                } else {
+                    format!("{text}.0")
+                }
+            }
+            AttrValue::Int(v) => v.to_string(),
+            AttrValue::Bool(true) => bool_words.0.to_string(),
+            AttrValue::Bool(false) => bool_words.1.to_string(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -172,6 +232,10 @@ impl OpSpec {
             .iter()
             .chain(self.outputs.iter())
             .find(|t| t.name == name)
+    }
+
+    pub fn attr(&self, name: &str) -> Option<&AttrSpec> {
+        self.attrs.iter().find(|a| a.name == name)
     }
 
     pub fn dtype_var(&self, name: &str) -> Option<&DtypeVar> {

@@ -202,6 +202,19 @@ pub fn check_names(spec: &OpSpec) -> Result<(), Diagnostic> {
     for m in spec.tune.iter().chain(spec.defines.iter()) {
         check_name("macro", &m.name, m.span)?;
     }
+    for a in &spec.attrs {
+        // TensorFlow attr names start with a letter.
+        if !a.name.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            return Err(Diagnostic::error(
+                a.span,
+                format!(
+                    "attribute `{}` must start with a letter (TensorFlow names its attr so)",
+                    a.name
+                ),
+            ));
+        }
+        check_name("attribute", &a.name, a.span)?;
+    }
     Ok(())
 }
 

@@ -7,6 +7,7 @@
 //! #pragma opgen dtype T in {float32: TYPE=float, float16: TYPE=half}
 //! #pragma opgen input x: T[N] contiguous
 //! #pragma opgen output z: T[N]
+//! #pragma opgen attr alpha: float = 1.0   (float, int or bool; the default is optional)
 //! #pragma opgen args N, x, y, z
 //! #pragma opgen grid cdiv(N, SIZE)
 //! #pragma opgen tune SIZE = [128, 256, 1024]
@@ -32,6 +33,7 @@ const DIRECTIVES: &[&str] = &[
     "dtype",
     "input",
     "output",
+    "attr",
     "args",
     "grid",
     "tune",
@@ -89,6 +91,7 @@ struct Builder {
     dtypes: Vec<DtypeVar>,
     inputs: Vec<TensorSpec>,
     outputs: Vec<TensorSpec>,
+    attrs: Vec<AttrSpec>,
     args: Option<Vec<ArgSpec>>,
     grid: Option<Vec<GridDim>>,
     requires: Vec<Require>,
@@ -108,9 +111,9 @@ impl Builder {
         end: Span,
     ) -> Result<(), Diagnostic> {
         let tokens = lex(file, base, text).or_else(|e| {
-            // `define` and `tune` take raw macro text; lex only their name.
+            // `define` and `tune` take raw macro text, `attr` a raw default.
             let first = text.split_whitespace().next().unwrap_or("");
-            if first == "define" || first == "tune" {
+            if first == "define" || first == "tune" || first == "attr" {
                 Ok(Vec::new())
             } else {
                 Err(e)
@@ -128,6 +131,20 @@ impl Builder {
             let rest = &text[word_at - base + first_word.len()..];
             let rest_span = Span::new(file, word_at + first_word.len(), end.end as usize);
             return self.macro_line(first_word == "tune", rest, rest_span, line_span);
+        }
+        if first_word == "attr" {
+            let rest = &text[word_at - base + first_word.len()..];
+            let rest_span = Span::new(file, word_at + first_word.len(), end.end as usize);
+            let attr = parse_attr(rest, rest_span, line_span)?;
+            if let Some(prev) = self.attrs.iter().find(|a| a.name == attr.name) {
+                return Err(Diagnostic::error(
+                    line_span,
+                    format!("attribute `{}` is declared twice", attr.name),
+                )
+                .with_label(prev.span, "first declared here"));
+            }
+            self.attrs.push(attr);
+            return Ok(());
         }
         let mut c = Cursor::new(&tokens[1..], end);
         match first_word {
@@ -268,6 +285,7 @@ impl Builder {
             dtypes: self.dtypes,
             inputs: self.inputs,
             outputs: self.outputs,
+            attrs: self.attrs,
             args,
             grid,
             requires: self.requires,
@@ -364,6 +382,76 @@ fn parse_dtype(c: &mut Cursor, line: Span) -> Result<DtypeVar, Diagnostic> {
 }
 
 /// `x: T[M, N] [contiguous]` (inputs) or `z: T[N]` (outputs).
+/// `alpha: float = 1.0` (the text after `attr`).
+fn parse_attr(rest: &str, rest_span: Span, line_span: Span) -> Result<AttrSpec, Diagnostic> {
+    let usage = "expected `attr NAME: float|int|bool` with an optional `= DEFAULT`, as in `attr alpha: float = 1.0`";
+    let (decl, default) = match rest.split_once('=') {
+        Some((d, v)) => (d, Some(v.trim())),
+        None => (rest, None),
+    };
+    let Some((name, ty)) = decl.split_once(':') else {
+        return Err(Diagnostic::error(rest_span, usage));
+    };
+    let (name, ty) = (name.trim(), ty.trim());
+    let is_ident = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !is_ident {
+        return Err(Diagnostic::error(
+            rest_span,
+            format!("`{name}` is not a name for an attribute"),
+        )
+        .with_note(usage));
+    }
+    let ty = match ty {
+        "float" => AttrType::Float,
+        "int" => AttrType::Int,
+        "bool" => AttrType::Bool,
+        other => {
+            return Err(Diagnostic::error(
+                rest_span,
+                format!(
+                "attribute `{name}` has type `{other}`; attributes are `float`, `int` or `bool`"
+            ),
+            ))
+        }
+    };
+    let default =
+        match default {
+            None => None,
+            Some(text) => Some(parse_attr_value(ty, text).map_err(|why| {
+                Diagnostic::error(rest_span, format!("attribute `{name}`: {why}"))
+            })?),
+        };
+    Ok(AttrSpec {
+        name: name.to_string(),
+        ty,
+        default,
+        span: line_span,
+    })
+}
+
+/// A value of an attribute of type `ty` as written: `1.0`, `-3`, `true`.
+pub fn parse_attr_value(ty: AttrType, text: &str) -> Result<AttrValue, String> {
+    match ty {
+        AttrType::Float => match text.parse::<f64>() {
+            Ok(v) if v.is_finite() => Ok(AttrValue::Float(v)),
+            _ => Err(format!("the default `{text}` is not a finite float")),
+        },
+        AttrType::Int => text
+            .parse::<i64>()
+            .map(AttrValue::Int)
+            .map_err(|_| format!("the default `{text}` is not a 64-bit integer")),
+        AttrType::Bool => match text {
+            "true" => Ok(AttrValue::Bool(true)),
+            "false" => Ok(AttrValue::Bool(false)),
+            _ => Err(format!("the default `{text}` is not `true` or `false`")),
+        },
+    }
+}
+
 fn parse_tensor(c: &mut Cursor, line: Span, is_input: bool) -> Result<TensorSpec, Diagnostic> {
     let (name, _) = c.expect_ident("the tensor's name")?;
     c.expect_punct(":", "after the tensor's name, as in `x: T[N]`")?;

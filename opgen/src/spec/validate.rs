@@ -10,6 +10,7 @@ pub fn validate(spec: &OpSpec) -> Result<(), Diagnostic> {
     check_dtypes(spec)?;
     check_tensors(spec)?;
     check_macro_names(spec)?;
+    check_attr_names(spec)?;
     check_divisors(spec)?;
     check_overflow(spec)?;
     check_args(spec)?;
@@ -103,6 +104,79 @@ fn check_macro_names(spec: &OpSpec) -> Result<(), Diagnostic> {
         }
     }
     Ok(())
+}
+
+/// An attribute shares the namespace of tensors, dims, dtype variables and
+/// macros: the launcher reads it by name.
+fn check_attr_names(spec: &OpSpec) -> Result<(), Diagnostic> {
+    // Python and torch schemas take arguments with defaults last.
+    if let Some(with_default) = spec.attrs.iter().position(|a| a.default.is_some()) {
+        if let Some(a) = spec.attrs[with_default..]
+            .iter()
+            .find(|a| a.default.is_none())
+        {
+            return Err(Diagnostic::error(
+                a.span,
+                format!("attribute `{}` has no default but follows one that has", a.name),
+            )
+            .with_label(spec.attrs[with_default].span, "this one has a default")
+            .with_note("declare the attributes without a default first (frameworks take them in this order)"));
+        }
+    }
+    for a in &spec.attrs {
+        let tensor = spec.inputs.iter().chain(spec.outputs.iter()).find(|t| {
+            t.name == a.name
+                || t.dims
+                    .iter()
+                    .any(|d| matches!(d, Dim::Sym(s) if *s == a.name))
+        });
+        let clash = if let Some(t) = tensor {
+            Some((
+                if t.name == a.name {
+                    "a tensor"
+                } else {
+                    "a dim"
+                },
+                t.span,
+            ))
+        } else if let Some(m) = spec
+            .tune
+            .iter()
+            .chain(spec.defines.iter())
+            .find(|m| m.name == a.name)
+        {
+            Some(("a macro", m.span))
+        } else {
+            spec.dtypes
+                .iter()
+                .find(|d| d.var == a.name)
+                .map(|d| ("a dtype variable", d.span))
+        };
+        if let Some((what, at)) = clash {
+            return Err(Diagnostic::error(
+                a.span,
+                format!("attribute `{}` has the name of {what}", a.name),
+            )
+            .with_label(at, "here"));
+        }
+    }
+    Ok(())
+}
+
+/// A float attribute goes whole to a float kernel parameter; int and bool
+/// ones are integers wherever the launcher computes one.
+fn check_attr_use(spec: &OpSpec, e: &Expr, name: &str, span: Span) -> Result<bool, Diagnostic> {
+    let Some(attr) = spec.attr(name) else {
+        return Ok(false);
+    };
+    if attr.ty == AttrType::Float && !matches!(e, Expr::Name(..)) {
+        return Err(Diagnostic::error(
+            span,
+            format!("float attribute `{name}` can only be passed whole, to a float parameter of the kernel"),
+        )
+        .with_note("int and bool attributes may be used in integer expressions"));
+    }
+    Ok(true)
 }
 
 /// The expressions the generated launcher computes: kernel arguments, grid
@@ -335,13 +409,13 @@ fn check_args(spec: &OpSpec) -> Result<(), Diagnostic> {
                     format!("tensor `{name}` can only be passed whole (as its data pointer) or inside stride/size/numel"),
                 ));
             }
-            if is_tensor || is_dim {
+            if is_tensor || is_dim || check_attr_use(spec, &arg.value, name, span)? {
                 continue;
             }
             let note = if spec.tune.iter().any(|m| m.name == name) {
                 "tuning macros are compile-time constants of the kernel; they cannot be passed as arguments"
             } else {
-                "arguments may use the op's tensors, the dimensions of its inputs, and stride/size/numel/cdiv/min/max"
+                "arguments may use the op's tensors, the dimensions of its inputs, its attributes, and stride/size/numel/cdiv/min/max"
             };
             return Err(Diagnostic::error(
                 span,
@@ -437,6 +511,15 @@ fn check_grid(spec: &OpSpec) -> Result<(), Diagnostic> {
     for value in exprs {
         check_calls(spec, value)?;
         for (name, span) in value.names() {
+            if let Some(attr) = spec.attr(name) {
+                if attr.ty == AttrType::Float {
+                    return Err(Diagnostic::error(
+                        span,
+                        format!("float attribute `{name}` cannot be used in the grid or a `require` (they are integers)"),
+                    ));
+                }
+                continue;
+            }
             let known = bound.iter().any(|(s, _, _)| s == name)
                 || spec.tune.iter().any(|m| m.name == name)
                 || spec.defines.iter().any(|m| m.name == name)
@@ -446,7 +529,7 @@ fn check_grid(spec: &OpSpec) -> Result<(), Diagnostic> {
                     span,
                     format!("unknown name `{name}` in the grid or a `require`"),
                 )
-                .with_note("grids and requirements may use input dimensions, `tune`/`define` macros and stride/size/numel/cdiv/min/max"));
+                .with_note("grids and requirements may use input dimensions, `tune`/`define` macros, int and bool attributes and stride/size/numel/cdiv/min/max"));
             }
         }
     }

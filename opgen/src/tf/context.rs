@@ -10,9 +10,9 @@ use crate::cpp::dims_cpp;
 use crate::cpp::launch::{self, CppLaunch, CppWords};
 use crate::plan::{
     backward_text, called_ops, camel_case, grad_python, input_grads, op_signature, out_grads,
-    ContextError, OutGradCtx,
+    py_params, ContextError, OutGradCtx,
 };
-use crate::spec::{Dim, OpSpec};
+use crate::spec::{AttrType, Dim, OpSpec};
 use crate::variants::Group;
 use serde::Serialize;
 
@@ -37,14 +37,25 @@ pub struct TfContext {
     pub signature: String,
     pub shape_checks: Vec<ShapeCheck>,
     pub outputs: Vec<TfOutput>,
+    /// The helper function's parameters: the inputs, then the attributes
+    /// (with their defaults).
     pub py_params: String,
     pub py_call: String,
+    /// Attributes, read by the GPU kernel when it is built.
+    pub attrs: Vec<TfAttr>,
     /// Per input, the dtypes it may have (checked by the helper, so that a
     /// wrong dtype is a TypeError naming the argument in eager mode too).
     pub py_dtypes: Vec<PyDtypes>,
     pub backward: Option<TfBackward>,
     /// The launch, in TensorFlow's names (the torch op has the same C++).
     pub launch: CppLaunch,
+}
+
+#[derive(Serialize)]
+pub struct TfAttr {
+    pub name: String,
+    /// What `GetAttr` fills: `float`, `int64_t`, `bool`.
+    pub cpp_type: String,
 }
 
 /// One dimension the shape function checks beyond the one that binds it.
@@ -160,7 +171,17 @@ pub fn build(
     };
     let launch = launch::build(spec, groups, kinds, &words)?;
     // Attributes: one type attr per dtype variable, over its choices.
-    let mut reg_attrs = Vec::new();
+    let mut reg_attrs: Vec<String> = spec
+        .attrs
+        .iter()
+        .map(|a| {
+            let default = a
+                .default
+                .map(|v| format!(" = {}", v.literal(("true", "false"))))
+                .unwrap_or_default();
+            format!("{}: {}{default}", a.name, a.ty.name())
+        })
+        .collect();
     for var in &spec.dtypes {
         let names = var
             .choices
@@ -275,12 +296,26 @@ pub fn build(
         signature,
         shape_checks,
         outputs,
-        py_params: inputs.join(", "),
+        py_params: py_params(spec),
         py_call: inputs
             .iter()
+            .chain(spec.attrs.iter().map(|a| &a.name))
             .map(|n| format!("{n}={n}"))
             .collect::<Vec<_>>()
             .join(", "),
+        attrs: spec
+            .attrs
+            .iter()
+            .map(|a| TfAttr {
+                name: a.name.clone(),
+                cpp_type: match a.ty {
+                    AttrType::Float => "float",
+                    AttrType::Int => "int64_t",
+                    AttrType::Bool => "bool",
+                }
+                .to_string(),
+            })
+            .collect(),
         py_dtypes,
         backward,
         launch,

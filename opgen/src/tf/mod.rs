@@ -9,34 +9,17 @@ mod tf_env;
 
 pub use tf_env::{find_tensorflow, TfEnv};
 
-use crate::generate::{
-    compile_op, find_bridge_lib, read_spec, CompiledOp, GenerateError, Progress,
-};
+use crate::generate::{prepare, GenerateError, Prepared, Progress};
+use crate::render::{render_templates, Template};
 use context::TfContext;
-use handlebars::Handlebars;
 use std::path::{Path, PathBuf};
-use tritonc::codegen::Arch;
 
 const OP_CC: &str = include_str!("../../../templates/tensorflow/op.cc.hbs");
 const HELPER_PY: &str = include_str!("../../../templates/tensorflow/helper.py.hbs");
 const BUILD_SH: &str = include_str!("../../../templates/tensorflow/build.sh.hbs");
 
-#[derive(Clone, Debug)]
-pub struct TfOptions {
-    pub input: PathBuf,
-    /// Default: out/<namespace>_<op>_tf.
-    pub out_dir: Option<PathBuf>,
-    pub arch: Arch,
-    /// Write the build folder only (for a machine with TensorFlow but no Rust).
-    pub no_build: bool,
-    /// The Python that imports TensorFlow (for its flags).
-    pub python: String,
-    /// The prebuilt `libopgen_bridge.a`; found next to the executable when `None`.
-    pub bridge_lib: Option<PathBuf>,
-    pub include_dirs: Vec<PathBuf>,
-    /// A pre-tuned table to embed (an autotune cache file).
-    pub tuned: Option<PathBuf>,
-}
+/// `--framework tf`'s options; `python` is the interpreter that imports TensorFlow.
+pub type TfOptions = crate::generate::FolderOptions;
 
 #[derive(Debug)]
 pub struct TfGenerated {
@@ -57,57 +40,48 @@ pub fn render(
     groups: &[crate::variants::Group],
     tuned: &str,
 ) -> Result<Vec<(String, String)>, String> {
-    let mut hb = Handlebars::new();
-    hb.set_strict_mode(true);
-    hb.register_escape_fn(handlebars::no_escape);
-    let render = |name: &str, text: &str| {
-        hb.render_template(text, ctx)
-            .map_err(|e| format!("templates/tensorflow/{name}.hbs: {e}"))
-    };
-    Ok(vec![
-        ("op.cc".to_string(), render("op.cc", OP_CC)?),
-        (
-            format!("{}.py", ctx.module),
-            render("helper.py", HELPER_PY)?,
-        ),
-        ("build.sh".to_string(), render("build.sh", BUILD_SH)?),
-        (
-            "kernels.cc".to_string(),
-            crate::cpp::kernels_cpp(&ctx.launch.prefix, &ctx.source, groups, tuned),
-        ),
-    ])
+    let mut files = render_templates(
+        ctx,
+        vec![
+            Template {
+                file: "op.cc".into(),
+                path: "templates/tensorflow/op.cc.hbs",
+                text: OP_CC,
+            },
+            Template {
+                file: format!("{}.py", ctx.module),
+                path: "templates/tensorflow/helper.py.hbs",
+                text: HELPER_PY,
+            },
+            Template {
+                file: "build.sh".into(),
+                path: "templates/tensorflow/build.sh.hbs",
+                text: BUILD_SH,
+            },
+        ],
+    )?;
+    files.push((
+        "kernels.cc".to_string(),
+        crate::cpp::kernels_cpp(&ctx.launch.prefix, &ctx.source, groups, tuned),
+    ));
+    Ok(files)
 }
 
 pub fn generate(
     opts: &TfOptions,
     mut progress: impl FnMut(Progress),
 ) -> Result<TfGenerated, GenerateError> {
-    let (spec, source) = read_spec(&opts.input)?;
-    let tuned = crate::generate::read_tuned(opts.tuned.as_deref())?;
-    let bridge = find_bridge_lib(opts.bridge_lib.as_deref())?;
-    // Fail before compiling when there is no TensorFlow to build against.
-    let env = if opts.no_build {
-        None
-    } else {
-        Some(find_tensorflow(&opts.python).map_err(GenerateError)?)
-    };
-    let CompiledOp {
-        groups,
-        kinds,
-        source_name,
-        mut warnings,
-    } = compile_op(
-        &spec,
-        &source,
-        &opts.input,
-        opts.arch,
-        &opts.include_dirs,
-        &mut progress,
-    )?;
-    warnings.extend(tuned.warnings);
-    let ctx = context::build(&spec, &groups, &kinds, &source_name)
+    // Fails before compiling when there is no TensorFlow to build against.
+    let Prepared {
+        spec,
+        op,
+        tuned,
+        bridge,
+        env,
+    } = prepare(opts, find_tensorflow, &mut progress)?;
+    let ctx = context::build(&spec, &op.groups, &op.kinds, &op.source_name)
         .map_err(|e| GenerateError(e.to_string()))?;
-    let files = render(&ctx, &groups, &tuned.text).map_err(GenerateError)?;
+    let files = render(&ctx, &op.groups, &tuned).map_err(GenerateError)?;
     let out_dir = opts
         .out_dir
         .clone()
@@ -128,9 +102,9 @@ pub fn generate(
         tf_name: ctx.tf_name.clone(),
         module: ctx.module.clone(),
         out_dir,
-        variants: groups.iter().map(|g| g.variants.len()).sum(),
+        variants: op.groups.iter().map(|g| g.variants.len()).sum(),
         library,
-        warnings,
+        warnings: op.warnings,
     })
 }
 

@@ -9,7 +9,7 @@ use crate::cpp::launch::{self, CppLaunch, CppWords};
 use crate::plan::{
     backward_text, camel_case, input_grads, out_grads, render_grad, ContextError, OutGradCtx,
 };
-use crate::spec::{GradExpr, OpSpec};
+use crate::spec::{AttrType, GradExpr, OpSpec};
 use crate::variants::Group;
 use serde::Serialize;
 
@@ -23,23 +23,27 @@ pub struct TorchContext {
     pub qualified: String,
     pub lib_file: String,
     pub schema: String,
+    /// The op function's parameters: tensors (`x_arg`), then attributes.
     pub cpp_params: String,
+    /// The tensors only (the input checks take them).
+    pub tensor_params: String,
     pub call_args: String,
+    pub attrs: Vec<TorchAttr>,
     pub fn_type: String,
     pub return_type: String,
     pub return_expr: String,
     pub first_input: String,
-    pub fixed_dtypes: Vec<FixedDtype>,
     pub outputs: Vec<OutputCtx>,
     pub single_output: bool,
     pub backward: Option<BackwardCtx>,
 }
 
+/// An attribute: a schema argument (`float alpha=1.0`) and a C++ parameter.
 #[derive(Serialize)]
-pub struct FixedDtype {
+pub struct TorchAttr {
     pub name: String,
-    pub cpp: String,
-    pub dtype: String,
+    /// `double`, `int64_t`, `bool`.
+    pub cpp_type: String,
 }
 
 #[derive(Serialize)]
@@ -91,7 +95,22 @@ pub fn build(
     };
     let launch = launch::build(spec, groups, kinds, &words)?;
     let inputs: Vec<String> = spec.inputs.iter().map(|t| t.name.clone()).collect();
-    let schema_args: Vec<String> = inputs.iter().map(|n| format!("Tensor {n}")).collect();
+    let mut schema_args: Vec<String> = inputs.iter().map(|n| format!("Tensor {n}")).collect();
+    let attrs: Vec<TorchAttr> = spec
+        .attrs
+        .iter()
+        .map(|a| TorchAttr {
+            name: a.name.clone(),
+            cpp_type: attr_cpp_type(a.ty).to_string(),
+        })
+        .collect();
+    for a in &spec.attrs {
+        let default = a
+            .default
+            .map(|v| format!("={}", v.literal(("True", "False"))))
+            .unwrap_or_default();
+        schema_args.push(format!("{} {}{default}", a.ty.name(), a.name));
+    }
     let returns = if spec.outputs.len() == 1 {
         "Tensor".to_string()
     } else {
@@ -109,16 +128,6 @@ pub fn build(
             format!("std::make_tuple({})", out_names.join(", ")),
         )
     };
-    let fixed_dtypes = spec
-        .inputs
-        .iter()
-        .filter(|t| spec.dtype_var(&t.dtype).is_none())
-        .map(|t| FixedDtype {
-            name: t.name.clone(),
-            cpp: torch_scalar_type(&t.dtype).to_string(),
-            dtype: t.dtype.clone(),
-        })
-        .collect();
     let outputs = spec
         .outputs
         .iter()
@@ -154,14 +163,19 @@ pub fn build(
             text: backward_text(b),
         }
     });
-    let cpp_params: Vec<String> = inputs
+    let tensor_params: Vec<String> = inputs
         .iter()
         .map(|n| format!("const at::Tensor& {n}_arg"))
         .collect();
-    let fn_type = format!(
-        "{return_type}({})",
-        vec!["const at::Tensor&"; inputs.len()].join(", ")
-    );
+    let mut cpp_params = tensor_params.clone();
+    let mut param_types = vec!["const at::Tensor&".to_string(); inputs.len()];
+    let mut call_args = inputs.clone();
+    for a in &attrs {
+        cpp_params.push(format!("{} {}", a.cpp_type, a.name));
+        param_types.push(a.cpp_type.clone());
+        call_args.push(a.name.clone());
+    }
+    let fn_type = format!("{return_type}({})", param_types.join(", "));
     Ok(TorchContext {
         source: source.to_string(),
         ns: spec.namespace.clone(),
@@ -170,17 +184,27 @@ pub fn build(
         lib_file: format!("lib{}.so", launch.prefix),
         schema: format!("{}({}) -> {returns}", spec.name, schema_args.join(", ")),
         cpp_params: cpp_params.join(", "),
-        call_args: inputs.join(", "),
+        tensor_params: tensor_params.join(", "),
+        call_args: call_args.join(", "),
+        attrs,
         fn_type,
         return_type,
         return_expr,
         first_input: inputs.first().cloned().unwrap_or_default(),
-        fixed_dtypes,
         outputs,
         single_output: spec.outputs.len() == 1,
         backward,
         launch,
     })
+}
+
+/// The C++ type torch passes an attribute as (its schema's `float`, `int`, `bool`).
+fn attr_cpp_type(ty: AttrType) -> &'static str {
+    match ty {
+        AttrType::Float => "double",
+        AttrType::Int => "int64_t",
+        AttrType::Bool => "bool",
+    }
 }
 
 /// A gradient as C++: tensors by name, other ops through `opgen_call`.

@@ -15,41 +15,22 @@ import os
 import sys
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
-sys.path[:0] = sys.argv[1:]
+sys.path[:0] = sys.argv[1:] + [os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python_support")]
 
+import checks  # noqa: E402
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
 import triton_add_jax  # noqa: E402
 import triton_dot_jax  # noqa: E402
 import triton_softmax_jax  # noqa: E402
+from checks import fail, finish, ok  # noqa: E402
 
-failures = []
-
-
-def ok(section, text):
-    print(f"ok: {section}: {text}", flush=True)
-
-
-def fail(section, text):
-    failures.append(text)
-    print(f"FAIL: {section}: {text}", flush=True)
 
 
 def expect_error(section, what, error_type, needle, fn):
-    """`fn()` must raise `error_type` with `needle` in its message."""
-    try:
-        jax.block_until_ready(fn())
-    except error_type as e:
-        message = str(e)
-        if needle in message:
-            ok(section, f"{what}: {error_type.__name__}: {needle}")
-        else:
-            fail(section, f"{what}: {error_type.__name__} without `{needle}`: {message}")
-    except Exception as e:  # noqa: BLE001
-        fail(section, f"{what}: expected {error_type.__name__}, got {type(e).__name__}: {e}")
-    else:
-        fail(section, f"{what}: expected {error_type.__name__}, nothing raised")
+    """`fn()`, waited for, must raise `error_type` with `needle` in its message."""
+    checks.expect_error(section, what, error_type, needle, fn, settle=jax.block_until_ready)
 
 
 def spec(shape, dtype):
@@ -153,5 +134,4 @@ expect_error(section, "missing library", FileNotFoundError, "does not exist; bui
              lambda: (setattr(triton_softmax_jax, "_library", None), triton_softmax_jax._shared().targets.pop("triton_softmax", None),
                       triton_softmax_jax.load("/nonexistent/libx.so")))
 
-print(f"done: {len(failures)} failed", flush=True)
-sys.exit(1 if failures else 0)
+finish()

@@ -27,7 +27,8 @@ pub fn require_jax(test: &str) -> bool {
         &PythonModules {
             import: "import jax",
             env: &[CPU_ONLY],
-            ci_message: "jax cannot be imported by python3 (scripts/setup.sh installs jax and jaxlib)",
+            ci_message:
+                "jax cannot be imported by python3 (scripts/setup.sh installs jax and jaxlib)",
             skip_reason: "python3 cannot import jax (pip install jax==0.10.2 jaxlib==0.10.2)",
         },
     )

@@ -11,43 +11,16 @@ import os
 import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-sys.path[:0] = sys.argv[1:]
+sys.path[:0] = sys.argv[1:] + [os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python_support")]
 
 import tensorflow as tf  # noqa: E402
+from checks import expect_error, fail, finish, ok  # noqa: E402
 from tensorflow.python.framework import kernels, op_def_registry  # noqa: E402
 
 import triton_add_tf  # noqa: E402
 import triton_dot_nt_tf  # noqa: E402
 import triton_dot_tf  # noqa: E402
 import triton_dot_tn_tf  # noqa: E402
-
-failures = []
-
-
-def ok(section, text):
-    print(f"ok: {section}: {text}", flush=True)
-
-
-def fail(section, text):
-    failures.append(text)
-    print(f"FAIL: {section}: {text}", flush=True)
-
-
-def expect_error(section, what, error_type, needle, fn):
-    """`fn()` must raise `error_type` with `needle` in its message."""
-    try:
-        fn()
-    except error_type as e:
-        message = str(e)
-        if needle in message:
-            ok(section, f"{what}: {error_type.__name__}: {needle}")
-        else:
-            fail(section, f"{what}: {error_type.__name__} without `{needle}`: {message}")
-    except Exception as e:  # noqa: BLE001
-        fail(section, f"{what}: expected {error_type.__name__}, got {type(e).__name__}: {e}")
-    else:
-        fail(section, f"{what}: expected {error_type.__name__}, nothing raised")
-
 
 def spec(shape, dtype=tf.float32):
     return tf.TensorSpec(shape, dtype)
@@ -176,5 +149,4 @@ expect_error("eager", "dot in a tf.function run on CPU", tf.errors.Unimplemented
              "runs only on a GPU",
              lambda: tf.function(triton_dot_tf.dot)(tf.ones([4, 8]), tf.ones([8, 2])))
 
-print(f"done: {len(failures)} failure(s)")
-sys.exit(1 if failures else 0)
+finish()

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -28,6 +29,19 @@ typedef struct opgen_arg {
   uint32_t reserved;
   uint64_t bits;
 } opgen_arg;
+
+/* The bits of a float argument, for opgen_arg.bits (float: the low 32). */
+static inline uint64_t opgen_f32_bits(double value) {
+  float narrow = (float)value;
+  uint32_t bits;
+  memcpy(&bits, &narrow, sizeof bits);
+  return bits;
+}
+static inline uint64_t opgen_f64_bits(double value) {
+  uint64_t bits;
+  memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
 
 /* Programs per axis; `persistent` != 0: x is a work count, and the runtime
  * launches min(x, SMs x blocks per SM) programs. */
