@@ -29,6 +29,7 @@ fn jax_libraries_build_with_every_variant() {
             ("triton_dot", "triton_dot_jax", 96),
             ("triton_dot_nt", "triton_dot_nt_jax", 27),
             ("triton_dot_tn", "triton_dot_tn_jax", 27),
+            ("examples_scale_shift", "examples_scale_shift_jax", 4),
         ]
     );
     for g in built {
@@ -115,6 +116,25 @@ fn jax_vmap_and_loading() {
         &[
             "reloading the module keeps the registration",
             "missing library: FileNotFoundError: does not exist; build it with build.sh in this folder",
+        ],
+    );
+}
+
+#[test]
+fn jax_attributes_reach_the_handler() {
+    if !require_jax("jax_attributes_reach_the_handler") {
+        return;
+    }
+    assert_section(
+        "attrs",
+        &[
+            "signature: scale_shift(x, alpha=1.0, beta=0.0, relu=False)",
+            "decoded by the CPU handler: Exception: UNIMPLEMENTED: examples::scale_shift runs only on a GPU",
+            "jit with static attributes: ffi_call attributes alpha=2.5 beta=0.0 relu=True",
+            "wrong type: TypeError: examples::scale_shift: attribute `alpha` must be a Python float, got str",
+            "bool for a float: TypeError: attribute `alpha` must be a Python float, got bool",
+            "traced under jit: TypeError: under jax.jit pass it as a static argument",
+            "wrong FFI attribute type (ffi_call direct): Exception: INVALID_ARGUMENT: [execute] Failed to decode all FFI handler operands",
         ],
     );
 }

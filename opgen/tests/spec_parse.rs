@@ -356,3 +356,113 @@ fn a_constant_that_overflows_64_bits_is_an_error_naming_the_macro_values() {
         "{base}#pragma opgen grid cdiv(N * 4611686018427387904, SIZE)\n"
     ));
 }
+
+/// BASE with `attrs` added and `args` replaced.
+fn with_attrs(attrs: &str, args: &str) -> String {
+    BASE.replace(
+        "#pragma opgen args N, x, y, z\n",
+        &format!("{attrs}#pragma opgen args {args}\n"),
+    )
+}
+
+#[test]
+fn attributes_parse_with_types_and_defaults() {
+    use triton_opgen::spec::{AttrType, AttrValue};
+    let spec = ok(&with_attrs(
+        "#pragma opgen attr n: int\n#pragma opgen attr alpha: float = 1.5\n#pragma opgen attr flip: bool = true\n#pragma opgen attr k: int = -3\n",
+        "N, x, y, z",
+    ));
+    let got: Vec<(&str, AttrType, Option<AttrValue>)> = spec
+        .attrs
+        .iter()
+        .map(|a| (a.name.as_str(), a.ty, a.default))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("n", AttrType::Int, None),
+            ("alpha", AttrType::Float, Some(AttrValue::Float(1.5))),
+            ("flip", AttrType::Bool, Some(AttrValue::Bool(true))),
+            ("k", AttrType::Int, Some(AttrValue::Int(-3))),
+        ]
+    );
+    assert_eq!(AttrValue::Float(2.0).literal(("True", "False")), "2.0");
+    assert_eq!(AttrValue::Bool(false).literal(("True", "False")), "False");
+    // int and bool attributes are integers in the grid and requirements.
+    ok(&with_attrs("#pragma opgen attr n: int = 2\n", "N, x, y, z")
+        .replace("grid cdiv(N, SIZE)", "grid cdiv(N, SIZE) * n"));
+}
+
+#[test]
+fn attribute_mistakes_are_errors_at_the_line() {
+    let cases = [
+        (
+            "#pragma opgen attr alpha: double\n",
+            "N, x, y, z",
+            "attributes are `float`, `int` or `bool`",
+        ),
+        (
+            "#pragma opgen attr alpha: float = fast\n",
+            "N, x, y, z",
+            "the default `fast` is not a finite float",
+        ),
+        (
+            "#pragma opgen attr n: int = 1.5\n",
+            "N, x, y, z",
+            "the default `1.5` is not a 64-bit integer",
+        ),
+        (
+            "#pragma opgen attr b: bool = 1\n",
+            "N, x, y, z",
+            "is not `true` or `false`",
+        ),
+        (
+            "#pragma opgen attr alpha\n",
+            "N, x, y, z",
+            "expected `attr NAME: float|int|bool`",
+        ),
+        (
+            "#pragma opgen attr a: int\n#pragma opgen attr a: float\n",
+            "N, x, y, z",
+            "attribute `a` is declared twice",
+        ),
+        (
+            "#pragma opgen attr a: int = 1\n#pragma opgen attr b: int\n",
+            "N, x, y, z",
+            "attribute `b` has no default but follows one that has",
+        ),
+        (
+            "#pragma opgen attr N: int\n",
+            "N, x, y, z",
+            "attribute `N` has the name of a dim",
+        ),
+        (
+            "#pragma opgen attr class: int\n",
+            "N, x, y, z",
+            "is a C++ keyword",
+        ),
+        (
+            "#pragma opgen attr _a: int\n",
+            "N, x, y, z",
+            "must start with a letter",
+        ),
+        (
+            "#pragma opgen attr alpha: float\n",
+            "N * alpha, x, y, z",
+            "float attribute `alpha` can only be passed whole",
+        ),
+    ];
+    for (attrs, args, needle) in cases {
+        let e = err(&with_attrs(attrs, args));
+        assert!(e.contains(needle), "`{attrs}`: missing `{needle}` in:\n{e}");
+        assert!(e.contains("k.tc:"), "{e}");
+    }
+    let e = err(
+        &with_attrs("#pragma opgen attr alpha: float\n", "N, x, y, z")
+            .replace("grid cdiv(N, SIZE)", "grid cdiv(N, SIZE) * alpha"),
+    );
+    assert!(
+        e.contains("float attribute `alpha` cannot be used in the grid"),
+        "{e}"
+    );
+}

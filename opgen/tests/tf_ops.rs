@@ -29,6 +29,11 @@ fn tf_libraries_build_with_every_variant() {
             ("TritonDot".to_string(), "triton_dot_tf", 96),
             ("TritonDotNt".to_string(), "triton_dot_nt_tf", 27),
             ("TritonDotTn".to_string(), "triton_dot_tn_tf", 27),
+            (
+                "ExamplesScaleShift".to_string(),
+                "examples_scale_shift_tf",
+                4
+            ),
         ]
     );
     for g in built {
@@ -125,6 +130,23 @@ fn tf_running_without_a_gpu_is_a_clear_error() {
             "add on CPU: UnimplementedError: triton::add (TritonAdd) runs only on a GPU",
             "dot on CPU: UnimplementedError: this TensorFlow has no GPU device",
             "dot in a tf.function run on CPU: UnimplementedError: runs only on a GPU",
+        ],
+    );
+}
+
+#[test]
+fn tf_attributes_are_op_attrs() {
+    if !require_tensorflow("tf_attributes_are_op_attrs") {
+        return;
+    }
+    assert_section(
+        "attrs",
+        &[
+            "ExamplesScaleShift attrs: alpha: float = 1.0, beta: float = 0.0, relu: bool = False",
+            "helper: scale_shift(x, alpha=1.0, beta=0.0, relu=False, name=None)",
+            "graph: alpha=2.5 relu=True",
+            "wrong type: TypeError: Expected float for argument 'alpha' not 'fast'",
+            "CPU run: UnimplementedError: runs only on a GPU",
         ],
     );
 }

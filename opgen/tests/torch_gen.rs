@@ -495,3 +495,41 @@ fn configs_over_the_target_limits_are_dropped_from_the_space() {
         .iter()
         .all(|v| v["config"] == "SIZE=1024 num_warps=4"));
 }
+
+/// Attributes become schema arguments with their defaults and C++ parameters
+/// that reach the kernel as float bits and ints.
+#[test]
+fn attributes_are_schema_arguments() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bridge = fake_bridge(tmp.path());
+    let input = op_path("add").with_file_name("../../examples/scale_shift.tc");
+    let done = generate(&options(input, &tmp.path().join("out"), bridge), |_| {})
+        .unwrap_or_else(|e| panic!("{}", e.0));
+    let cpp = std::fs::read_to_string(done.out_dir.join("op.cpp")).unwrap();
+    for needle in [
+        "m.def(\"scale_shift(Tensor x, float alpha=1.0, float beta=0.0, bool relu=False) -> Tensor\");",
+        "at::Tensor scale_shift_cuda(const at::Tensor& x_arg, double alpha, double beta, bool relu) {",
+        "{ OPGEN_ARG_F32, 0, opgen_f32_bits(alpha) },  // alpha",
+        "const int64_t opgen_arg5 = relu;",
+        "int opgen_check_inputs(const at::Tensor& x_arg) {",
+    ] {
+        assert!(cpp.contains(needle), "missing `{needle}` in:\n{cpp}");
+    }
+    let ort = triton_opgen::ort::generate(
+        &triton_opgen::ort::OrtOptions {
+            input: op_path("add").with_file_name("../../examples/scale_shift.tc"),
+            out_dir: Some(tmp.path().join("ort")),
+            arch: Arch::Sm90,
+            include_dirs: Vec::new(),
+            no_build: true,
+            target_dir: None,
+            tuned: None,
+        },
+        |_| {},
+    );
+    let err = ort.err().expect("ort refuses attributes").0;
+    assert!(
+        err.contains("attribute `alpha`: the ONNX Runtime op does not read node attributes yet"),
+        "{err}"
+    );
+}

@@ -20,7 +20,9 @@ sys.path[:0] = sys.argv[1:] + [os.path.join(os.path.dirname(os.path.abspath(__fi
 import checks  # noqa: E402
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
 
+import examples_scale_shift_jax  # noqa: E402
 import triton_add_jax  # noqa: E402
 import triton_dot_jax  # noqa: E402
 import triton_softmax_jax  # noqa: E402
@@ -133,5 +135,30 @@ except Exception as e:  # noqa: BLE001
 expect_error(section, "missing library", FileNotFoundError, "does not exist; build it with build.sh in this folder",
              lambda: (setattr(triton_softmax_jax, "_library", None), triton_softmax_jax._shared().targets.pop("triton_softmax", None),
                       triton_softmax_jax.load("/nonexistent/libx.so")))
+
+# ---- attributes: keyword arguments, FFI attributes the handlers decode ----
+section = "attrs"
+try:
+    import functools
+    import inspect
+
+    ok(section, f"signature: scale_shift{inspect.signature(examples_scale_shift_jax.scale_shift)}")
+    text = str(jax.make_jaxpr(jax.jit(functools.partial(examples_scale_shift_jax.scale_shift, alpha=2.5, relu=True)))(x))
+    if "('alpha', np.float32(2.5))" in text and "('beta', np.float32(0.0))" in text and "('relu', True)" in text:
+        ok(section, "jit with static attributes: ffi_call attributes alpha=2.5 beta=0.0 relu=True")
+    else:
+        fail(section, f"jit with static attributes: {text}")
+except Exception as e:  # noqa: BLE001
+    fail(section, f"{type(e).__name__}: {e}")
+expect_error(section, "decoded by the CPU handler", Exception, "UNIMPLEMENTED: examples::scale_shift runs only on a GPU",
+             lambda: examples_scale_shift_jax.scale_shift(x, alpha=2.0, beta=1.0, relu=True))
+expect_error(section, "wrong type", TypeError, "examples::scale_shift: attribute `alpha` must be a Python float, got str",
+             lambda: examples_scale_shift_jax.scale_shift(x, alpha="fast"))
+expect_error(section, "bool for a float", TypeError, "attribute `alpha` must be a Python float, got bool",
+             lambda: examples_scale_shift_jax.scale_shift(x, alpha=True))
+expect_error(section, "traced under jit", TypeError, "under jax.jit pass it as a static argument",
+             lambda: jax.jit(examples_scale_shift_jax.scale_shift)(x, 2.0))
+expect_error(section, "wrong FFI attribute type (ffi_call direct)", Exception, "INVALID_ARGUMENT: [execute] Failed to decode all FFI handler operands",
+             lambda: jax.ffi.ffi_call("examples_scale_shift", spec((8,), "float32"))(x, alpha=2, beta=np.float32(0), relu=False))
 
 finish()

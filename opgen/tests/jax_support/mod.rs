@@ -7,7 +7,7 @@
 #[path = "../python_support/mod.rs"]
 mod python_support;
 
-pub use python_support::{bridge_lib, fake_bridge, repo};
+pub use python_support::{bridge_lib, fake_bridge, op_file, repo};
 
 use python_support::{
     assert_section_of, build_in_parallel, require_python, run_sectioned_checks, PythonModules,
@@ -36,7 +36,7 @@ pub fn require_jax(test: &str) -> bool {
 
 pub fn options(op: &str, out_dir: PathBuf, no_build: bool, bridge: PathBuf) -> JaxOptions {
     JaxOptions {
-        input: repo().join(format!("tests/ops/{op}.tc")),
+        input: op_file(op),
         out_dir: Some(out_dir),
         arch: Arch::Sm90,
         no_build,
@@ -47,9 +47,9 @@ pub fn options(op: &str, out_dir: PathBuf, no_build: bool, bridge: PathBuf) -> J
     }
 }
 
-/// The ops the checks use: add, softmax (no gradient, a requirement), and
-/// dot with the two ops its gradient calls.
-pub const OPS: &[&str] = &["add", "softmax", "dot", "dot_nt", "dot_tn"];
+/// The ops the checks use: add, softmax (no gradient, a requirement), dot
+/// with the two ops its gradient calls, and the example with attributes.
+pub const OPS: &[&str] = &["add", "softmax", "dot", "dot_nt", "dot_tn", "scale_shift"];
 
 /// Generates and builds every op in `OPS` (in parallel) under
 /// target/jax-ops/, once per test binary.

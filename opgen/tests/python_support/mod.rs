@@ -162,3 +162,13 @@ pub fn fake_bridge(dir: &Path) -> PathBuf {
     std::fs::write(&path, b"!<arch>\n").unwrap();
     path
 }
+
+/// The .tc file of a bundled op (tests/ops/) or an example (examples/).
+pub fn op_file(op: &str) -> PathBuf {
+    let bundled = repo().join(format!("tests/ops/{op}.tc"));
+    if bundled.is_file() {
+        bundled
+    } else {
+        repo().join(format!("examples/{op}.tc"))
+    }
+}

@@ -17,6 +17,7 @@ import tensorflow as tf  # noqa: E402
 from checks import expect_error, fail, finish, ok  # noqa: E402
 from tensorflow.python.framework import kernels, op_def_registry  # noqa: E402
 
+import examples_scale_shift_tf  # noqa: E402
 import triton_add_tf  # noqa: E402
 import triton_dot_nt_tf  # noqa: E402
 import triton_dot_tf  # noqa: E402
@@ -148,5 +149,39 @@ expect_error("eager", "dot on CPU", tf.errors.UnimplementedError,
 expect_error("eager", "dot in a tf.function run on CPU", tf.errors.UnimplementedError,
              "runs only on a GPU",
              lambda: tf.function(triton_dot_tf.dot)(tf.ones([4, 8]), tf.ones([8, 2])))
+
+# --- attributes ------------------------------------------------------------------
+section = "attrs"
+try:
+    import inspect
+
+    examples_scale_shift_tf.load()
+    op_def = op_def_registry.get("ExamplesScaleShift")
+    attrs = []
+    for a in op_def.attr:
+        if a.name == "T":
+            continue
+        value = a.default_value
+        default = value.f if a.type == "float" else bool(value.b) if a.type == "bool" else value.i
+        attrs.append(f"{a.name}: {a.type} = {default}")
+    ok(section, f"ExamplesScaleShift attrs: {', '.join(attrs)}")
+    ok(section, f"helper: scale_shift{inspect.signature(examples_scale_shift_tf.scale_shift)}")
+
+    @tf.function
+    def scaled(v):
+        return examples_scale_shift_tf.scale_shift(v, alpha=2.5, relu=True)
+
+    graph = scaled.get_concrete_function(tf.TensorSpec([None])).graph
+    node = [o for o in graph.get_operations() if o.type == "ExamplesScaleShift"][0]
+    ok(section, f"graph: alpha={node.get_attr('alpha')} relu={node.get_attr('relu')}")
+except Exception as e:  # noqa: BLE001
+    fail(section, f"{type(e).__name__}: {e}")
+expect_error(section, "wrong type", TypeError, "Expected float for argument 'alpha' not 'fast'",
+             lambda: examples_scale_shift_tf.scale_shift(tf.ones([4]), alpha="fast"))
+try:
+    examples_scale_shift_tf.scale_shift(tf.ones([4]), alpha=2.0)
+    fail(section, "CPU run: no error")
+except tf.errors.UnimplementedError as e:
+    ok(section, "CPU run: UnimplementedError: runs only on a GPU" if "runs only on a GPU" in str(e) else f"CPU run: {e}")
 
 finish()

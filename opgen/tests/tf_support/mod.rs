@@ -7,7 +7,7 @@
 #[path = "../python_support/mod.rs"]
 mod python_support;
 
-pub use python_support::{bridge_lib, fake_bridge, repo};
+pub use python_support::{bridge_lib, fake_bridge, op_file, repo};
 
 use python_support::{
     assert_section_of, build_in_parallel, require_python, run_sectioned_checks, PythonModules,
@@ -34,7 +34,7 @@ pub fn require_tensorflow(test: &str) -> bool {
 
 pub fn options(op: &str, out_dir: PathBuf, no_build: bool, bridge: PathBuf) -> TfOptions {
     TfOptions {
-        input: repo().join(format!("tests/ops/{op}.tc")),
+        input: op_file(op),
         out_dir: Some(out_dir),
         arch: Arch::Sm90,
         no_build,
@@ -46,7 +46,7 @@ pub fn options(op: &str, out_dir: PathBuf, no_build: bool, bridge: PathBuf) -> T
 }
 
 /// The ops the checks use: add, and dot with the two ops its gradient calls.
-pub const OPS: &[&str] = &["add", "dot", "dot_nt", "dot_tn"];
+pub const OPS: &[&str] = &["add", "dot", "dot_nt", "dot_tn", "scale_shift"];
 
 /// Generates and builds every op in `OPS` (in parallel) under
 /// target/tf-ops/, once per test binary.
