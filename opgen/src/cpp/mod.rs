@@ -18,3 +18,13 @@ pub use text::{cpp_all, dims_cpp};
 
 /// The C ABI of the prebuilt runtime (`plugins/bridge`), copied into build folders.
 pub const BRIDGE_HEADER: &str = include_str!("../../../plugins/bridge/include/opgen_bridge.h");
+
+/// The C++ type an attribute is read as where the framework gives floats as
+/// `float` (TensorFlow's `GetAttr`, XLA FFI's `Attr<float>`).
+pub fn attr_cpp_type(ty: crate::spec::AttrType) -> &'static str {
+    match ty {
+        crate::spec::AttrType::Float => "float",
+        crate::spec::AttrType::Int => "int64_t",
+        crate::spec::AttrType::Bool => "bool",
+    }
+}

@@ -10,7 +10,7 @@ use crate::plan::{
     backward_text, called_ops, grad_python, group_label, input_grads, op_signature, out_grads,
     py_params, ContextError, OutGradCtx,
 };
-use crate::spec::{AttrType, Dim, OpSpec, TensorSpec};
+use crate::spec::{Dim, OpSpec, TensorSpec};
 use crate::variants::Group;
 use serde::Serialize;
 
@@ -196,12 +196,7 @@ pub fn build(
             .enumerate()
             .map(|(i, a)| JaxAttr {
                 name: a.name.clone(),
-                cpp_type: match a.ty {
-                    AttrType::Float => "float",
-                    AttrType::Int => "int64_t",
-                    AttrType::Bool => "bool",
-                }
-                .to_string(),
+                cpp_type: crate::cpp::attr_cpp_type(a.ty).to_string(),
                 kind: a.ty.name().to_string(),
                 position: spec.inputs.len() + i,
             })

@@ -12,7 +12,7 @@ use crate::plan::{
     backward_text, called_ops, camel_case, grad_python, input_grads, op_signature, out_grads,
     py_params, ContextError, OutGradCtx,
 };
-use crate::spec::{AttrType, Dim, OpSpec};
+use crate::spec::{Dim, OpSpec};
 use crate::variants::Group;
 use serde::Serialize;
 
@@ -308,12 +308,7 @@ pub fn build(
             .iter()
             .map(|a| TfAttr {
                 name: a.name.clone(),
-                cpp_type: match a.ty {
-                    AttrType::Float => "float",
-                    AttrType::Int => "int64_t",
-                    AttrType::Bool => "bool",
-                }
-                .to_string(),
+                cpp_type: crate::cpp::attr_cpp_type(a.ty).to_string(),
             })
             .collect(),
         py_dtypes,
