@@ -9,12 +9,17 @@ pub enum LaunchArg {
     Ptr(usize),
     I32(i64),
     I64(i64),
+    /// A float attribute, to a `float` or `double` parameter.
+    F32(f64),
+    F64(f64),
 }
 
 /// The shapes of one call: inputs then outputs, and the spec's dims.
 pub struct Call {
     pub shapes: Vec<Vec<i64>>,
     pub dims: Vec<(&'static str, i64)>,
+    /// The node's attributes, in op_spec::ATTRS order.
+    pub attrs: Vec<crate::attrs::AttrValue>,
 }
 
 #[allow(dead_code)]
@@ -24,6 +29,15 @@ impl Call {
             .iter()
             .find(|(n, _)| *n == name)
             .map_or(0, |&(_, v)| v)
+    }
+
+    /// Attribute `i` as a float (a float attribute) or an integer (int, bool).
+    pub fn attr_f(&self, i: usize) -> f64 {
+        self.attrs.get(i).map_or(0.0, |a| a.as_f64())
+    }
+
+    pub fn attr_i(&self, i: usize) -> i64 {
+        self.attrs.get(i).map_or(0, |a| a.as_i64())
     }
 
     pub fn size(&self, tensor: usize, axis: i64) -> i64 {

@@ -4,39 +4,24 @@
 // nothing waits on the host (the autotuner times configs once per shape
 // bucket, at a shape's first call, unless a pre-tuned table names the choice).
 // With the CPU-only package this registration is simply never used.
-use crate::{api, compute_node, custom_op, gpu, guarded, ok, KernelCallbacks, Memory};
+use crate::{api, compute_node, custom_op, gpu, guarded, ok, KernelCallbacks, Memory, NodeKernel};
 use ort_sys::*;
 use std::ffi::{c_char, c_int, c_void};
 
 const CUDA_EP: &str = "CUDAExecutionProvider\0";
 
 /// The op on ORT's CUDA execution provider.
-pub(crate) static OP: OrtCustomOp = custom_op(KernelCallbacks {
-    ep: get_ep,
-    create: create_kernel,
-    compute,
-    destroy: destroy_kernel,
-});
+pub(crate) static OP: OrtCustomOp = custom_op(KernelCallbacks { ep: get_ep, compute });
 
 unsafe extern "system" fn get_ep(_op: *const OrtCustomOp) -> *const c_char {
     CUDA_EP.as_ptr().cast()
 }
 
-/// No state per kernel: the op's modules and tuned choices are per process
-/// and device. ORT wants a non-null kernel handle.
-unsafe extern "system" fn create_kernel(
-    _op: *const OrtCustomOp,
-    _api: *const OrtApi,
-    _info: *const OrtKernelInfo,
-) -> *mut c_void {
-    std::ptr::NonNull::<u8>::dangling().as_ptr().cast()
-}
-
-
-unsafe extern "system" fn destroy_kernel(_kernel: *mut c_void) {}
-
-unsafe extern "system" fn compute(_kernel: *mut c_void, ctx: *mut OrtKernelContext) -> OrtStatusPtr {
-    guarded("the op library", || compute_node(Memory::CudaEp(ep_stream(ctx)?), ctx))
+/// The node's attributes come with its kernel; the op's modules and tuned
+/// choices are per process and device.
+unsafe extern "system" fn compute(kernel: *mut c_void, ctx: *mut OrtKernelContext) -> OrtStatusPtr {
+    let kernel = &*(kernel as *const NodeKernel);
+    guarded("the op library", || compute_node(Memory::CudaEp(ep_stream(ctx)?), &kernel.attrs, ctx))
 }
 
 /// ORT's compute stream for this node and the device its tensors are on.

@@ -82,6 +82,8 @@ struct Transfer {
 #[repr(C)]
 struct ComputeInfo {
     base: OrtNodeComputeInfo,
+    /// The node's attributes, read when the graph is compiled.
+    attrs: Vec<crate::attrs::AttrValue>,
 }
 
 #[no_mangle]
@@ -344,24 +346,41 @@ unsafe extern "system" fn get_capability(
 
 unsafe extern "system" fn compile(
     _this: *mut OrtEp,
-    _graphs: *const *const OrtGraph,
+    graphs: *const *const OrtGraph,
     _fused_nodes: *const *const OrtNode,
     count: usize,
     compute_infos: *mut *mut OrtNodeComputeInfo,
     _ep_context_nodes: *mut *mut OrtNode,
 ) -> OrtStatusPtr {
-    for i in 0..count {
-        let info = Box::new(ComputeInfo {
-            base: OrtNodeComputeInfo {
-                ort_version_supported: EP_ABI_VERSION,
-                CreateState: create_state,
-                Compute: compute_fused,
-                ReleaseState: release_state,
-            },
-        });
-        *compute_infos.add(i) = Box::into_raw(info).cast();
+    guarded_ep("Compile", || {
+        for i in 0..count {
+            let attrs = node_attrs(*graphs.add(i))?;
+            let info = Box::new(ComputeInfo {
+                base: OrtNodeComputeInfo {
+                    ort_version_supported: EP_ABI_VERSION,
+                    CreateState: create_state,
+                    Compute: compute_fused,
+                    ReleaseState: release_state,
+                },
+                attrs,
+            });
+            *compute_infos.add(i) = Box::into_raw(info).cast();
+        }
+        Ok(())
+    })
+}
+
+/// The attributes of the one node of a fused graph (fused nodes carry none).
+unsafe fn node_attrs(graph: *const OrtGraph) -> Result<Vec<crate::attrs::AttrValue>, OrtStatusPtr> {
+    let api = api();
+    let mut count = 0usize;
+    ok((api.Graph_GetNumNodes)(graph, &mut count))?;
+    let mut nodes: Vec<*const OrtNode> = vec![std::ptr::null(); count];
+    ok((api.Graph_GetNodes)(graph, nodes.as_mut_ptr(), count))?;
+    match nodes.first() {
+        Some(&node) => crate::attrs::from_node(node).map_err(|why| error(OrtErrorCode::ORT_INVALID_ARGUMENT, &why)),
+        None => Ok(Vec::new()),
     }
-    OrtStatusPtr(std::ptr::null_mut())
 }
 
 unsafe extern "system" fn release_compute_infos(
@@ -394,11 +413,12 @@ unsafe extern "system" fn release_state(_this: *mut OrtNodeComputeInfo, state: *
 }
 
 unsafe extern "system" fn compute_fused(
-    _this: *mut OrtNodeComputeInfo,
+    this: *mut OrtNodeComputeInfo,
     _state: *mut c_void,
     context: *mut OrtKernelContext,
 ) -> OrtStatusPtr {
-    guarded_ep("Compute", || compute_node(Memory::Device, context))
+    let info = &*(this as *const ComputeInfo);
+    guarded_ep("Compute", || compute_node(Memory::Device, &info.attrs, context))
 }
 
 unsafe extern "system" fn create_allocator(

@@ -7,7 +7,7 @@
 use crate::call::{Call, LaunchArg};
 use crate::op_spec::{self, CFG_NAMES, GROUP_VARIANTS, VARIANT_DATA};
 use crate::stats;
-use opgen_bridge::{OpgenArg, OpgenGrid, OpgenVariant, ARG_I32, ARG_I64, ARG_PTR};
+use opgen_bridge::{OpgenArg, OpgenGrid, OpgenVariant, ARG_F32, ARG_F64, ARG_I32, ARG_I64, ARG_PTR};
 use opgen_runtime::{Device, DeviceBuffer, EventTimer, KernelTimer, RuntimeError, Stream};
 use std::ffi::{c_char, c_void};
 use std::collections::HashMap;
@@ -105,7 +105,7 @@ pub struct Plan {
 /// Plans made, by dtype group and shapes: a serving graph calls a node with
 /// the same shapes again and again, and planning evaluates every variant's
 /// requirements and grid.
-type PlanCache = HashMap<(usize, Vec<Vec<i64>>), Arc<Plan>>;
+type PlanCache = HashMap<(usize, Vec<Vec<i64>>, Vec<u64>), Arc<Plan>>;
 static PLANS: OnceLock<Mutex<PlanCache>> = OnceLock::new();
 /// Plans kept before the cache starts over.
 const MAX_PLANS: usize = 1024;
@@ -116,18 +116,19 @@ pub fn plan(
     group: usize,
     shapes: Vec<Vec<i64>>,
     dims: Vec<(&'static str, i64)>,
+    attrs: &[crate::attrs::AttrValue],
 ) -> Result<Option<Arc<Plan>>, Failure> {
     if shapes.iter().any(|s| s.iter().product::<i64>() == 0) {
         return Ok(None);
     }
     let cache = PLANS.get_or_init(|| Mutex::new(HashMap::new()));
-    let key = (group, shapes);
+    let key = (group, shapes, attrs.iter().map(|a| a.bits()).collect::<Vec<u64>>());
     // A statement of its own: the guard is gone before the insert below.
     let known = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key).cloned();
     if let Some(plan) = known {
         return Ok(Some(plan));
     }
-    let plan = Arc::new(new_plan(key.0, key.1.clone(), dims)?);
+    let plan = Arc::new(new_plan(key.0, key.1.clone(), dims, attrs.to_vec())?);
     let mut plans = cache.lock().unwrap_or_else(|e| e.into_inner());
     if plans.len() >= MAX_PLANS {
         plans.clear();
@@ -136,8 +137,13 @@ pub fn plan(
     Ok(Some(plan))
 }
 
-fn new_plan(group: usize, shapes: Vec<Vec<i64>>, dims: Vec<(&'static str, i64)>) -> Result<Plan, Failure> {
-    let call = Call { shapes, dims };
+fn new_plan(
+    group: usize,
+    shapes: Vec<Vec<i64>>,
+    dims: Vec<(&'static str, i64)>,
+    attrs: Vec<crate::attrs::AttrValue>,
+) -> Result<Plan, Failure> {
+    let call = Call { shapes, dims, attrs };
     let args = op_spec::kernel_args(&call);
     for (arg, label) in &args {
         if let LaunchArg::I32(v) = arg {
@@ -252,6 +258,8 @@ fn bridge_launch(
             LaunchArg::Ptr(i) => OpgenArg { kind: ARG_PTR, reserved: 0, bits: addr(i) },
             LaunchArg::I32(v) => OpgenArg { kind: ARG_I32, reserved: 0, bits: v as i32 as u32 as u64 },
             LaunchArg::I64(v) => OpgenArg { kind: ARG_I64, reserved: 0, bits: v as u64 },
+            LaunchArg::F32(v) => OpgenArg { kind: ARG_F32, reserved: 0, bits: (v as f32).to_bits() as u64 },
+            LaunchArg::F64(v) => OpgenArg { kind: ARG_F64, reserved: 0, bits: v.to_bits() },
         })
         .collect();
     let key_dims: Vec<i64> = call.dims.iter().map(|&(_, v)| v).collect();

@@ -7,6 +7,7 @@
 // on ORT's stream; cuda_ep.rs). One file serves both packages.
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
+mod attrs;
 mod call;
 mod check;
 mod cuda_ep;
@@ -33,12 +34,18 @@ pub(crate) fn api() -> &'static OrtApi {
 
 const ONNX_UNDEFINED: i32 = 0;
 
-/// How one provider's kernel is made, run and dropped.
+/// How one provider's kernel runs (every provider makes and drops a
+/// [`NodeKernel`] the same way).
 pub(crate) struct KernelCallbacks {
     pub ep: unsafe extern "system" fn(*const OrtCustomOp) -> *const c_char,
-    pub create: unsafe extern "system" fn(*const OrtCustomOp, *const OrtApi, *const OrtKernelInfo) -> *mut c_void,
     pub compute: unsafe extern "system" fn(*mut c_void, *mut OrtKernelContext) -> OrtStatusPtr,
-    pub destroy: unsafe extern "system" fn(*mut c_void),
+}
+
+/// One node's kernel: its attributes, read when the session is created, and
+/// (on the CPU provider) device buffers reused between its calls.
+pub(crate) struct NodeKernel {
+    pub state: gpu::KernelState,
+    pub attrs: Vec<attrs::AttrValue>,
 }
 
 /// The op's description for one execution provider: everything but the
@@ -46,7 +53,7 @@ pub(crate) struct KernelCallbacks {
 pub(crate) const fn custom_op(kernel: KernelCallbacks) -> OrtCustomOp {
     OrtCustomOp {
         version: ORT_API_VERSION,
-        CreateKernel: Some(kernel.create),
+        CreateKernel: Some(create_kernel),
         GetName: Some(get_name),
         GetExecutionProviderType: Some(kernel.ep),
         GetInputType: Some(input_type),
@@ -54,7 +61,7 @@ pub(crate) const fn custom_op(kernel: KernelCallbacks) -> OrtCustomOp {
         GetOutputType: Some(output_type),
         GetOutputTypeCount: Some(output_count),
         KernelCompute: Some(compute_v1),
-        KernelDestroy: Some(kernel.destroy),
+        KernelDestroy: Some(destroy_kernel),
         GetInputCharacteristic: Some(required),
         GetOutputCharacteristic: Some(required),
         // The provider's default memory: host for CPU, the GPU for CUDA.
@@ -79,9 +86,7 @@ pub(crate) const fn custom_op(kernel: KernelCallbacks) -> OrtCustomOp {
 /// The op on ORT's CPU execution provider.
 static OP: OrtCustomOp = custom_op(KernelCallbacks {
     ep: get_ep,
-    create: create_kernel,
     compute: compute_v2,
-    destroy: destroy_kernel,
 });
 
 #[no_mangle]
@@ -291,12 +296,14 @@ pub(crate) enum Memory<'a> {
 }
 
 unsafe fn compute(kernel: *mut c_void, ctx: *mut OrtKernelContext) -> Result<(), OrtStatusPtr> {
-    compute_node(Memory::Host(&*(kernel as *const gpu::KernelState)), ctx)
+    let kernel = &*(kernel as *const NodeKernel);
+    compute_node(Memory::Host(&kernel.state), &kernel.attrs, ctx)
 }
 
 /// One node's run: checks, plan, outputs, launch.
 pub(crate) unsafe fn compute_node(
     memory: Memory,
+    attrs: &[attrs::AttrValue],
     ctx: *mut OrtKernelContext,
 ) -> Result<(), OrtStatusPtr> {
     let started = std::time::Instant::now();
@@ -326,7 +333,7 @@ pub(crate) unsafe fn compute_node(
         .map(|s| s.dims.clone())
         .chain(derived.outputs.iter().map(|(_, dims, _)| dims.clone()))
         .collect();
-    let plan = gpu::plan(derived.group, shapes, derived.dims).map_err(failure)?;
+    let plan = gpu::plan(derived.group, shapes, derived.dims, attrs).map_err(failure)?;
     // The CPU package hands us host tensors; the kernels need a GPU.
     let ordinal = match &memory {
         Memory::CudaEp(ep) => ep.ordinal,
@@ -388,32 +395,40 @@ unsafe extern "system" fn compute_v1(_kernel: *mut c_void, _ctx: *mut OrtKernelC
     // ORT calls compute_v2 (version >= 16); V1 cannot report an error.
 }
 
+/// The node's kernel, or why its attributes do not do.
+unsafe fn new_kernel(info: *const OrtKernelInfo) -> Result<*mut c_void, String> {
+    let attrs = attrs::from_kernel_info(info)?;
+    Ok(Box::into_raw(Box::new(NodeKernel { state: gpu::KernelState::default(), attrs })).cast())
+}
+
+/// CreateKernel (before ORT 16): cannot report an error; ORT calls V2.
 unsafe extern "system" fn create_kernel(
     _op: *const OrtCustomOp,
     _api: *const OrtApi,
-    _info: *const OrtKernelInfo,
+    info: *const OrtKernelInfo,
 ) -> *mut c_void {
-    // Device buffers reused between this node's calls.
-    Box::into_raw(Box::new(gpu::KernelState::default())).cast()
+    new_kernel(info).unwrap_or(std::ptr::null_mut())
 }
 
-/// CreateKernelV2 of every provider's op: that op's own CreateKernel, which
-/// cannot fail.
+/// CreateKernelV2 of every provider's op: a bad attribute fails the session.
 unsafe extern "system" fn create_kernel_v2(
-    op: *const OrtCustomOp,
-    api: *const OrtApi,
+    _op: *const OrtCustomOp,
+    _api: *const OrtApi,
     info: *const OrtKernelInfo,
     kernel: *mut *mut c_void,
 ) -> OrtStatusPtr {
-    *kernel = (*op)
-        .CreateKernel
-        .map_or(std::ptr::null_mut(), |create| create(op, api, info));
-    OrtStatusPtr(std::ptr::null_mut())
+    match new_kernel(info) {
+        Ok(made) => {
+            *kernel = made;
+            OrtStatusPtr(std::ptr::null_mut())
+        }
+        Err(why) => error(OrtErrorCode::ORT_INVALID_ARGUMENT, &why),
+    }
 }
 
 unsafe extern "system" fn destroy_kernel(kernel: *mut c_void) {
     if !kernel.is_null() {
-        drop(Box::from_raw(kernel.cast::<gpu::KernelState>()));
+        drop(Box::from_raw(kernel.cast::<NodeKernel>()));
     }
 }
 

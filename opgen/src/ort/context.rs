@@ -20,6 +20,8 @@ pub struct OrtContext {
     pub groups: Vec<Vec<i32>>,
     pub inputs: Vec<TensorContext>,
     pub outputs: Vec<TensorContext>,
+    /// `AttrDesc { .. }` rows of op_spec::ATTRS, in the spec's order.
+    pub attrs: Vec<String>,
     pub launch: LaunchContext,
     /// The pre-tuned table (`--tuned`) as a NUL-terminated Rust literal, or `""`.
     pub tuned: String,
@@ -95,9 +97,6 @@ pub fn onnx_code(dtype: &str) -> Option<i32> {
     })
 }
 
-/// Why a spec with attributes has no ONNX Runtime op yet.
-const ORT_NO_ATTRS: &str = "the ONNX Runtime op does not read node attributes yet (the torch, TensorFlow and JAX ops take them); generate it for those frameworks, or pass the value as a 1-element input tensor";
-
 pub fn build(
     spec: &OpSpec,
     groups: &[Group],
@@ -106,9 +105,6 @@ pub fn build(
     plugins_dir: &std::path::Path,
     tuned: &str,
 ) -> Result<OrtContext, String> {
-    if let Some(a) = spec.attrs.first() {
-        return Err(format!("attribute `{}`: {ORT_NO_ATTRS}", a.name));
-    }
     let dtype_vars: Vec<String> = spec.dtypes.iter().map(|v| v.var.clone()).collect();
     let code = |d: &str| onnx_code(d).ok_or_else(|| format!("dtype `{d}` has no ONNX type"));
     let group_codes = groups
@@ -159,6 +155,7 @@ pub fn build(
         groups: group_codes,
         inputs,
         outputs,
+        attrs: spec.attrs.iter().map(attr_desc).collect(),
         launch: launch_context(spec, groups, kinds, plugins_dir)?,
         tuned: if tuned.is_empty() {
             "\"\"".to_string()
@@ -166,6 +163,31 @@ pub fn build(
             c_literal(tuned)
         },
     })
+}
+
+/// An attribute as the crate describes it (attrs.rs's `AttrDesc`).
+fn attr_desc(a: &crate::spec::AttrSpec) -> String {
+    use crate::spec::{AttrType, AttrValue};
+    let kind = match a.ty {
+        AttrType::Float => "Float",
+        AttrType::Int => "Int",
+        AttrType::Bool => "Bool",
+    };
+    let default = match a.default {
+        None => "None".to_string(),
+        Some(AttrValue::Float(v)) => format!("Some(AttrValue::Float({v:?}))"),
+        Some(AttrValue::Int(v)) => format!("Some(AttrValue::Int({v}))"),
+        Some(AttrValue::Bool(b)) => format!("Some(AttrValue::Int({}))", i64::from(b)),
+    };
+    format!(
+        "AttrDesc {{ name: {:?}, kind: AttrKind::{kind}, default: {default} }}",
+        a.name
+    )
+}
+
+/// The position of attribute `name` among the spec's (bound arguments name only its attributes).
+fn attr_index(spec: &OpSpec, name: &str) -> usize {
+    spec.attrs.iter().position(|a| a.name == name).unwrap_or(0)
 }
 
 /// A Rust string literal of `text` plus a NUL.
@@ -182,16 +204,28 @@ fn launch_context(
     let dims: Vec<String> = spec.dim_bindings().into_iter().map(|(s, _, _)| s).collect();
     let is_macro =
         |n: &str| spec.tune.iter().any(|m| m.name == n) || spec.defines.iter().any(|m| m.name == n);
+    let attr = |n: &str| {
+        spec.attrs
+            .iter()
+            .position(|a| a.name == n)
+            .map(NameUse::Attr)
+    };
     let classify = |n: &str| {
         if dims.iter().any(|d| d == n) {
             Some(NameUse::Dim)
         } else if is_macro(n) {
             Some(NameUse::Macro)
         } else {
-            None
+            attr(n)
         }
     };
-    let only_dims = |n: &str| dims.iter().any(|d| d == n).then_some(NameUse::Dim);
+    let only_dims = |n: &str| {
+        if dims.iter().any(|d| d == n) {
+            Some(NameUse::Dim)
+        } else {
+            attr(n)
+        }
+    };
     let args = spec
         .args
         .iter()
@@ -213,9 +247,8 @@ fn launch_context(
                 ArgKind::I64 => {
                     format!("LaunchArg::I64({})", to_rust(&arg.value, spec, &only_dims)?)
                 }
-                ArgKind::F32(a) | ArgKind::F64(a) => {
-                    return Err(format!("attribute `{a}`: {ORT_NO_ATTRS}"))
-                }
+                ArgKind::F32(a) => format!("LaunchArg::F32(c.attr_f({}))", attr_index(spec, a)),
+                ArgKind::F64(a) => format!("LaunchArg::F64(c.attr_f({}))", attr_index(spec, a)),
             };
             Ok(ArgRow {
                 value,

@@ -22,6 +22,10 @@ const STATIC_FILES: &[(&str, &str)] = &[
         include_str!("../../../templates/onnxruntime/lib.rs"),
     ),
     (
+        "attrs.rs",
+        include_str!("../../../templates/onnxruntime/attrs.rs"),
+    ),
+    (
         "check.rs",
         include_str!("../../../templates/onnxruntime/check.rs"),
     ),

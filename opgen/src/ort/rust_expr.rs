@@ -11,6 +11,8 @@ pub enum NameUse {
     Dim,
     /// A tuning or fixed macro of the variant: `m("TM")`.
     Macro,
+    /// An int or bool attribute of the node, by index: `c.attr_i(0)`.
+    Attr(usize),
 }
 
 /// Rust text of `e`; `classify` says what each bare name is (`None`: an
@@ -36,6 +38,7 @@ pub fn to_rust(
         Expr::Name(n, _) => match classify(n) {
             Some(NameUse::Dim) => format!("c.dim({n:?})"),
             Some(NameUse::Macro) => format!("m({n:?})"),
+            Some(NameUse::Attr(i)) => format!("c.attr_i({i})"),
             None => return Err(format!("`{n}` is neither a dim of the inputs nor a macro")),
         },
         Expr::Neg(inner, _) => format!("(-{})", go(inner)?),
