@@ -6,7 +6,11 @@ kernel launch (no CUDA device here, or the values on a GPU machine with
 onnxruntime-gpu: pass `cuda`), and a wrong attribute fails the session with
 a status naming it.
 
-usage: python3 check_attrs.py LIB [cuda]
+usage: python3 check_attrs.py LIB [MODE]
+MODE: `no-gpu` (default: runs report no CUDA device), `custom-op` (the
+custom op on ORT's CPU provider, on a GPU machine: values), `cuda-ep`
+(onnxruntime-gpu's CUDA EP: values), `plugin-ep` (the library as a plugin
+execution provider: values; the attributes come from the graph's node).
 Prints `ok: ...` lines; exits non-zero on failure."""
 
 import sys
@@ -16,7 +20,11 @@ import onnxruntime as ort
 from onnx import TensorProto, helper
 
 LIB = sys.argv[1]
-GPU = len(sys.argv) > 2 and sys.argv[2] == "cuda"
+MODE = sys.argv[2] if len(sys.argv) > 2 else "no-gpu"
+GPU = MODE != "no-gpu"
+EP = "opgen_examples_scale_shift"
+if MODE == "plugin-ep":
+    ort.register_execution_provider_library(EP, LIB)
 failures = []
 
 
@@ -37,8 +45,15 @@ def session(**attrs):
     opts = ort.SessionOptions()
     opts.log_severity_level = 4
     opts.register_custom_ops_library(LIB)
-    providers = ["CUDAExecutionProvider", "CPUExecutionProvider"] if GPU else ["CPUExecutionProvider"]
-    return ort.InferenceSession(model(**attrs), opts, providers=providers)
+    if MODE == "plugin-ep":
+        opts.add_provider_for_devices([d for d in ort.get_ep_devices() if d.ep_name == EP], {})
+        s = ort.InferenceSession(model(**attrs), opts)
+    else:
+        providers = ["CUDAExecutionProvider", "CPUExecutionProvider"] if MODE == "cuda-ep" else ["CPUExecutionProvider"]
+        s = ort.InferenceSession(model(**attrs), opts, providers=providers)
+    if GPU and MODE != "custom-op":
+        assert s.get_providers()[0] == ("CUDAExecutionProvider" if MODE == "cuda-ep" else EP), s.get_providers()
+    return s
 
 
 def report(ok, text):
@@ -59,7 +74,7 @@ for attrs in ({}, {"alpha": 2.5, "beta": -1.0}, {"alpha": -3.0, "relu": 1}):
             want = a * x + b
             want = np.maximum(want, 0) if r else want
             err = float(np.max(np.abs(y - want)))
-            report(GPU and err <= 1e-6, f"{attrs or 'defaults'}: values on the GPU, max error {err:.1e}")
+            report(GPU and err <= 1e-6, f"{attrs or 'defaults'}: {MODE}: values on the GPU, max error {err:.1e}")
         except Exception as e:  # noqa: BLE001
             report(not GPU and "no CUDA device" in str(e), f"{attrs or 'defaults'}: run reports no CUDA device")
     except Exception as e:  # noqa: BLE001
