@@ -404,3 +404,73 @@ fn scale_shift_takes_its_attributes() {
         }
     }
 }
+
+/// Softmax rows of `n` columns with the float32 variant at TN, LOOP.
+fn run_softmax(tn: &str, looped: bool, m: usize, n: usize) -> (Vec<f32>, Vec<f32>) {
+    let (spec, source) = read_spec(&op_path("softmax")).unwrap();
+    let mut defines = dtype_macros(&spec, "float32");
+    defines.push(("TN".into(), tn.into()));
+    defines.push(("LOOP".into(), if looped { "1" } else { "0" }.into()));
+    defines.push(("ALIGN".into(), "1".into()));
+    let func = lower(&source, &defines, &[])
+        .unwrap_or_else(|e| panic!("{e}"))
+        .module
+        .functions[0]
+        .clone();
+    // Rows far apart in magnitude: the running max must rescale the sum.
+    let x: Vec<f32> = data(m * n, 5)
+        .iter()
+        .enumerate()
+        .map(|(i, v)| v * 30.0 + (i % n) as f32 * 0.01)
+        .collect();
+    let mut mem = Memory::new();
+    let (px, py) = (mem.alloc_slice(&x), mem.alloc_slice(&vec![0f32; m * n]));
+    let args = [
+        ArgValue::Ptr(py),
+        ArgValue::Ptr(px),
+        ArgValue::Int(n as i64),
+        ArgValue::Int(n as i64),
+        ArgValue::Int(m as i64),
+        ArgValue::Int(n as i64),
+    ];
+    // Two persistent programs for three rows: one walks two rows.
+    run(&func, [2, 1, 1], &args, &mut mem).unwrap();
+    (x, mem.read(py, m * n).unwrap())
+}
+
+fn softmax_reference(x: &[f32], n: usize) -> Vec<f32> {
+    x.chunks(n)
+        .flat_map(|row| {
+            let max = row.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
+            let sum: f64 = row.iter().map(|v| ((v - max) as f64).exp()).sum();
+            row.iter()
+                .map(move |v| (((v - max) as f64).exp() / sum) as f32)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+#[test]
+fn softmax_takes_rows_of_any_length() {
+    // One tile (LOOP=0) for a row that fits; blocks (LOOP=1) for rows longer
+    // than the tile, with a partial last block.
+    for (tn, looped, n) in [
+        ("1024", false, 1000),
+        ("1024", true, 2500),
+        ("1024", true, 1024),
+        ("4096", true, 5),
+    ] {
+        let (x, y) = run_softmax(tn, looped, 3, n);
+        let want = softmax_reference(&x, n);
+        for (i, (g, w)) in y.iter().zip(&want).enumerate() {
+            assert!(
+                (g - w).abs() <= 1e-6 + 1e-5 * w,
+                "TN={tn} LOOP={looped} N={n} [{i}]: {g} vs {w}"
+            );
+        }
+        for row in y.chunks(n) {
+            let total: f32 = row.iter().sum();
+            assert!((total - 1.0).abs() < 1e-4, "row sum {total}");
+        }
+    }
+}

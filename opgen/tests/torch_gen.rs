@@ -57,11 +57,12 @@ fn add_sources_snapshot() {
 #[test]
 fn softmax_sources_snapshot() {
     let (_tmp, done) = no_build("softmax");
-    assert_eq!(done.variants, 4);
+    // TN x LOOP x num_warps x 3 dtypes.
+    assert_eq!(done.variants, 24);
     let cpp = read(&done.out_dir, "op.cpp");
-    // Persistent grid, the N <= TN filter, strided rows, no autograd.
+    // Persistent grid, the one-tile filter (LOOP=0 needs N <= TN), strided rows, no autograd.
     assert!(cpp.contains("1u});"), "persistent flag");
-    assert!(cpp.contains("if (!(N <= TN)) continue;"));
+    assert!(cpp.contains("if (!((N * (int64_t(1) - LOOP)) <= TN)) continue;"));
     assert!(cpp.contains("x.stride(0)"));
     assert!(!cpp.contains("Autograd"));
     insta::assert_snapshot!("softmax_op_cpp", cpp);

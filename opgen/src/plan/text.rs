@@ -69,20 +69,47 @@ pub fn backward_text(backward: &Backward) -> String {
         .join(", ")
 }
 
-/// The expression as the spec wrote it (for messages).
+/// The expression as the spec wrote it (for messages), with the parentheses
+/// its meaning needs: `N * (1 - LOOP)`.
 pub fn expr_text(e: &Expr) -> String {
+    use crate::spec::BinOp;
+    fn precedence(op: BinOp) -> u8 {
+        match op {
+            BinOp::Add | BinOp::Sub => 1,
+            BinOp::Mul | BinOp::Div => 2,
+        }
+    }
+    // An operand binding looser than its operator (or as loose, on the right
+    // of `-` and `/`) is parenthesized.
+    let operand = |child: &Expr, parent: BinOp, right: bool| -> String {
+        let text = expr_text(child);
+        match child {
+            Expr::Bin(op, ..)
+                if precedence(*op) < precedence(parent)
+                    || (right
+                        && precedence(*op) == precedence(parent)
+                        && matches!(parent, BinOp::Sub | BinOp::Div)) =>
+            {
+                format!("({text})")
+            }
+            _ => text,
+        }
+    };
     match e {
         Expr::Int(v, _) => v.to_string(),
         Expr::Name(n, _) => n.clone(),
-        Expr::Neg(inner, _) => format!("-{}", expr_text(inner)),
+        Expr::Neg(inner, _) => match inner.as_ref() {
+            Expr::Bin(..) => format!("-({})", expr_text(inner)),
+            _ => format!("-{}", expr_text(inner)),
+        },
         Expr::Bin(op, l, r) => {
             let sym = match op {
-                crate::spec::BinOp::Add => "+",
-                crate::spec::BinOp::Sub => "-",
-                crate::spec::BinOp::Mul => "*",
-                crate::spec::BinOp::Div => "/",
+                BinOp::Add => "+",
+                BinOp::Sub => "-",
+                BinOp::Mul => "*",
+                BinOp::Div => "/",
             };
-            format!("{} {sym} {}", expr_text(l), expr_text(r))
+            format!("{} {sym} {}", operand(l, *op, false), operand(r, *op, true))
         }
         Expr::Call(f, args, _) => format!(
             "{f}({})",
@@ -132,4 +159,36 @@ pub fn py_params(spec: &OpSpec) -> String {
         }))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_keep_the_parentheses_the_meaning_needs() {
+        let requires = [
+            "N * (1 - SIZE) <= 4",
+            "N / SIZE * SIZE == N",
+            "(N + 1) / (SIZE - 2) > 0",
+            "N - (SIZE - 1) >= 0",
+            "N - SIZE - 1 >= 0",
+            "-(N + 1) < 0",
+        ];
+        let mut text = String::from(
+            "#pragma opgen op t::add\n#pragma opgen dtype T in {float32: TYPE=float}\n\
+             #pragma opgen input x: T[N]\n#pragma opgen output z: T[N]\n\
+             #pragma opgen args N, x, z\n#pragma opgen grid cdiv(N, SIZE)\n\
+             #pragma opgen tune SIZE = [128]\n",
+        );
+        for r in requires {
+            text.push_str(&format!("#pragma opgen require {r}\n"));
+        }
+        let mut sources = tritonc::span::SourceMap::new();
+        let file = sources.add("k.tc", text.clone());
+        let spec = crate::spec::parse_spec(file, &text)
+            .unwrap_or_else(|d| panic!("{}", d.render(&sources)))
+            .expect("a spec");
+        assert_eq!(requires_text(&spec), requires.join(", "));
+    }
 }
