@@ -100,7 +100,7 @@ REFS = {
 }
 CASES = {
     "add": [((1,), (1,)), ((1000,), (1000,)), (((1 << 20) + 3,),) * 2],
-    "softmax": [((1, 1),), ((7, 1000),), ((513, 4096),), ((3, 33),)],
+    "softmax": [((1, 1),), ((7, 1000),), ((513, 4096),), ((3, 33),), ((2, 40003),)],
     "transpose": [((1, 1),), ((67, 131),), ((1024, 2048),)],
     "dot": [((1, 1), (1, 1)), ((3, 5), (5, 7)), ((1000, 777), (777, 1531)), ((512, 1024), (1024, 256)), ((16, 4096), (4096, 4096))],
     "dot_nt": [((3, 5), (7, 5)), ((300, 257), (129, 257)), ((512, 512), (256, 512))],
@@ -250,8 +250,7 @@ expect_error("handler: dims (ffi_call direct)",
 expect_error("handler: result shape (ffi_call direct)",
              lambda: jax.ffi.ffi_call("triton_add", jax.ShapeDtypeStruct((4,), jnp.float32))(x32, x32),
              Exception, ["INVALID_ARGUMENT", "result `z` was declared with shape [4]", "the op makes [8]"])
-expect_error("softmax: row longer than every config", lambda: mods["softmax"].softmax(rand(1, (2, 5000), jnp.float32)),
-             Exception, ["no compiled config accepts these inputs (each needs N <= TN)", "N = 5000"])
+
 
 
 # ---- timings: ours (JAX), jnp, the torch op on the same kernels; one process ----

@@ -2,7 +2,10 @@
 # `generate_ops FRAMEWORK OUT ARCH` writes the --no-build folders of the
 # bundled ops (tests/ops/*.tc) for FRAMEWORK under OUT/<op>/, with one shared
 # copy of the prebuilt runtime bridge in OUT/lib/ (the per-op copies go: the
-# carried tree stays small; build.sh takes BRIDGE_LIB).
+# carried tree stays small; build.sh takes BRIDGE_LIB). `pack_folder OUT`
+# packs OUT as OUT.tar.xz (the PTX packs ~10x; unpacked, the folders pass
+# the device's 64 MiB carry limit): carry that, then `tar -C out -xJf
+# OUT.tar.xz` there.
 BUNDLED_OPS=(add softmax transpose dot dot_nt dot_tn)
 generate_ops() {
   local framework=$1 out=$2 arch=$3 op
@@ -15,4 +18,9 @@ generate_ops() {
     target/release/triton-opgen "tests/ops/$op.tc" --framework "$framework" --arch "$arch" --no-build -o "$out/$op"
     rm -f "$out/$op/lib/libopgen_bridge.a"
   done
+}
+pack_folder() {
+  local out=$1
+  tar -C "$(dirname "$out")" -cJf "$out.tar.xz" "$(basename "$out")"
+  du -sh "$out" "$out.tar.xz"
 }
