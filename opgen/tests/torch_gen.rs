@@ -57,8 +57,8 @@ fn add_sources_snapshot() {
 #[test]
 fn softmax_sources_snapshot() {
     let (_tmp, done) = no_build("softmax");
-    // TN x LOOP x num_warps x 3 dtypes.
-    assert_eq!(done.variants, 24);
+    // 4 TN x 2 LOOP x 2 ALIGN x 3 num_warps x 3 dtypes.
+    assert_eq!(done.variants, 144);
     let cpp = read(&done.out_dir, "op.cpp");
     // Persistent grid, the one-tile filter (LOOP=0 needs N <= TN), strided rows, no autograd.
     assert!(cpp.contains("1u});"), "persistent flag");
