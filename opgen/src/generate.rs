@@ -92,6 +92,28 @@ pub fn prepare<E>(
     })
 }
 
+/// Writes a C++ op's build folder into `out_dir` and, when the framework
+/// was found (`env`), builds its library with `build` (progress: `building`).
+pub fn write_and_build<E>(
+    out_dir: &Path,
+    files: &[(String, String)],
+    bridge: &Path,
+    env: Option<&E>,
+    building: &str,
+    build: impl FnOnce(&E) -> Result<PathBuf, GenerateError>,
+    progress: &mut impl FnMut(Progress),
+) -> Result<Option<PathBuf>, GenerateError> {
+    progress(Progress::Step("writing the build folder"));
+    crate::cpp::write_build_folder(out_dir, files, bridge).map_err(GenerateError)?;
+    match env {
+        None => Ok(None),
+        Some(env) => {
+            progress(Progress::Step(building));
+            build(env).map(Some)
+        }
+    }
+}
+
 /// What a run produced.
 #[derive(Debug)]
 pub struct Generated {

@@ -2,8 +2,30 @@
 //! the bridge's header in `include/` and its prebuilt archive in `lib/`, so
 //! that build.sh needs no Rust.
 
+use super::CppLaunch;
+use crate::render::{render_templates, Template};
+use crate::variants::Group;
+use serde::Serialize;
 use std::path::Path;
 use std::process::Command;
+
+/// The folder's sources: the framework's templates rendered with `ctx`,
+/// then kernels.cc with the PTX of every variant (and the pre-tuned table).
+pub fn render_folder<T: Serialize>(
+    ctx: &T,
+    templates: Vec<Template>,
+    launch: &CppLaunch,
+    source: &str,
+    groups: &[Group],
+    tuned: &str,
+) -> Result<Vec<(String, String)>, String> {
+    let mut files = render_templates(ctx, templates)?;
+    files.push((
+        "kernels.cc".to_string(),
+        super::kernels_cpp(&launch.prefix, source, groups, tuned),
+    ));
+    Ok(files)
+}
 
 /// Writes `files` (name, contents) into `dir` with the bridge's header and
 /// archive (`bridge`), and makes build.sh runnable.

@@ -11,7 +11,7 @@ pub mod launch;
 mod text;
 
 pub use build::{build_shared_library, CppBuild};
-pub use folder::write_build_folder;
+pub use folder::{render_folder, write_build_folder};
 pub use kernels::kernels_cpp;
 pub use launch::{ArgCtx, CppLaunch, CppWords};
 pub use text::{cpp_all, dims_cpp};

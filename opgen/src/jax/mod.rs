@@ -10,8 +10,8 @@ mod jax_env;
 
 pub use jax_env::{find_jax, JaxEnv};
 
-use crate::generate::{prepare, GenerateError, Prepared, Progress};
-use crate::render::{render_templates, Template};
+use crate::generate::{prepare, write_and_build, GenerateError, Prepared, Progress};
+use crate::render::Template;
 use context::JaxContext;
 use std::path::{Path, PathBuf};
 
@@ -42,31 +42,24 @@ pub fn render(
     groups: &[crate::variants::Group],
     tuned: &str,
 ) -> Result<Vec<(String, String)>, String> {
-    let mut files = render_templates(
-        ctx,
-        vec![
-            Template {
-                file: "op.cc".into(),
-                path: "templates/jax/op.cc.hbs",
-                text: OP_CC,
-            },
-            Template {
-                file: format!("{}.py", ctx.module),
-                path: "templates/jax/module.py.hbs",
-                text: MODULE_PY,
-            },
-            Template {
-                file: "build.sh".into(),
-                path: "templates/jax/build.sh.hbs",
-                text: BUILD_SH,
-            },
-        ],
-    )?;
-    files.push((
-        "kernels.cc".to_string(),
-        crate::cpp::kernels_cpp(&ctx.launch.prefix, &ctx.source, groups, tuned),
-    ));
-    Ok(files)
+    let templates = vec![
+        Template {
+            file: "op.cc".into(),
+            path: "templates/jax/op.cc.hbs",
+            text: OP_CC,
+        },
+        Template {
+            file: format!("{}.py", ctx.module),
+            path: "templates/jax/module.py.hbs",
+            text: MODULE_PY,
+        },
+        Template {
+            file: "build.sh".into(),
+            path: "templates/jax/build.sh.hbs",
+            text: BUILD_SH,
+        },
+    ];
+    crate::cpp::render_folder(ctx, templates, &ctx.launch, &ctx.source, groups, tuned)
 }
 
 pub fn generate(
@@ -88,15 +81,15 @@ pub fn generate(
         .out_dir
         .clone()
         .unwrap_or_else(|| PathBuf::from("out").join(&ctx.module));
-    progress(Progress::Step("writing the build folder"));
-    crate::cpp::write_build_folder(&out_dir, &files, &bridge).map_err(GenerateError)?;
-    let library = match &env {
-        None => None,
-        Some(env) => {
-            progress(Progress::Step("compiling the XLA FFI handlers"));
-            Some(build_library(&out_dir, &ctx, env)?)
-        }
-    };
+    let library = write_and_build(
+        &out_dir,
+        &files,
+        &bridge,
+        env.as_ref(),
+        "compiling the XLA FFI handlers",
+        |env| build_library(&out_dir, &ctx, env),
+        &mut progress,
+    )?;
     Ok(JaxGenerated {
         qualified: ctx.qualified.clone(),
         module: ctx.module.clone(),

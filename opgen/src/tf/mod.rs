@@ -9,8 +9,8 @@ mod tf_env;
 
 pub use tf_env::{find_tensorflow, TfEnv};
 
-use crate::generate::{prepare, GenerateError, Prepared, Progress};
-use crate::render::{render_templates, Template};
+use crate::generate::{prepare, write_and_build, GenerateError, Prepared, Progress};
+use crate::render::Template;
 use context::TfContext;
 use std::path::{Path, PathBuf};
 
@@ -40,31 +40,24 @@ pub fn render(
     groups: &[crate::variants::Group],
     tuned: &str,
 ) -> Result<Vec<(String, String)>, String> {
-    let mut files = render_templates(
-        ctx,
-        vec![
-            Template {
-                file: "op.cc".into(),
-                path: "templates/tensorflow/op.cc.hbs",
-                text: OP_CC,
-            },
-            Template {
-                file: format!("{}.py", ctx.module),
-                path: "templates/tensorflow/helper.py.hbs",
-                text: HELPER_PY,
-            },
-            Template {
-                file: "build.sh".into(),
-                path: "templates/tensorflow/build.sh.hbs",
-                text: BUILD_SH,
-            },
-        ],
-    )?;
-    files.push((
-        "kernels.cc".to_string(),
-        crate::cpp::kernels_cpp(&ctx.launch.prefix, &ctx.source, groups, tuned),
-    ));
-    Ok(files)
+    let templates = vec![
+        Template {
+            file: "op.cc".into(),
+            path: "templates/tensorflow/op.cc.hbs",
+            text: OP_CC,
+        },
+        Template {
+            file: format!("{}.py", ctx.module),
+            path: "templates/tensorflow/helper.py.hbs",
+            text: HELPER_PY,
+        },
+        Template {
+            file: "build.sh".into(),
+            path: "templates/tensorflow/build.sh.hbs",
+            text: BUILD_SH,
+        },
+    ];
+    crate::cpp::render_folder(ctx, templates, &ctx.launch, &ctx.source, groups, tuned)
 }
 
 pub fn generate(
@@ -86,17 +79,15 @@ pub fn generate(
         .out_dir
         .clone()
         .unwrap_or_else(|| PathBuf::from("out").join(&ctx.module));
-    progress(Progress::Step("writing the build folder"));
-    crate::cpp::write_build_folder(&out_dir, &files, &bridge).map_err(GenerateError)?;
-    let library = match &env {
-        None => None,
-        Some(env) => {
-            progress(Progress::Step(
-                "compiling the op library against TensorFlow",
-            ));
-            Some(build_library(&out_dir, &ctx, env)?)
-        }
-    };
+    let library = write_and_build(
+        &out_dir,
+        &files,
+        &bridge,
+        env.as_ref(),
+        "compiling the op library against TensorFlow",
+        |env| build_library(&out_dir, &ctx, env),
+        &mut progress,
+    )?;
     Ok(TfGenerated {
         qualified: ctx.qualified.clone(),
         tf_name: ctx.tf_name.clone(),

@@ -7,6 +7,8 @@
 #[path = "../python_support/mod.rs"]
 mod python_support;
 
+// Each test binary uses some of these.
+#[allow(unused_imports)]
 pub use python_support::{bridge_lib, fake_bridge, op_file, repo};
 
 use python_support::{
