@@ -474,3 +474,134 @@ fn softmax_takes_rows_of_any_length() {
         }
     }
 }
+
+/// The float32 variant of a bundled op at the given macros.
+fn lower_with(name: &str, macros: &[(&str, &str)]) -> tritonc::ir::Function {
+    let (spec, source) = read_spec(&op_path(name)).unwrap();
+    let mut defines = dtype_macros(&spec, "float32");
+    defines.extend(macros.iter().map(|(n, v)| (n.to_string(), v.to_string())));
+    lower(&source, &defines, &[])
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+        .module
+        .functions[0]
+        .clone()
+}
+
+fn assert_close(what: &str, got: &[f32], want: &[f64], tol: f64) {
+    assert_eq!(got.len(), want.len(), "{what}");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!(
+            (*g as f64 - w).abs() <= tol * (1.0 + w.abs()),
+            "{what}[{i}]: {g} vs {w}"
+        );
+    }
+}
+
+/// Layer norm forward and its three backward ops (dx, dw, db = col_sum) on
+/// the interpreter against the closed forms in f64, on a ragged shape.
+#[test]
+fn layer_norm_forward_and_backward() {
+    let (m, n) = (37usize, 300usize);
+    let x = data(m * n, 7)
+        .iter()
+        .map(|v| v * 3.0 + 1.0)
+        .collect::<Vec<f32>>();
+    let w = data(n, 8);
+    let b = data(n, 9);
+    let dy = data(m * n, 10);
+    let eps = 1e-5f64;
+    // Reference.
+    let mut mean = vec![0f64; m];
+    let mut rstd = vec![0f64; m];
+    let (mut y_ref, mut dx_ref) = (vec![0f64; m * n], vec![0f64; m * n]);
+    let (mut dw_ref, mut db_ref) = (vec![0f64; n], vec![0f64; n]);
+    for i in 0..m {
+        let row = &x[i * n..(i + 1) * n];
+        let mu = row.iter().map(|&v| v as f64).sum::<f64>() / n as f64;
+        let var = row.iter().map(|&v| (v as f64 - mu).powi(2)).sum::<f64>() / n as f64;
+        let r = 1.0 / (var + eps).sqrt();
+        mean[i] = mu;
+        rstd[i] = r;
+        let xhat: Vec<f64> = row.iter().map(|&v| (v as f64 - mu) * r).collect();
+        let g: Vec<f64> = (0..n).map(|j| w[j] as f64 * dy[i * n + j] as f64).collect();
+        let c1 = xhat.iter().zip(&g).map(|(a, b)| a * b).sum::<f64>() / n as f64;
+        let c2 = g.iter().sum::<f64>() / n as f64;
+        for j in 0..n {
+            y_ref[i * n + j] = xhat[j] * w[j] as f64 + b[j] as f64;
+            dx_ref[i * n + j] = (g[j] - (xhat[j] * c1 + c2)) * r;
+            dw_ref[j] += dy[i * n + j] as f64 * xhat[j];
+            db_ref[j] += dy[i * n + j] as f64;
+        }
+    }
+    // Forward: two persistent programs for 37 rows.
+    let fwd = lower_with("layer_norm", &[("TN", "1024"), ("ALIGN", "1")]);
+    let mut mem = Memory::new();
+    let (px, pw, pb) = (
+        mem.alloc_slice(&x),
+        mem.alloc_slice(&w),
+        mem.alloc_slice(&b),
+    );
+    let (py, pmean, prstd) = (
+        mem.alloc_slice(&vec![0f32; m * n]),
+        mem.alloc_slice(&vec![0f32; m]),
+        mem.alloc_slice(&vec![0f32; m]),
+    );
+    let (mi, ni) = (ArgValue::Int(m as i64), ArgValue::Int(n as i64));
+    let args = [
+        ArgValue::Ptr(py),
+        ArgValue::Ptr(pmean),
+        ArgValue::Ptr(prstd),
+        ArgValue::Ptr(px),
+        ArgValue::Ptr(pw),
+        ArgValue::Ptr(pb),
+        ni.clone(),
+        ni.clone(),
+        mi.clone(),
+        ni.clone(),
+        ArgValue::Float(eps),
+    ];
+    run(&fwd, [2, 1, 1], &args, &mut mem).unwrap();
+    assert_close("y", &mem.read(py, m * n).unwrap(), &y_ref, 1e-5);
+    assert_close("mean", &mem.read(pmean, m).unwrap(), &mean, 1e-5);
+    assert_close("rstd", &mem.read(prstd, m).unwrap(), &rstd, 1e-4);
+    // dx.
+    let pdy = mem.alloc_slice(&dy);
+    let pdx = mem.alloc_slice(&vec![0f32; m * n]);
+    let dx_fn = lower_with("layer_norm_dx", &[("TN", "1024"), ("ALIGN", "1")]);
+    let args = [
+        ArgValue::Ptr(pdx),
+        ArgValue::Ptr(pdy),
+        ArgValue::Ptr(px),
+        ArgValue::Ptr(pw),
+        ArgValue::Ptr(pmean),
+        ArgValue::Ptr(prstd),
+        ni.clone(),
+        ni.clone(),
+        ni.clone(),
+        mi.clone(),
+        ni.clone(),
+    ];
+    run(&dx_fn, [3, 1, 1], &args, &mut mem).unwrap();
+    assert_close("dx", &mem.read(pdx, m * n).unwrap(), &dx_ref, 1e-4);
+    // dw and db: column programs of TN = 64 over TM = 32 rows at a time.
+    let dw_fn = lower_with("layer_norm_dw", &[("TM", "32"), ("TN", "64")]);
+    let pdw = mem.alloc_slice(&vec![0f32; n]);
+    let args = [
+        ArgValue::Ptr(pdw),
+        ArgValue::Ptr(pdy),
+        ArgValue::Ptr(px),
+        ArgValue::Ptr(pmean),
+        ArgValue::Ptr(prstd),
+        ni.clone(),
+        ni.clone(),
+        mi.clone(),
+        ni.clone(),
+    ];
+    run(&dw_fn, [(n as u32).div_ceil(64), 1, 1], &args, &mut mem).unwrap();
+    assert_close("dw", &mem.read(pdw, n).unwrap(), &dw_ref, 1e-4);
+    let db_fn = lower_with("col_sum", &[("TM", "32"), ("TN", "64")]);
+    let pdb = mem.alloc_slice(&vec![0f32; n]);
+    let args = [ArgValue::Ptr(pdb), ArgValue::Ptr(pdy), ni.clone(), mi, ni];
+    run(&db_fn, [(n as u32).div_ceil(64), 1, 1], &args, &mut mem).unwrap();
+    assert_close("db", &mem.read(pdb, n).unwrap(), &db_ref, 1e-5);
+}

@@ -517,3 +517,22 @@ fn attributes_are_schema_arguments() {
         assert!(cpp.contains(needle), "missing `{needle}` in:\n{cpp}");
     }
 }
+
+/// Layer norm: an `eps` attribute, three outputs (y and the row statistics
+/// the backward reads), and a backward of three other ops.
+#[test]
+fn layer_norm_has_statistics_outputs_and_a_three_op_backward() {
+    let (_tmp, done) = no_build("layer_norm");
+    let cpp = read(&done.out_dir, "op.cpp");
+    for needle in [
+        "m.def(\"layer_norm(Tensor x, Tensor w, Tensor b, float eps=1e-5) -> (Tensor, Tensor, Tensor)\");",
+        "at::Tensor mean = at::empty({ M }, x.options().dtype(at::kFloat));",
+        "opgen_call(\"triton::layer_norm_dx\", {dy, x, w, mean, rstd})",
+        "opgen_call(\"triton::layer_norm_dw\", {dy, x, mean, rstd})",
+        "opgen_call(\"triton::col_sum\", {dy})",
+        // eps gets no gradient.
+        ", at::Tensor() };",
+    ] {
+        assert!(cpp.contains(needle), "missing `{needle}` in:\n{cpp}");
+    }
+}
