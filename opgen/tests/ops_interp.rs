@@ -605,3 +605,85 @@ fn layer_norm_forward_and_backward() {
     run(&db_fn, [(n as u32).div_ceil(64), 1, 1], &args, &mut mem).unwrap();
     assert_close("db", &mem.read(pdb, n).unwrap(), &db_ref, 1e-5);
 }
+
+/// Cross-entropy per row and its logits gradient on the interpreter, one
+/// tile and looping over a row longer than the tile, with an ignored row
+/// (target -100: loss 0, gradient 0) and an out-of-range target (NaN loss).
+#[test]
+fn cross_entropy_forward_and_backward() {
+    for (tn, looped, n) in [("1024", false, 1000usize), ("1024", true, 2500)] {
+        let m = 5usize;
+        let x: Vec<f32> = data(m * n, 11).iter().map(|v| v * 6.0).collect();
+        let target: Vec<i64> = vec![3, (n - 1) as i64, -100, 0, n as i64 + 5];
+        let dloss: Vec<f32> = vec![1.0, 0.5, 2.0, -1.0, 1.0];
+        let macros = [
+            ("TN", tn),
+            ("LOOP", if looped { "1" } else { "0" }),
+            ("ALIGN", "1"),
+        ];
+        let fwd = lower_with("cross_entropy", &macros);
+        let bwd = lower_with("cross_entropy_dx", &macros);
+        let mut mem = Memory::new();
+        let (px, pt, pd) = (
+            mem.alloc_slice(&x),
+            mem.alloc_slice(&target),
+            mem.alloc_slice(&dloss),
+        );
+        let ploss = mem.alloc_slice(&vec![7f32; m]);
+        let pdx = mem.alloc_slice(&vec![7f32; m * n]);
+        let (mi, ni) = (ArgValue::Int(m as i64), ArgValue::Int(n as i64));
+        let args = [
+            ArgValue::Ptr(ploss),
+            ArgValue::Ptr(px),
+            ArgValue::Ptr(pt),
+            ni.clone(),
+            mi.clone(),
+            ni.clone(),
+        ];
+        run(&fwd, [2, 1, 1], &args, &mut mem).unwrap();
+        let args = [
+            ArgValue::Ptr(pdx),
+            ArgValue::Ptr(pd),
+            ArgValue::Ptr(px),
+            ArgValue::Ptr(pt),
+            ni.clone(),
+            ni.clone(),
+            mi,
+            ni,
+        ];
+        run(&bwd, [2, 1, 1], &args, &mut mem).unwrap();
+        let loss: Vec<f32> = mem.read(ploss, m).unwrap();
+        let dx: Vec<f32> = mem.read(pdx, m * n).unwrap();
+        for i in 0..m {
+            let row = &x[i * n..(i + 1) * n];
+            let max = row.iter().cloned().fold(f32::NEG_INFINITY, f32::max) as f64;
+            let sum: f64 = row.iter().map(|&v| (v as f64 - max).exp()).sum();
+            let t = target[i];
+            let what = format!("TN={tn} LOOP={looped} row {i} target {t}");
+            if t == -100 {
+                assert_eq!(loss[i], 0.0, "{what}");
+                assert!(dx[i * n..(i + 1) * n].iter().all(|&g| g == 0.0), "{what}");
+                continue;
+            }
+            if t < 0 || t >= n as i64 {
+                assert!(loss[i].is_nan(), "{what}: {}", loss[i]);
+                continue;
+            }
+            let want = sum.ln() + max - row[t as usize] as f64;
+            assert!(
+                (loss[i] as f64 - want).abs() <= 1e-4 * (1.0 + want.abs()),
+                "{what}: {} vs {want}",
+                loss[i]
+            );
+            for j in 0..n {
+                let p = (row[j] as f64 - max).exp() / sum;
+                let g = (p - if j as i64 == t { 1.0 } else { 0.0 }) * dloss[i] as f64;
+                assert!(
+                    (dx[i * n + j] as f64 - g).abs() <= 1e-5,
+                    "{what} [{j}]: {} vs {g}",
+                    dx[i * n + j]
+                );
+            }
+        }
+    }
+}

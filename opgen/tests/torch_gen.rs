@@ -536,3 +536,19 @@ fn layer_norm_has_statistics_outputs_and_a_three_op_backward() {
         assert!(cpp.contains(needle), "missing `{needle}` in:\n{cpp}");
     }
 }
+
+/// Cross-entropy: int64 targets checked as such, a float32 loss whatever the
+/// logits' dtype, and a gradient for the logits only.
+#[test]
+fn cross_entropy_takes_int64_targets() {
+    let (_tmp, done) = no_build("cross_entropy");
+    let cpp = read(&done.out_dir, "op.cpp");
+    for needle in [
+        "m.def(\"cross_entropy(Tensor logits, Tensor target) -> Tensor\");",
+        "TORCH_CHECK(target_arg.scalar_type() == at::kLong",
+        "at::Tensor loss = at::empty({ M }, logits.options().dtype(at::kFloat));",
+        "return { opgen_call(\"triton::cross_entropy_dx\", {dloss, logits, target}), at::Tensor() };",
+    ] {
+        assert!(cpp.contains(needle), "missing `{needle}` in:\n{cpp}");
+    }
+}
