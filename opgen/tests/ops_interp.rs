@@ -687,3 +687,77 @@ fn cross_entropy_forward_and_backward() {
         }
     }
 }
+
+/// Fused attention on the interpreter (small tiles, fp16 data) against
+/// softmax(scale q k^T) v in f64, causal and not, on an odd sequence length
+/// that leaves partial query and key blocks.
+#[test]
+fn attention_matches_softmax_qk_v() {
+    let (spec, source) = read_spec(&op_path("attention")).unwrap();
+    let mut defines = dtype_macros(&spec, "float16");
+    for (n, v) in [("TM", "16"), ("TN", "16"), ("HEAD", "16")] {
+        defines.push((n.into(), v.into()));
+    }
+    let func = lower(&source, &defines, &[])
+        .unwrap_or_else(|e| panic!("{e}"))
+        .module
+        .functions[0]
+        .clone();
+    let (z, s, d) = (2usize, 37usize, 16usize);
+    let round = |v: f32| half::f16::from_f32(v).to_f32();
+    let q: Vec<f32> = data(z * s * d, 21).iter().map(|&v| round(v)).collect();
+    let k: Vec<f32> = data(z * s * d, 22).iter().map(|&v| round(v)).collect();
+    let v: Vec<f32> = data(z * s * d, 23).iter().map(|&v| round(v)).collect();
+    let scale = 0.25f64;
+    for causal in [0i64, 1] {
+        let mut mem = Memory::new();
+        let as_half = |x: &[f32]| {
+            x.iter()
+                .map(|&v| half::f16::from_f32(v))
+                .collect::<Vec<_>>()
+        };
+        let (pq, pk, pv) = (
+            mem.alloc_slice(&as_half(&q)),
+            mem.alloc_slice(&as_half(&k)),
+            mem.alloc_slice(&as_half(&v)),
+        );
+        let po = mem.alloc_slice(&vec![half::f16::ZERO; z * s * d]);
+        let args = [
+            ArgValue::Ptr(pq),
+            ArgValue::Ptr(pk),
+            ArgValue::Ptr(pv),
+            ArgValue::Ptr(po),
+            ArgValue::Int(s as i64),
+            ArgValue::Float(scale),
+            ArgValue::Int(causal),
+        ];
+        run(
+            &func,
+            [(s as u32).div_ceil(16), z as u32, 1],
+            &args,
+            &mut mem,
+        )
+        .unwrap();
+        let o: Vec<half::f16> = mem.read(po, z * s * d).unwrap();
+        for h in 0..z {
+            for i in 0..s {
+                let keys = if causal == 1 { i + 1 } else { s };
+                let at = |t: &[f32], r: usize, c: usize| t[(h * s + r) * d + c] as f64;
+                let scores: Vec<f64> = (0..keys)
+                    .map(|j| scale * (0..d).map(|c| at(&q, i, c) * at(&k, j, c)).sum::<f64>())
+                    .collect();
+                let max = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                let w: Vec<f64> = scores.iter().map(|x| (x - max).exp()).collect();
+                let total: f64 = w.iter().sum();
+                for c in 0..d {
+                    let want = (0..keys).map(|j| w[j] * at(&v, j, c)).sum::<f64>() / total;
+                    let got = o[(h * s + i) * d + c].to_f64();
+                    assert!(
+                        (got - want).abs() <= 1e-2,
+                        "causal={causal} z={h} row {i} col {c}: {got} vs {want}"
+                    );
+                }
+            }
+        }
+    }
+}

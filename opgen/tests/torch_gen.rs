@@ -552,3 +552,18 @@ fn cross_entropy_takes_int64_targets() {
         assert!(cpp.contains(needle), "missing `{needle}` in:\n{cpp}");
     }
 }
+
+/// Attention: a required float attribute (no default) before a defaulted
+/// bool, rank-4 inputs in torch's [B, H, S, D] layout, a 2-D grid.
+#[test]
+fn attention_takes_a_required_scale() {
+    let (_tmp, done) = no_build("attention");
+    let cpp = read(&done.out_dir, "op.cpp");
+    for needle in [
+        "m.def(\"attention(Tensor q, Tensor k, Tensor v, float scale, bool causal=False) -> Tensor\");",
+        "{ OPGEN_ARG_F32, 0, opgen_f32_bits(scale) },  // scale",
+        "if (!(HD == HEAD)) continue;",
+    ] {
+        assert!(cpp.contains(needle), "missing `{needle}` in:\n{cpp}");
+    }
+}
