@@ -13,9 +13,7 @@ times the op against SDPA's flash backend at batch 4, 32 heads, sequence
 import json
 import math
 import os
-import subprocess
 import sys
-import tarfile
 import time
 
 import torch
@@ -23,12 +21,10 @@ import torch.nn.functional as F
 import triton
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from op_bundle import unpack_and_build  # noqa: E402
+
 bundle, results_dir = sys.argv[1], sys.argv[2]
-root = os.path.join(os.path.dirname(os.path.abspath(bundle)), "attn")
-with tarfile.open(bundle) as t:
-    t.extractall(os.path.dirname(root))
-subprocess.run(["bash", os.path.join(root, "attention", "build.sh")], check=True, capture_output=True)
-sys.path.insert(0, os.path.join(root, "attention"))
+unpack_and_build(bundle, "attn", ["attention"])
 import triton_attention  # noqa: E402
 
 attn = triton_attention.load()

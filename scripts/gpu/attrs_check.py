@@ -15,19 +15,14 @@ missing attribute, and writes RESULTS/attrs_check.json. Exit 1 on a failure.
 """
 import json
 import os
-import subprocess
 import sys
-import tarfile
 import traceback
 
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+from op_bundle import unpack_and_build  # noqa: E402
+
 bundle, results_dir = sys.argv[1], sys.argv[2]
-root = os.path.join(os.path.dirname(os.path.abspath(bundle)), "attrs")
-with tarfile.open(bundle) as t:
-    t.extractall(os.path.dirname(root))
-for fw in ("torch", "jax"):
-    subprocess.run(["bash", os.path.join(root, fw, "build.sh")], check=True, capture_output=True)
-sys.path[:0] = [os.path.join(root, "torch"), os.path.join(root, "jax")]
+unpack_and_build(bundle, "attrs", ["torch", "jax"])
 
 import functools  # noqa: E402
 

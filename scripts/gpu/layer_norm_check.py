@@ -15,9 +15,7 @@ torch's, and times forward and forward+backward against torch and a Triton
 """
 import json
 import os
-import subprocess
 import sys
-import tarfile
 import time
 
 import torch
@@ -25,17 +23,12 @@ import torch.nn.functional as F
 import triton
 import triton.language as tl
 
+from op_bundle import unpack_and_build  # noqa: E402
+
 bundle, results_dir = sys.argv[1], sys.argv[2]
-root = os.path.join(os.path.dirname(os.path.abspath(bundle)), "ln")
-with tarfile.open(bundle) as t:
-    t.extractall(os.path.dirname(root))
 ops = ["layer_norm", "layer_norm_dx", "layer_norm_dw", "col_sum"]
-procs = [subprocess.Popen(["bash", os.path.join(root, op, "build.sh")], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for op in ops]
-for p in procs:
-    _, err = p.communicate()
-    assert p.returncode == 0, err.decode()[-2000:]
+unpack_and_build(bundle, "ln", ops)
 for op in ops:
-    sys.path.insert(0, os.path.join(root, op))
     __import__(f"triton_{op}").load()
 ln = torch.ops.triton.layer_norm
 

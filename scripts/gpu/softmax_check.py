@@ -14,21 +14,17 @@ and .md; exit 1 on a wrong value.
 """
 import json
 import os
-import subprocess
 import sys
-import tarfile
 import time
 
 import torch
 import triton
 import triton.language as tl
 
+from op_bundle import unpack_and_build  # noqa: E402
+
 bundle, results_dir = sys.argv[1], sys.argv[2]
-root = os.path.join(os.path.dirname(os.path.abspath(bundle)), "softmax")
-with tarfile.open(bundle) as t:
-    t.extractall(os.path.dirname(root))
-subprocess.run(["bash", os.path.join(root, "build.sh")], check=True, capture_output=True)
-sys.path.insert(0, root)
+unpack_and_build(bundle, "softmax", [""])
 import triton_softmax  # noqa: E402
 
 ours = triton_softmax.load()

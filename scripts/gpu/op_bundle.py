@@ -1,0 +1,26 @@
+"""What the op check scripts share: unpacking the tar.xz of --no-build folders
+they were carried with, building every folder at once, and putting them on
+sys.path."""
+import os
+import subprocess
+import sys
+import tarfile
+
+
+def unpack_and_build(bundle, name, folders):
+    """Unpacks BUNDLE (a tar.xz of out/NAME/) beside it, runs the build.sh of
+    each of FOLDERS (relative to out/NAME; "" for out/NAME itself) in
+    parallel, puts them on sys.path, and returns out/NAME."""
+    root = os.path.join(os.path.dirname(os.path.abspath(bundle)), name)
+    with tarfile.open(bundle) as t:
+        t.extractall(os.path.dirname(root))
+    builds = [
+        (folder, subprocess.Popen(["bash", os.path.join(root, folder, "build.sh")], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+        for folder in folders
+    ]
+    for folder, proc in builds:
+        _, err = proc.communicate()
+        if proc.returncode != 0:
+            raise RuntimeError(f"{os.path.join(root, folder)}/build.sh failed:\n{err.decode()[-2000:]}")
+    sys.path[:0] = [os.path.join(root, folder) for folder in folders]
+    return root
