@@ -13,17 +13,14 @@ autograd (the spec's backward: layer_norm_dx, layer_norm_dw, col_sum) against
 torch's, and times forward and forward+backward against torch and a Triton
 3.6 forward kernel (written here) in one process. Writes RESULTS/layer_norm_check.json.
 """
-import json
-import os
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
 import triton
 import triton.language as tl
 
-from op_bundle import unpack_and_build  # noqa: E402
+from op_bundle import Results, unpack_and_build  # noqa: E402
 
 bundle, results_dir = sys.argv[1], sys.argv[2]
 ops = ["layer_norm", "layer_norm_dx", "layer_norm_dw", "col_sum"]
@@ -55,15 +52,8 @@ def triton_layer_norm(x, w, b, eps=1e-5):
     return y
 
 
-results = {"checks": [], "perf": []}
-failed = 0
-
-
-def record(name, ok, detail):
-    global failed
-    failed += not ok
-    results["checks"].append({"name": name, "ok": bool(ok), "detail": detail})
-    print(f"[{'ok' if ok else 'FAIL'}] {name}: {detail}", flush=True)
+results = Results()
+record = results.record
 
 
 TOL = {torch.float32: 2e-5, torch.float16: 2e-2, torch.bfloat16: 1e-1}
@@ -113,13 +103,6 @@ for dtype in (torch.float32, torch.float16, torch.bfloat16):
         entry = {"dtype": str(dtype).split(".")[-1], "shape": [m, n], "fwd_ms": round(t_ours, 4), "torch_fwd_ms": round(t_torch, 4),
                  "triton_fwd_ms": round(t_triton, 4), "fwd_vs_torch": round(t_torch / t_ours, 3), "fwd_vs_triton": round(t_triton / t_ours, 3),
                  "fwd_bwd_ms": round(tb_ours, 4), "torch_fwd_bwd_ms": round(tb_torch, 4), "fwd_bwd_vs_torch": round(tb_torch / tb_ours, 3)}
-        results["perf"].append(entry)
-        print(f"[perf] {entry}", flush=True)
+        results.perf(entry)
 
-results["env"] = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
-                  "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
-os.makedirs(results_dir, exist_ok=True)
-with open(os.path.join(results_dir, "layer_norm_check.json"), "w") as f:
-    json.dump(results, f, indent=1)
-print(f"done: {failed} failed")
-sys.exit(1 if failed else 0)
+results.finish(results_dir, "layer_norm_check.json", {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__})

@@ -24,3 +24,32 @@ def unpack_and_build(bundle, name, folders):
             raise RuntimeError(f"{os.path.join(root, folder)}/build.sh failed:\n{err.decode()[-2000:]}")
     sys.path[:0] = [os.path.join(root, folder) for folder in folders]
     return root
+
+
+class Results:
+    """Checks (`ok`/`FAIL` lines) and timings of one check script, written
+    as RESULTS/<file> by `finish`, which exits 1 if a check failed."""
+
+    def __init__(self):
+        self.data = {"checks": [], "perf": []}
+        self.failed = 0
+
+    def record(self, name, ok, detail):
+        self.failed += not ok
+        self.data["checks"].append({"name": name, "ok": bool(ok), "detail": detail})
+        print(f"[{'ok' if ok else 'FAIL'}] {name}: {detail}", flush=True)
+
+    def perf(self, entry):
+        self.data["perf"].append(entry)
+        print(f"[perf] {entry}", flush=True)
+
+    def finish(self, results_dir, file, env):
+        import json
+        import time
+
+        self.data["env"] = dict(env, date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
+        os.makedirs(results_dir, exist_ok=True)
+        with open(os.path.join(results_dir, file), "w") as f:
+            json.dump(self.data, f, indent=1)
+        print(f"done: {self.failed} failed")
+        sys.exit(1 if self.failed else 0)
