@@ -121,6 +121,8 @@ pub struct Generated {
     pub out_dir: PathBuf,
     pub variants: usize,
     pub library: Option<PathBuf>,
+    /// The torch the library was built against (`2.11.0+cu130`).
+    pub torch_version: Option<String>,
     pub warnings: Vec<String>,
 }
 
@@ -251,6 +253,7 @@ pub fn generate(
         }
     };
     Ok(Generated {
+        torch_version: torch_env.as_ref().and_then(TorchEnv::version),
         variants: groups.iter().map(|g| g.variants.len()).sum(),
         spec,
         out_dir,

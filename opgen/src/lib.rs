@@ -15,5 +15,6 @@ pub mod spec;
 pub mod tf;
 pub mod torch;
 pub mod variants;
+pub mod wheel;
 
 pub use generate::{generate, read_spec, GenerateError, GenerateOptions, Generated, Progress};

@@ -8,6 +8,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use triton_opgen::generate::FolderOptions;
+use triton_opgen::wheel::{write_wheel, WheelSpec};
 use triton_opgen::{generate, jax, ort, tf, GenerateError, GenerateOptions, Progress};
 use tritonc::codegen::Arch;
 
@@ -53,6 +54,11 @@ struct Cli {
     /// folder's triton-opgen/compile; `off` turns it off).
     #[arg(short = 'j', long = "jobs", default_value_t = 0)]
     jobs: usize,
+    /// Also write a pip-installable wheel of the built op into OUT/dist/
+    /// (torch, tf and jax: the module and its library; ort: a package whose
+    /// get_library_path() gives the library).
+    #[arg(long, conflicts_with = "no_build")]
+    wheel: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -108,6 +114,7 @@ fn run_generator<T>(
     generate: impl FnOnce(&mut dyn FnMut(Progress)) -> Result<T, GenerateError>,
     warnings: impl FnOnce(&T) -> &[String],
     outcome: impl FnOnce(&T) -> Outcome,
+    wheel: impl FnOnce(&T) -> Result<(WheelSpec, PathBuf), String>,
 ) -> ExitCode {
     let bar = progress_bar();
     let result = generate(&mut |event| report(&bar, &cli.kernel, event));
@@ -127,7 +134,21 @@ fn run_generator<T>(
                 Some(lib) => eprintln!("library: {lib}"),
                 None => eprintln!("not built (--no-build): run {build_hint}"),
             }
-            ExitCode::SUCCESS
+            if !cli.wheel {
+                return ExitCode::SUCCESS;
+            }
+            let written =
+                wheel(&done).and_then(|(spec, out_dir)| write_wheel(&out_dir.join("dist"), &spec));
+            match written {
+                Ok(path) => {
+                    eprintln!("wheel: {} (pip install it)", path.display());
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: the wheel was not written: {e}");
+                    ExitCode::FAILURE
+                }
+            }
         }
         Err(e) => {
             eprintln!("{}", e.0.trim_end());
@@ -163,6 +184,7 @@ fn main_ort(cli: &Cli) -> ExitCode {
                 done.out_dir.display()
             ),
         },
+        |done| Ok((ort::wheel_spec(done)?, done.out_dir.clone())),
     )
 }
 
@@ -213,6 +235,7 @@ fn main_tf(cli: &Cli) -> ExitCode {
                 done.out_dir.display()
             ),
         },
+        |done| Ok((tf::wheel_spec(done)?, done.out_dir.clone())),
     )
 }
 
@@ -239,6 +262,7 @@ fn main_jax(cli: &Cli) -> ExitCode {
                 done.out_dir.display()
             ),
         },
+        |done| Ok((jax::wheel_spec(done)?, done.out_dir.clone())),
     )
 }
 
@@ -271,6 +295,7 @@ fn main_torch(cli: &Cli) -> ExitCode {
                 done.out_dir.display()
             ),
         },
+        |done| Ok((triton_opgen::torch::wheel_spec(done)?, done.out_dir.clone())),
     )
 }
 

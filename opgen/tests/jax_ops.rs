@@ -138,3 +138,33 @@ fn jax_attributes_reach_the_handler() {
         ],
     );
 }
+
+#[test]
+fn jax_wheel_installs_and_registers() {
+    if !require_jax("jax_wheel_installs_and_registers") {
+        return;
+    }
+    let built = built_ops().as_ref().unwrap_or_else(|e| panic!("{e}"));
+    let add = built
+        .iter()
+        .find(|g| g.module == "triton_add_jax")
+        .expect("add");
+    let dist = tempfile::tempdir().unwrap();
+    let wheel =
+        triton_opgen::wheel::write_wheel(dist.path(), &triton_opgen::jax::wheel_spec(add).unwrap())
+            .unwrap();
+    let out = jax_support::install_wheel_and_run(
+        &wheel,
+        "import triton_add_jax, jax, jax.numpy as jnp\n\
+         print('site-packages' in triton_add_jax.__file__)\n\
+         print(jax.eval_shape(triton_add_jax.add, jnp.zeros(3), jnp.zeros(3)).shape)\n\
+         try:\n    triton_add_jax.add(jnp.zeros(3), jnp.zeros(3)).block_until_ready()\n\
+         except Exception as e:\n    print('runs only on a GPU' in str(e))",
+        &[("JAX_PLATFORMS", "cpu")],
+    );
+    assert_eq!(
+        out.lines().collect::<Vec<_>>(),
+        ["True", "(3,)", "True"],
+        "{out}"
+    );
+}

@@ -112,3 +112,33 @@ fn ort_add_embeds_a_pre_tuned_table() {
     );
     assert!(stdout.contains("ok: 2 pre-tuned entries taken"), "{stdout}");
 }
+
+/// `--wheel` for ORT: a package whose get_library_path() is the library
+/// inside the installed package, which onnxruntime registers.
+#[test]
+fn ort_wheel_installs_and_registers() {
+    let Some((_out, done)) = build_add("ort_wheel") else {
+        return;
+    };
+    let dist = tempfile::tempdir().unwrap();
+    let wheel = triton_opgen::wheel::write_wheel(
+        dist.path(),
+        &triton_opgen::ort::wheel_spec(&done).unwrap(),
+    )
+    .unwrap();
+    let out = ort_support::install_wheel_and_run(
+        &wheel,
+        "import os, triton_add_ort, onnxruntime as ort\n\
+         path = triton_add_ort.get_library_path()\n\
+         print('site-packages' in path, os.path.isfile(path))\n\
+         opts = ort.SessionOptions()\n\
+         opts.register_custom_ops_library(path)\n\
+         print('registered')",
+        &[],
+    );
+    assert_eq!(
+        out.lines().collect::<Vec<_>>(),
+        ["True True", "registered"],
+        "{out}"
+    );
+}

@@ -150,3 +150,32 @@ fn tf_attributes_are_op_attrs() {
         ],
     );
 }
+
+#[test]
+fn tf_wheel_installs_and_loads() {
+    if !require_tensorflow("tf_wheel_installs_and_loads") {
+        return;
+    }
+    let built = built_ops().as_ref().unwrap_or_else(|e| panic!("{e}"));
+    let add = built
+        .iter()
+        .find(|g| g.module == "triton_add_tf")
+        .expect("add");
+    let dist = tempfile::tempdir().unwrap();
+    let spec = triton_opgen::tf::wheel_spec(add).unwrap();
+    let wheel = triton_opgen::wheel::write_wheel(dist.path(), &spec).unwrap();
+    let out = tf_support::install_wheel_and_run(
+        &wheel,
+        "import triton_add_tf, tensorflow as tf\n\
+         lib = triton_add_tf.load()\n\
+         print('site-packages' in triton_add_tf.__file__, callable(lib.triton_add))\n\
+         try:\n    triton_add_tf.add(tf.ones([4]), tf.ones([4]))\n\
+         except tf.errors.UnimplementedError as e:\n    print('runs only on a GPU' in str(e))",
+        &[("TF_CPP_MIN_LOG_LEVEL", "3")],
+    );
+    assert_eq!(
+        out.lines().collect::<Vec<_>>(),
+        ["True True", "True"],
+        "{out}"
+    );
+}

@@ -63,3 +63,45 @@ fn ask_python(python: &str) -> Result<TorchEnv, String> {
         cxx11_abi: abi.parse().unwrap_or(1),
     })
 }
+
+impl TorchEnv {
+    /// `torch.__version__` as torch/version.py spells it (`2.11.0+cu130`).
+    pub fn version(&self) -> Option<String> {
+        let text = std::fs::read_to_string(self.dir.join("version.py")).ok()?;
+        text.lines().find_map(|line| {
+            let value = line.strip_prefix("__version__")?.trim_start();
+            let value = value
+                .strip_prefix(':')
+                .map_or(value, |v| v.split('=').nth(1).unwrap_or(v));
+            let value = value.strip_prefix('=').unwrap_or(value).trim();
+            Some(value.trim_matches(|c| c == '\'' || c == '"').to_string())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_version_comes_from_version_py() {
+        let tmp = tempfile::tempdir().unwrap();
+        let env = TorchEnv {
+            dir: tmp.path().to_path_buf(),
+            cxx11_abi: 1,
+        };
+        assert_eq!(env.version(), None);
+        std::fs::write(
+            tmp.path().join("version.py"),
+            "from typing import Optional\n__version__ = '2.11.0+cu130'\ndebug = False\n",
+        )
+        .unwrap();
+        assert_eq!(env.version().as_deref(), Some("2.11.0+cu130"));
+        std::fs::write(
+            tmp.path().join("version.py"),
+            "__version__: str = \"2.9.1\"\n",
+        )
+        .unwrap();
+        assert_eq!(env.version().as_deref(), Some("2.9.1"));
+    }
+}

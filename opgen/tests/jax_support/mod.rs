@@ -9,7 +9,7 @@ mod python_support;
 
 // Each test binary uses some of these.
 #[allow(unused_imports)]
-pub use python_support::{bridge_lib, fake_bridge, op_file, repo};
+pub use python_support::{bridge_lib, fake_bridge, install_wheel_and_run, op_file, repo};
 
 use python_support::{
     assert_section_of, build_in_parallel, require_python, run_sectioned_checks, PythonModules,

@@ -6,7 +6,7 @@
 #[path = "../python_support/mod.rs"]
 mod python_support;
 
-pub use python_support::{repo, run_check_script};
+pub use python_support::{install_wheel_and_run, repo, run_check_script};
 
 use python_support::{require_python, PythonModules};
 use std::path::PathBuf;

@@ -172,3 +172,49 @@ pub fn op_file(op: &str) -> PathBuf {
         repo().join(format!("examples/{op}.tc"))
     }
 }
+
+/// Installs `wheel` (no dependencies: the venv sees this Python's packages)
+/// into a fresh virtual environment and runs `script` there, from a folder
+/// outside the repository (so that nothing imports from the build folders);
+/// returns its stdout, panicking with its output when it fails.
+pub fn install_wheel_and_run(wheel: &Path, script: &str, env: &[(&str, &str)]) -> String {
+    let venv = tempfile::tempdir().expect("temp dir");
+    let status = Command::new("python3")
+        .args(["-m", "venv", "--system-site-packages"])
+        .arg(venv.path())
+        .status()
+        .expect("python3 -m venv runs");
+    assert!(status.success(), "python3 -m venv failed");
+    let python = venv.path().join("bin/python");
+    let install = Command::new(&python)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--disable-pip-version-check",
+        ])
+        .arg(wheel)
+        .output()
+        .expect("pip runs");
+    assert!(
+        install.status.success(),
+        "pip install {} failed:\n{}",
+        wheel.display(),
+        String::from_utf8_lossy(&install.stderr)
+    );
+    let run = Command::new(&python)
+        .args(["-c", script])
+        .current_dir(venv.path())
+        .envs(env.iter().copied())
+        .output()
+        .expect("python runs");
+    let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
+    assert!(
+        run.status.success(),
+        "the installed wheel failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    stdout
+}
