@@ -93,18 +93,36 @@ pub fn write_wheel(dist_dir: &Path, spec: &WheelSpec) -> Result<PathBuf, String>
     Ok(path)
 }
 
-/// The package's files from a built folder: `module_file` becomes
-/// `__init__.py`, `library` goes beside it under its own name.
-pub fn package_files(module_file: &Path, library: &Path) -> Result<Vec<(String, Vec<u8>)>, String> {
+/// The wheel of an op whose framework module sits in its build folder
+/// (torch, tf, jax): package `module` with `out_dir/<module>.py` as
+/// `__init__.py` and the library beside it (the module finds it next to
+/// `__file__`, as in the build folder).
+pub fn module_wheel(
+    module: &str,
+    out_dir: &Path,
+    library: Option<&PathBuf>,
+    summary: String,
+    requires: Vec<String>,
+) -> Result<WheelSpec, String> {
+    let library = library.ok_or("--wheel needs the built library (drop --no-build)")?;
     let read = |p: &Path| std::fs::read(p).map_err(|e| format!("cannot read {}: {e}", p.display()));
     let lib_name = library
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .ok_or_else(|| format!("{} has no file name", library.display()))?;
-    Ok(vec![
-        ("__init__.py".to_string(), read(module_file)?),
-        (lib_name, read(library)?),
-    ])
+    Ok(WheelSpec {
+        package: module.to_string(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        summary,
+        requires,
+        files: vec![
+            (
+                "__init__.py".to_string(),
+                read(&out_dir.join(format!("{module}.py")))?,
+            ),
+            (lib_name, read(library)?),
+        ],
+    })
 }
 
 #[cfg(test)]
