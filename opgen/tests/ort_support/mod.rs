@@ -6,6 +6,8 @@
 #[path = "../python_support/mod.rs"]
 mod python_support;
 
+// Each test binary uses some of these.
+#[allow(unused_imports)]
 pub use python_support::{install_wheel_and_run, repo, run_check_script};
 
 use python_support::{require_python, PythonModules};
