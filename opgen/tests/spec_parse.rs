@@ -467,3 +467,25 @@ fn attribute_mistakes_are_errors_at_the_line() {
         "{e}"
     );
 }
+
+/// Found by the op_spec fuzz target: 8,000 nested parentheses in a `grid`
+/// overflowed the stack. Every expression and gradient nests at most 200
+/// deep, and deeper input is a diagnostic at the line.
+#[test]
+fn deeply_nested_expressions_are_diagnostics() {
+    let deep = format!("{}N{}", "(".repeat(8000), ")".repeat(8000));
+    let e = err(&BASE.replace("grid cdiv(N, SIZE)", &format!("grid {deep}")));
+    assert!(
+        e.contains("the expression nests deeper than 200 levels"),
+        "{e}"
+    );
+    assert!(e.contains("k.tc:7:"), "{e}");
+    let e = err(&format!("{BASE}#pragma opgen require {deep} > 0\n"));
+    assert!(e.contains("nests deeper than 200 levels"), "{e}");
+    let calls = format!("{}dz{}", "t::f(".repeat(5000), ")".repeat(5000));
+    let e = err(&format!("{BASE}#pragma opgen backward dx = {calls}\n"));
+    assert!(
+        e.contains("the gradient nests calls deeper than 200 levels"),
+        "{e}"
+    );
+}

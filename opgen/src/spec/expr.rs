@@ -134,9 +134,27 @@ fn raw_name(e: &Expr) -> String {
     }
 }
 
+/// How deep an expression may nest: parentheses, calls, unary minus and
+/// each chained operator count one level. Every pass over an expression
+/// recurses over it, so input must not drive that recursion deep.
+pub const MAX_EXPR_DEPTH: usize = 200;
+
+fn too_deep(c: &Cursor) -> Diagnostic {
+    Diagnostic::error(
+        c.here(),
+        format!("the expression nests deeper than {MAX_EXPR_DEPTH} levels"),
+    )
+    .with_note("parentheses, calls, unary minus and each chained operator count one level")
+}
+
 /// Parses `expr` at the cursor (lowest precedence: `+ -`).
 pub fn parse_expr(c: &mut Cursor) -> Result<Expr, Diagnostic> {
-    let mut left = parse_term(c)?;
+    parse_sum(c, 0)
+}
+
+fn parse_sum(c: &mut Cursor, depth: usize) -> Result<Expr, Diagnostic> {
+    let mut left = parse_term(c, depth)?;
+    let mut level = depth;
     loop {
         let op = if c.eat_punct("+") {
             BinOp::Add
@@ -145,13 +163,18 @@ pub fn parse_expr(c: &mut Cursor) -> Result<Expr, Diagnostic> {
         } else {
             return Ok(left);
         };
-        let right = parse_term(c)?;
+        level += 1;
+        if level > MAX_EXPR_DEPTH {
+            return Err(too_deep(c));
+        }
+        let right = parse_term(c, level)?;
         left = Expr::Bin(op, Box::new(left), Box::new(right));
     }
 }
 
-fn parse_term(c: &mut Cursor) -> Result<Expr, Diagnostic> {
-    let mut left = parse_unary(c)?;
+fn parse_term(c: &mut Cursor, depth: usize) -> Result<Expr, Diagnostic> {
+    let mut left = parse_unary(c, depth)?;
+    let mut level = depth;
     loop {
         let op = if c.eat_punct("*") {
             BinOp::Mul
@@ -160,22 +183,29 @@ fn parse_term(c: &mut Cursor) -> Result<Expr, Diagnostic> {
         } else {
             return Ok(left);
         };
-        let right = parse_unary(c)?;
+        level += 1;
+        if level > MAX_EXPR_DEPTH {
+            return Err(too_deep(c));
+        }
+        let right = parse_unary(c, level)?;
         left = Expr::Bin(op, Box::new(left), Box::new(right));
     }
 }
 
-fn parse_unary(c: &mut Cursor) -> Result<Expr, Diagnostic> {
+fn parse_unary(c: &mut Cursor, depth: usize) -> Result<Expr, Diagnostic> {
     let start = c.here();
     if c.eat_punct("-") {
-        let inner = parse_unary(c)?;
+        if depth + 1 > MAX_EXPR_DEPTH {
+            return Err(too_deep(c));
+        }
+        let inner = parse_unary(c, depth + 1)?;
         let span = start.to(inner.span());
         return Ok(Expr::Neg(Box::new(inner), span));
     }
-    parse_atom(c)
+    parse_atom(c, depth)
 }
 
-fn parse_atom(c: &mut Cursor) -> Result<Expr, Diagnostic> {
+fn parse_atom(c: &mut Cursor, depth: usize) -> Result<Expr, Diagnostic> {
     let here = c.here();
     match c.peek() {
         Some(Token {
@@ -194,10 +224,13 @@ fn parse_atom(c: &mut Cursor) -> Result<Expr, Diagnostic> {
             if !c.eat_punct("(") {
                 return Ok(Expr::Name(name, here));
             }
+            if depth + 1 > MAX_EXPR_DEPTH {
+                return Err(too_deep(c));
+            }
             let mut args = Vec::new();
             if !c.is_punct(")") {
                 loop {
-                    args.push(parse_expr(c)?);
+                    args.push(parse_sum(c, depth + 1)?);
                     if !c.eat_punct(",") {
                         break;
                     }
@@ -234,7 +267,10 @@ fn parse_atom(c: &mut Cursor) -> Result<Expr, Diagnostic> {
             ..
         }) => {
             c.next();
-            let inner = parse_expr(c)?;
+            if depth + 1 > MAX_EXPR_DEPTH {
+                return Err(too_deep(c));
+            }
+            let inner = parse_sum(c, depth + 1)?;
             c.expect_punct(")", "to close the parenthesis")?;
             Ok(inner)
         }
@@ -249,6 +285,25 @@ fn parse_atom(c: &mut Cursor) -> Result<Expr, Diagnostic> {
 mod tests {
     use super::*;
     use crate::spec::lex::{lex, Cursor};
+
+    #[test]
+    fn deep_expressions_are_errors_not_stack_overflows() {
+        let deep =
+            |open: &str, close: &str, n: usize| format!("{}N{}", open.repeat(n), close.repeat(n));
+        for text in [
+            deep("(", ")", 100_000),
+            deep("max(", ", 1)", 50_000),
+            format!("{}N", "-".repeat(100_000)),
+            vec!["N"; 100_000].join(" + "),
+            vec!["N"; 100_000].join(" * "),
+        ] {
+            let err = parse(&text).unwrap_err();
+            assert!(err.contains("nests deeper than 200 levels"), "{err}");
+        }
+        // At the limit it parses.
+        assert!(parse(&deep("(", ")", 150)).is_ok());
+        assert!(parse(&vec!["N"; 150].join(" + ")).is_ok());
+    }
 
     fn parse(text: &str) -> Result<Expr, String> {
         let tokens = lex(0, 0, text).map_err(|d| d.message)?;

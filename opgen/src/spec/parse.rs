@@ -650,7 +650,7 @@ fn parse_backward(c: &mut Cursor, line: Span) -> Result<Backward, Diagnostic> {
         };
         let input = input.to_string();
         c.expect_punct("=", "after the gradient's name")?;
-        let value = parse_grad_expr(c)?;
+        let value = parse_grad_expr(c, 0)?;
         grads.push(GradSpec {
             input,
             value,
@@ -664,7 +664,18 @@ fn parse_backward(c: &mut Cursor, line: Span) -> Result<Backward, Diagnostic> {
     Ok(Backward { grads, span: line })
 }
 
-fn parse_grad_expr(c: &mut Cursor) -> Result<GradExpr, Diagnostic> {
+/// A gradient: a tensor or a call of another op; calls nest at most
+/// `MAX_EXPR_DEPTH` deep (each pass over a gradient recurses over it).
+fn parse_grad_expr(c: &mut Cursor, depth: usize) -> Result<GradExpr, Diagnostic> {
+    if depth > super::expr::MAX_EXPR_DEPTH {
+        return Err(Diagnostic::error(
+            c.here(),
+            format!(
+                "the gradient nests calls deeper than {} levels",
+                super::expr::MAX_EXPR_DEPTH
+            ),
+        ));
+    }
     let (first, _) = c.expect_ident("a tensor or an op call such as `triton::dot(dy, b)`")?;
     if !c.eat_punct("::") {
         return Ok(GradExpr::Tensor(first));
@@ -674,7 +685,7 @@ fn parse_grad_expr(c: &mut Cursor) -> Result<GradExpr, Diagnostic> {
     let mut args = Vec::new();
     if !c.is_punct(")") {
         loop {
-            args.push(parse_grad_expr(c)?);
+            args.push(parse_grad_expr(c, depth + 1)?);
             if !c.eat_punct(",") {
                 break;
             }
