@@ -3,7 +3,7 @@
 //! make op.cc the slow one), then linked with the bridge's archive.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 
 /// How to build one op library.
 pub struct CppBuild<'a> {
@@ -73,7 +73,9 @@ pub fn build_shared_library(b: &CppBuild) -> Result<PathBuf, String> {
         ));
     }
     let lib = b.dir.join(b.lib_file);
-    let output = Command::new(compiler.path())
+    // The compiler's own flags too, as for the objects.
+    let output = compiler
+        .to_command()
         .arg("-shared")
         .args(&objects)
         .arg(b.dir.join("lib/libopgen_bridge.a"))

@@ -102,15 +102,12 @@ pub fn expr_text(e: &Expr) -> String {
             Expr::Bin(..) => format!("-({})", expr_text(inner)),
             _ => format!("-{}", expr_text(inner)),
         },
-        Expr::Bin(op, l, r) => {
-            let sym = match op {
-                BinOp::Add => "+",
-                BinOp::Sub => "-",
-                BinOp::Mul => "*",
-                BinOp::Div => "/",
-            };
-            format!("{} {sym} {}", operand(l, *op, false), operand(r, *op, true))
-        }
+        Expr::Bin(op, l, r) => format!(
+            "{} {} {}",
+            operand(l, *op, false),
+            op.symbol(),
+            operand(r, *op, true)
+        ),
         Expr::Call(f, args, _) => format!(
             "{f}({})",
             args.iter().map(expr_text).collect::<Vec<_>>().join(", ")

@@ -23,6 +23,18 @@ pub enum BinOp {
     Div,
 }
 
+impl BinOp {
+    /// The operator as C++, Python and the spec write it.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+        }
+    }
+}
+
 /// Functions an expression may call, with their arity.
 pub const FUNCTIONS: &[(&str, usize)] = &[
     ("stride", 2),
@@ -68,13 +80,7 @@ impl Expr {
             Expr::Name(n, _) => name(n),
             Expr::Neg(e, _) => format!("(-{})", e.to_cpp(name)),
             Expr::Bin(op, l, r) => {
-                let sym = match op {
-                    BinOp::Add => "+",
-                    BinOp::Sub => "-",
-                    BinOp::Mul => "*",
-                    BinOp::Div => "/",
-                };
-                format!("({} {sym} {})", l.to_cpp(name), r.to_cpp(name))
+                format!("({} {} {})", l.to_cpp(name), op.symbol(), r.to_cpp(name))
             }
             Expr::Call(f, args, _) => match (f.as_str(), args.as_slice()) {
                 ("stride", [t, axis]) => {
