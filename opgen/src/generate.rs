@@ -2,6 +2,7 @@
 //! (-> shared library).
 
 use crate::bind::{bind_args, BoundArg};
+pub use crate::bundled::{find_bridge_lib, BridgeLib};
 use crate::spec::{parse_spec, OpSpec};
 use crate::torch::{self, context, TorchEnv};
 use crate::variants;
@@ -54,7 +55,7 @@ pub struct Prepared<E> {
     pub spec: OpSpec,
     pub op: CompiledOp,
     pub tuned: String,
-    pub bridge: PathBuf,
+    pub bridge: BridgeLib,
     pub env: Option<E>,
 }
 
@@ -97,7 +98,7 @@ pub fn prepare<E>(
 pub fn write_and_build<E>(
     out_dir: &Path,
     files: &[(String, String)],
-    bridge: &Path,
+    bridge: &BridgeLib,
     env: Option<&E>,
     building: &str,
     build: impl FnOnce(&E) -> Result<PathBuf, GenerateError>,
@@ -310,40 +311,6 @@ pub fn read_tuned(path: Option<&Path>) -> Result<TunedTableText, GenerateError> 
             .map(|why| format!("tuned table entry ignored: {why}")),
     );
     Ok(TunedTableText { text, warnings })
-}
-
-/// `--bridge-lib`, else `$OPGEN_BRIDGE_LIB`, else `libopgen_bridge.a` next to
-/// this executable (where cargo puts it: `cargo build --release -p opgen-bridge`).
-pub fn find_bridge_lib(given: Option<&Path>) -> Result<PathBuf, GenerateError> {
-    let hint = "build it with `cargo build --release -p opgen-bridge` (it lands next to triton-opgen), or pass --bridge-lib PATH";
-    if let Some(path) = given
-        .map(Path::to_path_buf)
-        .or_else(|| std::env::var_os("OPGEN_BRIDGE_LIB").map(PathBuf::from))
-    {
-        return if path.is_file() {
-            Ok(path)
-        } else {
-            Err(GenerateError(format!(
-                "the runtime bridge library {} does not exist; {hint}",
-                path.display()
-            )))
-        };
-    }
-    let exe = std::env::current_exe().map_err(|e| GenerateError(e.to_string()))?;
-    let mut candidates = Vec::new();
-    if let Some(dir) = exe.parent() {
-        candidates.push(dir.join("libopgen_bridge.a"));
-        // Test binaries live one level down, in deps/.
-        if let Some(up) = dir.parent() {
-            candidates.push(up.join("libopgen_bridge.a"));
-        }
-    }
-    candidates.into_iter().find(|p| p.is_file()).ok_or_else(|| {
-        GenerateError(format!(
-            "the runtime bridge library libopgen_bridge.a is not next to {}; {hint}",
-            exe.display()
-        ))
-    })
 }
 
 /// Makes a generated `build.sh` runnable.

@@ -3,6 +3,7 @@
 //! rendered from `templates/`, and a shared library or a build folder.
 
 pub mod bind;
+pub mod bundled;
 pub mod compile_cache;
 pub mod cpp;
 pub mod generate;

@@ -37,7 +37,7 @@ struct Cli {
     /// The Python that finds torch (tensorflow for --framework tf, jax for --framework jax).
     #[arg(long, default_value = "python3")]
     python: String,
-    /// The prebuilt runtime bridge (default: libopgen_bridge.a next to this program).
+    /// The prebuilt runtime bridge (default: the one built into triton-opgen).
     #[arg(long)]
     bridge_lib: Option<PathBuf>,
     /// A pre-tuned table to embed (an autotune cache file from a machine that ran the op).

@@ -7,7 +7,6 @@ use crate::render::{render_templates, Template};
 use crate::variants::Group;
 use serde::Serialize;
 use std::path::Path;
-use std::process::Command;
 
 /// The folder's sources: the framework's templates rendered with `ctx`,
 /// then kernels.cc with the PTX of every variant (and the pre-tuned table).
@@ -32,7 +31,7 @@ pub fn render_folder<T: Serialize>(
 pub fn write_build_folder(
     dir: &Path,
     files: &[(String, String)],
-    bridge: &Path,
+    bridge: &crate::bundled::BridgeLib,
 ) -> Result<(), String> {
     let io = |path: &Path, e: std::io::Error| format!("cannot write {}: {e}", path.display());
     for sub in ["include", "lib"] {
@@ -45,9 +44,7 @@ pub fn write_build_folder(
     let header = dir.join("include/opgen_bridge.h");
     std::fs::write(&header, super::BRIDGE_HEADER).map_err(|e| io(&header, e))?;
     let lib = dir.join("lib/libopgen_bridge.a");
-    std::fs::copy(bridge, &lib).map_err(|e| io(&lib, e))?;
-    // Debug info is most of the archive; drop it when `strip` is at hand.
-    let _ = Command::new("strip").arg("-g").arg(&lib).status();
+    bridge.write_to(&lib)?;
     crate::generate::set_executable(&dir.join("build.sh"));
     Ok(())
 }

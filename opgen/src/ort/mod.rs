@@ -133,8 +133,19 @@ pub fn generate(
     )?;
     let plugins = plugins_dir()?;
     warnings.extend(tuned.warnings);
-    let ctx = context::build(&spec, &groups, &kinds, &source_name, &plugins, &tuned.text)
-        .map_err(GenerateError)?;
+    // The crate's path to them: the repository's, or a copy inside the crate.
+    let plugins_path = plugins
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(BUNDLED_PLUGINS));
+    let ctx = context::build(
+        &spec,
+        &groups,
+        &kinds,
+        &source_name,
+        &plugins_path,
+        &tuned.text,
+    )
+    .map_err(GenerateError)?;
     let mut files = render(&ctx).map_err(GenerateError)?;
     // The PTX of every variant, embedded with include_str!.
     let ptx = groups.iter().flat_map(|g| &g.variants);
@@ -146,6 +157,9 @@ pub fn generate(
     });
     progress(Progress::Step("writing the crate"));
     write_files(&out_dir, &files)?;
+    if plugins.is_none() {
+        crate::bundled::write_plugin_sources(&out_dir.join(BUNDLED_PLUGINS))?;
+    }
     let library = if opts.no_build {
         None
     } else {
@@ -161,21 +175,35 @@ pub fn generate(
     })
 }
 
-/// The repository's `plugins/` folder (runtime and bridge crates the
-/// library depends on): `$OPGEN_PLUGINS_DIR`, else the one this binary
-/// was built from.
-fn plugins_dir() -> Result<PathBuf, GenerateError> {
-    let dir = std::env::var_os("OPGEN_PLUGINS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins"));
-    let dir = dir.canonicalize().unwrap_or(dir);
-    if dir.join("runtime/Cargo.toml").is_file() && dir.join("bridge/Cargo.toml").is_file() {
-        Ok(dir)
-    } else {
-        Err(GenerateError(format!(
-            "{} does not hold the opgen runtime and bridge crates (runtime/, bridge/); set OPGEN_PLUGINS_DIR to the repository's plugins/ folder",
-            dir.display()
-        )))
+/// The crate's folder for the bundled runtime and bridge crates.
+const BUNDLED_PLUGINS: &str = "opgen-plugins";
+
+/// The folder holding the runtime and bridge crates the library depends on:
+/// `$OPGEN_PLUGINS_DIR`, else the repository this binary was built from
+/// when it is still there; `None`: the copies built into this tool, written
+/// into the crate (also `OPGEN_PLUGINS_DIR=bundled`).
+fn plugins_dir() -> Result<Option<PathBuf>, GenerateError> {
+    let holds_crates = |dir: &Path| {
+        dir.join("runtime/Cargo.toml").is_file() && dir.join("bridge/Cargo.toml").is_file()
+    };
+    match std::env::var_os("OPGEN_PLUGINS_DIR") {
+        Some(v) if v == "bundled" => Ok(None),
+        Some(v) => {
+            let dir = PathBuf::from(v);
+            let dir = dir.canonicalize().unwrap_or(dir);
+            if holds_crates(&dir) {
+                Ok(Some(dir))
+            } else {
+                Err(GenerateError(format!(
+                    "OPGEN_PLUGINS_DIR={} does not hold the opgen runtime and bridge crates (runtime/, bridge/); unset it to use the copies built into triton-opgen",
+                    dir.display()
+                )))
+            }
+        }
+        None => {
+            let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins");
+            Ok(repo.canonicalize().ok().filter(|dir| holds_crates(dir)))
+        }
     }
 }
 

@@ -73,7 +73,7 @@ pub fn write_folder(
     dir: &Path,
     ctx: &TorchContext,
     rendered: &Rendered,
-    bridge_lib: &Path,
+    bridge_lib: &crate::bundled::BridgeLib,
     groups: &[Group],
 ) -> Result<(), TorchError> {
     let io = |path: &Path| {
@@ -95,12 +95,7 @@ pub fn write_folder(
     let header = dir.join("include").join("opgen_bridge.h");
     std::fs::write(&header, crate::cpp::BRIDGE_HEADER).map_err(io(&header))?;
     let lib = dir.join("lib").join("libopgen_bridge.a");
-    std::fs::copy(bridge_lib, &lib).map_err(io(bridge_lib))?;
-    // Debug info is most of the archive; drop it when `strip` is at hand.
-    let _ = std::process::Command::new("strip")
-        .arg("-g")
-        .arg(&lib)
-        .status();
+    bridge_lib.write_to(&lib).map_err(TorchError::Build)?;
     crate::generate::set_executable(&dir.join("build.sh"));
     write_variants(dir, groups)
 }
