@@ -534,6 +534,31 @@ fn layer_norm_has_statistics_outputs_and_a_three_op_backward() {
     }
 }
 
+/// The ops a gradient calls are loaded by `load()` when their modules can be
+/// imported (an installed wheel of the op works with installed wheels of
+/// them), and a missing one is named by backward, with what to do.
+#[test]
+fn load_brings_in_the_ops_the_gradient_calls() {
+    let (_tmp, done) = no_build("layer_norm");
+    let loader = read(&done.out_dir, "triton_layer_norm.py");
+    for needle in [
+        "    _load_gradient_ops()\n    return torch.ops.triton.layer_norm",
+        "for module in (\"triton_layer_norm_dx\", \"triton_layer_norm_dw\", \"triton_col_sum\", ):",
+        "importlib.import_module(module).load()",
+        "if _GRADIENT_OPS_LOADED:",
+    ] {
+        assert!(loader.contains(needle), "missing `{needle}` in:\n{loader}");
+    }
+    let cpp = read(&done.out_dir, "op.cpp");
+    assert!(
+        cpp.contains("triton::layer_norm: its gradient calls \", name, \", which is not loaded"),
+        "{cpp}"
+    );
+    // An op whose backward calls no other op loads nothing more.
+    let (_tmp, add) = no_build("add");
+    assert!(!read(&add.out_dir, "triton_add.py").contains("_load_gradient_ops"));
+}
+
 /// Cross-entropy: int64 targets checked as such, a float32 loss whatever the
 /// logits' dtype, and a gradient for the logits only.
 #[test]

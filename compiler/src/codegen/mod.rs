@@ -66,6 +66,7 @@ pub mod limits;
 pub mod lower;
 pub mod memory;
 pub mod mma;
+pub mod pass_pipeline;
 pub mod pipeline;
 pub mod reduce;
 pub mod shared_alloc;

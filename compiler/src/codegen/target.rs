@@ -93,18 +93,11 @@ pub fn declare_kernel<'ctx>(
     Ok(kernel)
 }
 
-/// The LLVM passes run on every kernel. Leaner pipelines (early CSE,
-/// instcombine, LICM, loop rotation, SLP; see
-/// bench/results/2026-11-23-compile/README.md) take half the time and give the
-/// same memory and mma instructions, but move ptxas's register allocation at
-/// the 255-register edge: some tiles that fit now spill, others stop spilling.
-/// Until a pipeline is found that never spills more, `default<O3>` stays.
-/// `TRITONC_LLVM_PASSES` overrides it (new pass manager syntax), for measuring.
-pub const PASS_PIPELINE: &str = "default<O3>";
-
 pub fn optimize(module: &Module, tm: &TargetMachine) -> Result<(), CodegenError> {
     let custom = std::env::var("TRITONC_LLVM_PASSES").ok();
-    let passes = custom.as_deref().unwrap_or(PASS_PIPELINE);
+    let passes = custom
+        .as_deref()
+        .unwrap_or(super::pass_pipeline::PASS_PIPELINE.as_str());
     module
         .run_passes(passes, tm, PassBuilderOptions::create())
         .map_err(|e| CodegenError::Llvm(format!("pass pipeline `{passes}`: {e}")))

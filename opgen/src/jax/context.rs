@@ -8,7 +8,7 @@ use crate::cpp::dims_cpp;
 use crate::cpp::launch::{self, CppLaunch, CppWords};
 use crate::plan::{
     backward_text, called_ops, grad_python, group_label, input_grads, op_signature, out_grads,
-    py_params, ContextError, OutGradCtx,
+    py_params, CalledOp, ContextError, OutGradCtx,
 };
 use crate::spec::{Dim, OpSpec, TensorSpec};
 use crate::variants::Group;
@@ -77,13 +77,7 @@ pub struct JaxBackward {
     /// One Python expression per input (`None` where the spec gives none).
     pub input_grads: Vec<String>,
     /// Other ops the gradient calls: `triton::dot_nt` with their modules.
-    pub calls: Vec<JaxCall>,
-}
-
-#[derive(Serialize)]
-pub struct JaxCall {
-    pub qualified: String,
-    pub module: String,
+    pub calls: Vec<CalledOp>,
 }
 
 /// XLA FFI's `DataType` of a spec dtype.
@@ -153,13 +147,7 @@ pub fn build(
             .collect(),
         out_grads: out_grads(spec),
         input_grads: input_grads(spec, b, grad_python, "None"),
-        calls: called_ops(b)
-            .into_iter()
-            .map(|(namespace, op)| JaxCall {
-                qualified: format!("{namespace}::{op}"),
-                module: module_name(&namespace, &op),
-            })
-            .collect(),
+        calls: called_ops(b, module_name),
     });
     let dtype_vars: serde_json::Map<String, serde_json::Value> = spec
         .dtypes

@@ -70,9 +70,17 @@ pub fn grad_python(e: &GradExpr) -> String {
     })
 }
 
-/// The other ops the gradient calls, `(namespace, op)`, each once, in order
-/// of first use.
-pub fn called_ops(backward: &Backward) -> Vec<(String, String)> {
+/// Another generated op a gradient calls, and the module that loads it.
+#[derive(serde::Serialize, Clone, Debug, PartialEq)]
+pub struct CalledOp {
+    /// `triton::dot_nt`
+    pub qualified: String,
+    /// `triton_dot_nt` (torch), `triton_dot_nt_tf`, ...: from `module(namespace, op)`.
+    pub module: String,
+}
+
+/// The other ops the gradient calls, each once, in order of first use.
+pub fn called_ops(backward: &Backward, module: impl Fn(&str, &str) -> String) -> Vec<CalledOp> {
     fn walk(e: &GradExpr, out: &mut Vec<(String, String)>) {
         if let GradExpr::Call {
             namespace,
@@ -91,5 +99,10 @@ pub fn called_ops(backward: &Backward) -> Vec<(String, String)> {
     for g in &backward.grads {
         walk(&g.value, &mut out);
     }
-    out
+    out.into_iter()
+        .map(|(namespace, op)| CalledOp {
+            qualified: format!("{namespace}::{op}"),
+            module: module(&namespace, &op),
+        })
+        .collect()
 }

@@ -7,7 +7,9 @@ mod grads;
 mod macros;
 mod text;
 
-pub use grads::{called_ops, grad_python, input_grads, out_grads, render_grad, OutGradCtx};
+pub use grads::{
+    called_ops, grad_python, input_grads, out_grads, render_grad, CalledOp, OutGradCtx,
+};
 pub use macros::{grid_macros, macro_values};
 pub use text::{
     backward_text, camel_case, dims_list, expr_text, grad_text, group_label, op_signature,

@@ -10,7 +10,7 @@ use crate::cpp::dims_cpp;
 use crate::cpp::launch::{self, CppLaunch, CppWords};
 use crate::plan::{
     backward_text, called_ops, camel_case, grad_python, input_grads, op_signature, out_grads,
-    py_params, ContextError, OutGradCtx,
+    py_params, CalledOp, ContextError, OutGradCtx,
 };
 use crate::spec::{Dim, OpSpec};
 use crate::variants::Group;
@@ -98,13 +98,7 @@ pub struct TfBackward {
     /// One Python expression per input (`None` where the spec gives none).
     pub input_grads: Vec<String>,
     /// Other ops the gradient calls: `triton::dot_nt`, with their helper modules.
-    pub calls: Vec<TfCall>,
-}
-
-#[derive(Serialize, Clone, PartialEq)]
-pub struct TfCall {
-    pub qualified: String,
-    pub module: String,
+    pub calls: Vec<CalledOp>,
 }
 
 /// TensorFlow's name of a spec dtype in `REGISTER_OP` type lists, and its
@@ -250,13 +244,7 @@ pub fn build(
     let tf_name = tf_op_name(&spec.namespace, &spec.name);
     let inputs: Vec<String> = spec.inputs.iter().map(|t| t.name.clone()).collect();
     let backward = spec.backward.as_ref().map(|b| {
-        let calls = called_ops(b)
-            .into_iter()
-            .map(|(namespace, op)| TfCall {
-                qualified: format!("{namespace}::{op}"),
-                module: module_name(&namespace, &op),
-            })
-            .collect();
+        let calls = called_ops(b, module_name);
         TfBackward {
             text: backward_text(b),
             inputs: inputs.clone(),

@@ -7,7 +7,8 @@ use crate::bind::BoundArg;
 use crate::cpp::dims_cpp;
 use crate::cpp::launch::{self, CppLaunch, CppWords};
 use crate::plan::{
-    backward_text, camel_case, input_grads, out_grads, render_grad, ContextError, OutGradCtx,
+    backward_text, called_ops, camel_case, input_grads, out_grads, render_grad, CalledOp,
+    ContextError, OutGradCtx,
 };
 use crate::spec::{AttrType, GradExpr, OpSpec};
 use crate::variants::Group;
@@ -61,6 +62,9 @@ pub struct BackwardCtx {
     pub out_grads: Vec<OutGradCtx>,
     pub input_grads: Vec<String>,
     pub text: String,
+    /// Other ops the gradient calls (`triton::dot_nt`), loaded by `load()`
+    /// from their modules (`triton_dot_nt`) when those are importable.
+    pub calls: Vec<CalledOp>,
 }
 
 #[derive(Serialize)]
@@ -161,6 +165,7 @@ pub fn build(
             out_grads: out_grads(spec),
             input_grads: input_grads(spec, b, grad_cpp, "at::Tensor()"),
             text: backward_text(b),
+            calls: called_ops(b, |namespace, op| format!("{namespace}_{op}")),
         }
     });
     let tensor_params: Vec<String> = inputs
