@@ -33,7 +33,10 @@ pub fn cpu_name(arch: Arch) -> &'static str {
 
 pub fn target_machine(arch: Arch) -> Result<TargetMachine, CodegenError> {
     static INIT: Once = Once::new();
-    INIT.call_once(|| Target::initialize_nvptx(&InitializationConfig::default()));
+    INIT.call_once(|| {
+        Target::initialize_nvptx(&InitializationConfig::default());
+        set_llvm_options();
+    });
     let triple = TargetTriple::create(TRIPLE);
     let target = Target::from_triple(&triple).map_err(|e| CodegenError::Llvm(e.to_string()))?;
     target
@@ -49,6 +52,27 @@ pub fn target_machine(arch: Arch) -> Result<TargetMachine, CodegenError> {
             CodeModel::Default,
         )
         .ok_or_else(|| CodegenError::Llvm("cannot create the NVPTX target machine".into()))
+}
+
+/// LLVM's own options, set once per process: `TRITONC_LLVM_ARGS` (space
+/// separated, e.g. `-disable-lsr`), for measuring; none by default.
+fn set_llvm_options() {
+    let Ok(args) = std::env::var("TRITONC_LLVM_ARGS") else {
+        return;
+    };
+    let owned: Vec<std::ffi::CString> = std::iter::once("tritonc")
+        .chain(args.split_whitespace())
+        .filter_map(|a| std::ffi::CString::new(a).ok())
+        .collect();
+    let argv: Vec<*const std::ffi::c_char> = owned.iter().map(|a| a.as_ptr()).collect();
+    // SAFETY: argv points into `owned`, alive for the call; LLVM copies what it keeps.
+    unsafe {
+        inkwell::llvm_sys::support::LLVMParseCommandLineOptions(
+            argv.len() as i32,
+            argv.as_ptr(),
+            c"tritonc".as_ptr(),
+        );
+    }
 }
 
 pub fn new_module<'ctx>(ctx: &'ctx Context, name: &str, tm: &TargetMachine) -> Module<'ctx> {
