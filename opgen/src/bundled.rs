@@ -67,16 +67,7 @@ pub fn find_bridge_lib(given: Option<&Path>) -> Result<BridgeLib, GenerateError>
 /// Writes the runtime and bridge crates (`runtime/`, `bridge/`, each with a
 /// standalone Cargo.toml) into `dir`.
 pub fn write_plugin_sources(dir: &Path) -> Result<(), GenerateError> {
-    for (rel, text) in PLUGIN_SOURCES {
-        let path = dir.join(rel);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| GenerateError(format!("cannot create {}: {e}", parent.display())))?;
-        }
-        std::fs::write(&path, text)
-            .map_err(|e| GenerateError(format!("cannot write {}: {e}", path.display())))?;
-    }
-    Ok(())
+    crate::generate::write_files(dir, PLUGIN_SOURCES.iter().copied())
 }
 
 #[cfg(test)]

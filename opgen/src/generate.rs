@@ -313,6 +313,23 @@ pub fn read_tuned(path: Option<&Path>) -> Result<TunedTableText, GenerateError> 
     Ok(TunedTableText { text, warnings })
 }
 
+/// Writes `files` (path under `dir`, text), creating folders as needed.
+pub fn write_files<'a>(
+    dir: &Path,
+    files: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Result<(), GenerateError> {
+    for (rel, text) in files {
+        let path = dir.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| GenerateError(format!("cannot create {}: {e}", parent.display())))?;
+        }
+        std::fs::write(&path, text)
+            .map_err(|e| GenerateError(format!("cannot write {}: {e}", path.display())))?;
+    }
+    Ok(())
+}
+
 /// Makes a generated `build.sh` runnable.
 #[cfg(unix)]
 pub(crate) fn set_executable(path: &Path) {

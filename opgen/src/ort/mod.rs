@@ -156,7 +156,12 @@ pub fn generate(
         PathBuf::from("out").join(format!("{}_{}_ort", spec.namespace, spec.name))
     });
     progress(Progress::Step("writing the crate"));
-    write_files(&out_dir, &files)?;
+    crate::generate::write_files(
+        &out_dir,
+        files
+            .iter()
+            .map(|(rel, text)| (rel.as_str(), text.as_str())),
+    )?;
     if plugins.is_none() {
         crate::bundled::write_plugin_sources(&out_dir.join(BUNDLED_PLUGINS))?;
     }
@@ -205,19 +210,6 @@ fn plugins_dir() -> Result<Option<PathBuf>, GenerateError> {
             Ok(repo.canonicalize().ok().filter(|dir| holds_crates(dir)))
         }
     }
-}
-
-fn write_files(out_dir: &Path, files: &[(String, String)]) -> Result<(), GenerateError> {
-    for (rel, text) in files {
-        let path = out_dir.join(rel);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| GenerateError(format!("cannot create {}: {e}", parent.display())))?;
-        }
-        std::fs::write(&path, text)
-            .map_err(|e| GenerateError(format!("cannot write {}: {e}", path.display())))?;
-    }
-    Ok(())
 }
 
 /// `cargo build --release` of the crate; returns the shared library.
