@@ -410,5 +410,8 @@ pub fn variant_json(v: &CompiledVariant) -> String {
         shared_bytes: v.shared_bytes,
         params: v.params.clone(),
     };
-    serde_json::to_string(&entry).unwrap_or_default()
+    let mut json = serde_json::to_value(&entry).unwrap_or_default();
+    // The bridge checks the embedded image against it before using it.
+    json["image_digest"] = opgen_runtime::image_digest(v.ptx.as_bytes()).into();
+    json.to_string()
 }

@@ -58,6 +58,31 @@ fn ort_add_library_loads_and_reports_errors() {
     }
 }
 
+/// A PTX file edited in the generated crate (then built) is refused when the
+/// op runs, naming the variant, before any driver call (issue 15, item 6).
+#[test]
+fn an_edited_ptx_file_is_an_error_naming_the_variant() {
+    if !ort_support::require_onnxruntime("an_edited_ptx_file_is_an_error_naming_the_variant") {
+        return;
+    }
+    let out = tempfile::tempdir().unwrap();
+    let mut opts = ort_support::build_options(
+        ort_support::repo().join("tests/ops/add.tc"),
+        out.path().join("triton_add_ort"),
+    );
+    opts.no_build = true;
+    let done = generate(&opts, |_| {}).unwrap_or_else(|e| panic!("{e}"));
+    let ptx = done.out_dir.join("ptx/3.ptx");
+    let text = std::fs::read_to_string(&ptx).unwrap();
+    assert!(text.contains(".entry add("), "{text}");
+    std::fs::write(&ptx, text.replace(".entry add(", ".entry add_(")).unwrap();
+    let lib =
+        triton_opgen::ort::build_library(&done.out_dir, &done.context, opts.target_dir.as_deref())
+            .unwrap_or_else(|e| panic!("{e}"));
+    let stdout = run_check_script("", "scripts/ort/check_edited_ptx.py", [&lib]);
+    assert!(stdout.contains("ok: an edited PTX file"), "{stdout}");
+}
+
 #[test]
 fn ort_rejects_a_file_without_spec() {
     let dir = tempfile::tempdir().unwrap();

@@ -22,6 +22,8 @@ pub enum Failure {
     Invalid(String),
     /// A CUDA call failed.
     Cuda(String),
+    /// The embedded variants cannot be used on any device (an edited PTX).
+    Broken(String),
 }
 
 /// One tensor of the call in host memory.
@@ -43,8 +45,13 @@ pub struct EpStream {
     pub ordinal: usize,
 }
 
-/// The device, or why there is none (as the runtime words it).
+/// The device, or why there is none (as the runtime words it); first, what
+/// makes the embedded variants unusable anywhere, found without a GPU.
 pub fn device(ordinal: usize) -> Result<Arc<Device>, Failure> {
+    // SAFETY: the handle comes from opgen_op_new and lives for the process.
+    if let Some(problem) = unsafe { opgen_bridge::opgen_op_problem(op_handle().cast()) } {
+        return Err(Failure::Broken(problem));
+    }
     Device::open(ordinal).map_err(|e| match e {
         RuntimeError::NoDevice(why) => Failure::NoDevice(why),
         other => Failure::Cuda(other.to_string()),

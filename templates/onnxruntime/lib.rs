@@ -388,6 +388,7 @@ pub(crate) fn failure(f: gpu::Failure) -> OrtStatusPtr {
         ),
         gpu::Failure::Invalid(m) => error(OrtErrorCode::ORT_INVALID_ARGUMENT, &m),
         gpu::Failure::Cuda(m) => error(OrtErrorCode::ORT_EP_FAIL, &m),
+        gpu::Failure::Broken(m) => error(OrtErrorCode::ORT_FAIL, &format!("{}: {m}", op_spec::QUALIFIED)),
     }
 }
 

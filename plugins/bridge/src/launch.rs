@@ -99,6 +99,11 @@ impl Op {
         }
     }
 
+    /// Why the embedded variants cannot be used anywhere, if they cannot.
+    pub fn problem(&self) -> Option<String> {
+        self.entries.as_ref().err().cloned()
+    }
+
     pub fn launch(&self, call: &Call) -> Result<(), String> {
         let entries = self.entries.as_ref().map_err(|e| e.clone())?;
         if call.candidates.is_empty() || call.grids.len() != call.candidates.len() {
@@ -292,6 +297,16 @@ unsafe fn read_entry(i: usize, v: &OpgenVariant) -> Result<Entry, String> {
     } else {
         std::slice::from_raw_parts(v.image, v.image_len)
     };
+    if let Some(expected) = &variant.image_digest {
+        let actual = opgen_runtime::image_digest(bytes);
+        if &actual != expected {
+            return Err(format!(
+                "the PTX of variant {i} ({}) is not the one triton-opgen compiled (digest {actual}, \
+                 expected {expected}): the build folder was edited or damaged; generate it again",
+                text(v.config)
+            ));
+        }
+    }
     let image = if bytes.starts_with(b"\x7fELF") {
         ModuleImage::Cubin(bytes.to_vec())
     } else {
@@ -324,6 +339,40 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An op of one variant whose description records `digest` for `image`.
+    fn op_with_digest(image: &[u8], digest: &str) -> Op {
+        let json = std::ffi::CString::new(format!(
+            "{{\"file\":\"x\",\"kernel\":\"add\",\"num_warps\":4,\"params\":[],\"image_digest\":\"{digest}\"}}"
+        ))
+        .unwrap();
+        let raw = [OpgenVariant {
+            kernel: c"add".as_ptr(),
+            config: c"SIZE=128 num_warps=4".as_ptr(),
+            variant_json: json.as_ptr(),
+            image: image.as_ptr(),
+            image_len: image.len(),
+        }];
+        unsafe { Op::new("t::add".into(), &raw) }
+    }
+
+    #[test]
+    fn an_image_that_does_not_match_its_digest_is_refused_naming_the_variant() {
+        let compiled = b".version 8.0\n.visible .entry add()\n";
+        let edited = b".version 8.0\n.visible .entry add_()\n";
+        let digest = opgen_runtime::image_digest(compiled);
+        let call = call(&[0], &[], "");
+        let err = op_with_digest(edited, &digest).launch(&call).unwrap_err();
+        assert!(
+            err.contains("variant 0 (SIZE=128 num_warps=4) is not the one triton-opgen compiled")
+                && err.contains("generate it again"),
+            "{err}"
+        );
+        // The image it was compiled to passes this check (and fails later
+        // for want of a GPU or of a grid, not of its digest).
+        let err = op_with_digest(compiled, &digest).launch(&call).unwrap_err();
+        assert!(!err.contains("triton-opgen compiled"), "{err}");
+    }
 
     fn call<'a>(candidates: &'a [u32], dims: &'a [i64], dtype: &str) -> Call<'a> {
         Call {

@@ -139,6 +139,17 @@ pub unsafe extern "C" fn opgen_op_benchmark_calls(op: *mut Op) -> u64 {
     op.as_ref().map_or(0, Op::benchmark_calls)
 }
 
+/// What makes `op` unusable on every device (its embedded variants: an image
+/// that does not match its digest, an invalid description), found without a
+/// GPU; `None` when nothing does. For Rust callers (the ONNX Runtime crate),
+/// which check it before opening a device.
+///
+/// # Safety
+/// `op` from `opgen_op_new` (or null: `None`).
+pub unsafe fn opgen_op_problem(op: *mut Op) -> Option<String> {
+    op.as_ref().and_then(Op::problem)
+}
+
 unsafe fn cstr(p: *const c_char) -> String {
     if p.is_null() {
         String::new()

@@ -68,6 +68,7 @@
 pub mod args;
 pub mod autotune;
 pub mod device;
+pub mod digest;
 pub mod driver;
 pub mod error;
 pub mod kernel;
@@ -85,6 +86,7 @@ pub use autotune::{
     Chooser, KernelTimer, TuneCache, TuneKey, TunedChoice,
 };
 pub use device::{Device, DeviceProperties};
+pub use digest::image_digest;
 pub use driver::DriverInfo;
 pub use error::{Result, RuntimeError};
 pub use kernel::{Grid, Kernel, KernelAttributes};

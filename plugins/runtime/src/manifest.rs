@@ -37,6 +37,10 @@ pub struct Variant {
     #[serde(default)]
     pub shared_bytes: u32,
     pub params: Vec<Param>,
+    /// [`image_digest`](crate::digest::image_digest) of the module image, when
+    /// the writer recorded it (triton-opgen does); checked before loading.
+    #[serde(default)]
+    pub image_digest: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]

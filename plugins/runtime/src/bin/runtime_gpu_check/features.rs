@@ -36,6 +36,7 @@ fn variant(kernel: &str, num_warps: u32, shared_bytes: u32) -> Variant {
             param("n", ParamType::Scalar(ElemType::I32)),
             param("out", ParamType::Pointer(ElemType::I32)),
         ],
+        image_digest: None,
     }
 }
 
