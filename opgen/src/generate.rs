@@ -105,6 +105,9 @@ pub fn write_and_build<E>(
     progress: &mut impl FnMut(Progress),
 ) -> Result<Option<PathBuf>, GenerateError> {
     progress(Progress::Step("writing the build folder"));
+    let files = files
+        .iter()
+        .map(|(name, text)| (name.as_str(), text.as_str()));
     crate::cpp::write_build_folder(out_dir, files, bridge).map_err(GenerateError)?;
     match env {
         None => Ok(None),

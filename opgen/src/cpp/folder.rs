@@ -28,23 +28,16 @@ pub fn render_folder<T: Serialize>(
 
 /// Writes `files` (name, contents) into `dir` with the bridge's header and
 /// archive (`bridge`), and makes build.sh runnable.
-pub fn write_build_folder(
+pub fn write_build_folder<'a>(
     dir: &Path,
-    files: &[(String, String)],
+    files: impl IntoIterator<Item = (&'a str, &'a str)>,
     bridge: &crate::bundled::BridgeLib,
 ) -> Result<(), String> {
-    let io = |path: &Path, e: std::io::Error| format!("cannot write {}: {e}", path.display());
-    for sub in ["include", "lib"] {
-        std::fs::create_dir_all(dir.join(sub)).map_err(|e| io(&dir.join(sub), e))?;
-    }
-    for (name, text) in files {
-        let path = dir.join(name);
-        std::fs::write(&path, text).map_err(|e| io(&path, e))?;
-    }
-    let header = dir.join("include/opgen_bridge.h");
-    std::fs::write(&header, super::BRIDGE_HEADER).map_err(|e| io(&header, e))?;
-    let lib = dir.join("lib/libopgen_bridge.a");
-    bridge.write_to(&lib)?;
+    let header = ("include/opgen_bridge.h", super::BRIDGE_HEADER);
+    crate::generate::write_files(dir, files.into_iter().chain([header])).map_err(|e| e.0)?;
+    let lib = dir.join("lib");
+    std::fs::create_dir_all(&lib).map_err(|e| format!("cannot create {}: {e}", lib.display()))?;
+    bridge.write_to(&lib.join("libopgen_bridge.a"))?;
     crate::generate::set_executable(&dir.join("build.sh"));
     Ok(())
 }

@@ -351,7 +351,7 @@ pub fn build(
         })
         .collect();
     Ok(CppLaunch {
-        prefix: format!("{}_{}", spec.namespace, spec.name),
+        prefix: symbol_prefix(&spec.namespace, &spec.name),
         inputs,
         dims: bindings
             .iter()
@@ -446,4 +446,10 @@ fn layout_condition(
         });
     }
     (cpp_all(&conds), needs.join(" and "))
+}
+
+/// The C identifier prefix of an op's library symbols, also the name of its
+/// torch module: `triton_add` for `triton::add`.
+pub fn symbol_prefix(namespace: &str, op: &str) -> String {
+    format!("{namespace}_{op}")
 }

@@ -165,7 +165,7 @@ pub fn build(
             out_grads: out_grads(spec),
             input_grads: input_grads(spec, b, grad_cpp, "at::Tensor()"),
             text: backward_text(b),
-            calls: called_ops(b, |namespace, op| format!("{namespace}_{op}")),
+            calls: called_ops(b, launch::symbol_prefix),
         }
     });
     let tensor_params: Vec<String> = inputs

@@ -76,27 +76,14 @@ pub fn write_folder(
     bridge_lib: &crate::bundled::BridgeLib,
     groups: &[Group],
 ) -> Result<(), TorchError> {
-    let io = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| TorchError::Io { path, source }
-    };
-    std::fs::create_dir_all(dir.join("include")).map_err(io(dir))?;
-    std::fs::create_dir_all(dir.join("lib")).map_err(io(dir))?;
+    let loader = format!("{}.py", ctx.launch.prefix);
     let files = [
-        ("op.cpp".to_string(), &rendered.op_cpp),
-        ("kernels.cpp".to_string(), &rendered.kernels_cpp),
-        (format!("{}.py", ctx.launch.prefix), &rendered.loader_py),
-        ("build.sh".to_string(), &rendered.build_sh),
+        ("op.cpp", rendered.op_cpp.as_str()),
+        ("kernels.cpp", &rendered.kernels_cpp),
+        (&loader, &rendered.loader_py),
+        ("build.sh", &rendered.build_sh),
     ];
-    for (name, text) in files {
-        let path = dir.join(&name);
-        std::fs::write(&path, text).map_err(io(&path))?;
-    }
-    let header = dir.join("include").join("opgen_bridge.h");
-    std::fs::write(&header, crate::cpp::BRIDGE_HEADER).map_err(io(&header))?;
-    let lib = dir.join("lib").join("libopgen_bridge.a");
-    bridge_lib.write_to(&lib).map_err(TorchError::Build)?;
-    crate::generate::set_executable(&dir.join("build.sh"));
+    crate::cpp::write_build_folder(dir, files, bridge_lib).map_err(TorchError::Build)?;
     write_variants(dir, groups)
 }
 
