@@ -48,6 +48,13 @@ def inputs(seed, n, dtype):
     return ((r % np.uint64(257)).astype(np.int64) - 128).astype(np.float64) / 16.0
 
 
+def numpy_dtype(name):
+    """The numpy type of an output's raw bytes (bf16 has none: see run_case)."""
+    import numpy as np
+
+    return {"f32": np.float32, "f16": np.float16, "i32": np.int32}[name]
+
+
 def torch_dtype(name):
     import torch
 
@@ -90,11 +97,10 @@ def run_case(case, tmp):
     for name, (t, dt, n) in outputs.items():
         got = t[:n].float().cpu().numpy().astype(np.float64) if dt != "i32" else t[:n].cpu().numpy().astype(np.int64)
         raw = base64.b64decode(case["expected"][name])
-        np_dt = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "bf16": None}[dt]
         if dt == "bf16":
             exp = (np.frombuffer(raw, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32).astype(np.float64)
         else:
-            exp = np.frombuffer(raw, dtype=np_dt).astype(np.float64 if dt != "i32" else np.int64)
+            exp = np.frombuffer(raw, dtype=numpy_dtype(dt)).astype(np.float64 if dt != "i32" else np.int64)
         if dt == "i32":
             bad = np.nonzero(got != exp)[0]
         else:
@@ -147,8 +153,7 @@ def canaries(lines, out_dir, count=10):
         case = json.loads(line)
         name, b64 = next(iter(case["expected"].items()))
         dt = next(p["dtype"] for p in case["params"] if p["kind"] == "buffer" and p["name"] == name)
-        np_dt = {"f32": np.float32, "f16": np.float16, "i32": np.int32}[dt]
-        values = np.frombuffer(base64.b64decode(b64), dtype=np_dt).copy()
+        values = np.frombuffer(base64.b64decode(b64), dtype=numpy_dtype(dt)).copy()
         values[len(values) // 2] = values[len(values) // 2] * 3 + 1000 if dt != "f16" else 30000
         case["expected"][name] = base64.b64encode(values.tobytes()).decode()
         if run_case(case, tmp)["status"] == "mismatch":

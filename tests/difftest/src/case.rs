@@ -23,6 +23,7 @@ pub enum Outcome {
     Failed {
         stage: &'static str,
         message: String,
+        kernel: Kernel,
     },
 }
 
@@ -71,31 +72,15 @@ pub fn build(seed: u64, kernel: Kernel) -> Outcome {
     };
     let compiled = match compile(&source, &[], &options) {
         Ok(mut k) if k.len() == 1 => k.remove(0).compiled,
-        Ok(_) => {
-            return Outcome::Failed {
-                stage: "compile",
-                message: "not one kernel".into(),
-            }
-        }
-        Err(e @ CompileError::ResourceLimit { .. }) => {
-            let _ = e;
-            return Outcome::OverLimit;
-        }
-        Err(e) => {
-            return Outcome::Failed {
-                stage: "compile",
-                message: e.to_string(),
-            }
-        }
+        Ok(_) => return failed("compile", "not one kernel".into(), kernel),
+        Err(CompileError::ResourceLimit { .. }) => return Outcome::OverLimit,
+        Err(e) => return failed("compile", e.to_string(), kernel),
     };
+    // The interpreter runs sema's IR, before the IR passes the PTX went
+    // through: a pass that changes the meaning shows as a mismatch.
     let lowered = match lower(&source, &[], &[]) {
         Ok(l) => l,
-        Err(e) => {
-            return Outcome::Failed {
-                stage: "lower",
-                message: e.to_string(),
-            }
-        }
+        Err(e) => return failed("lower", e.to_string(), kernel),
     };
     match interpret(&lowered.module.functions[0], &kernel) {
         Ok(expected) => Outcome::Case(Case {
@@ -105,10 +90,15 @@ pub fn build(seed: u64, kernel: Kernel) -> Outcome {
             kernel,
             expected,
         }),
-        Err(message) => Outcome::Failed {
-            stage: "interpret",
-            message,
-        },
+        Err(message) => failed("interpret", message, kernel),
+    }
+}
+
+fn failed(stage: &'static str, message: String, kernel: Kernel) -> Outcome {
+    Outcome::Failed {
+        stage,
+        message,
+        kernel,
     }
 }
 

@@ -81,14 +81,31 @@ impl Builder {
 
     fn input(&mut self, name: &str, ty: Ty, len: usize) {
         self.next_seed += 1;
-        self.buffer(name, ty, len, Some(self.next_seed));
+        self.buffer_of(name, ty.c_name(), ty.dtype(), len, Some(self.next_seed));
+    }
+
+    /// An input of a type expressions do not use (`bf16` dot operands).
+    fn input_of(&mut self, name: &str, c_name: &str, dtype: &'static str, len: usize) {
+        self.next_seed += 1;
+        self.buffer_of(name, c_name, dtype, len, Some(self.next_seed));
     }
 
     fn buffer(&mut self, name: &str, ty: Ty, len: usize, seed: Option<u64>) {
-        self.decls.push(format!("{}* {name}", ty.c_name()));
+        self.buffer_of(name, ty.c_name(), ty.dtype(), len, seed);
+    }
+
+    fn buffer_of(
+        &mut self,
+        name: &str,
+        c_name: &str,
+        dtype: &'static str,
+        len: usize,
+        seed: Option<u64>,
+    ) {
+        self.decls.push(format!("{c_name}* {name}"));
         self.params.push(Param::Buffer {
             name: name.into(),
-            dtype: ty.dtype(),
+            dtype,
             len,
             seed,
         });
@@ -329,6 +346,15 @@ fn rows(rng: &mut Rng, seed: u64) -> Kernel {
     }
 }
 
+/// The buffer dtype of a dot operand type (`half`, `bf16`, `float`).
+fn dot_input_dtype(c_name: &str) -> &'static str {
+    match c_name {
+        "half" => "f16",
+        "bf16" => "bf16",
+        _ => "f32",
+    }
+}
+
 /// `C = epilogue(A @ B)` with masks on every edge and a K loop.
 fn dot(rng: &mut Rng, seed: u64) -> Kernel {
     let mut b = Builder::new(seed);
@@ -339,22 +365,9 @@ fn dot(rng: &mut Rng, seed: u64) -> Kernel {
     let m = rng.range(1, 2 * tm as i64 + 3) as usize;
     let n = rng.range(1, 2 * tn as i64 + 3) as usize;
     let k = rng.range(1, 4 * tk as i64 + 5) as usize;
-    let (a_dtype, ty) = match in_ty {
-        "half" => ("f16", Ty::F16),
-        "bf16" => ("bf16", Ty::F16),
-        _ => ("f32", Ty::F32),
-    };
-    let _ = ty;
-    for (name, len) in [("A", m * k), ("B", k * n)] {
-        b.next_seed += 1;
-        b.decls.push(format!("{in_ty}* {name}"));
-        b.params.push(Param::Buffer {
-            name: name.into(),
-            dtype: a_dtype,
-            len,
-            seed: Some(b.next_seed),
-        });
-    }
+    let dtype = dot_input_dtype(in_ty);
+    b.input_of("A", in_ty, dtype, m * k);
+    b.input_of("B", in_ty, dtype, k * n);
     let out_ty = *rng.pick(&[Ty::F32, Ty::F16]);
     b.input("W", Ty::F32, n);
     b.buffer("C", out_ty, m * n, None);
@@ -426,11 +439,7 @@ fn epilogue(b: &mut Builder, rng: &mut Rng) -> String {
 fn dot_pipelined(rng: &mut Rng, seed: u64) -> Kernel {
     let mut b = Builder::new(seed);
     let in_ty = *rng.pick(&["half", "half", "bf16", "float"]);
-    let dtype = match in_ty {
-        "half" => "f16",
-        "bf16" => "bf16",
-        _ => "f32",
-    };
+    let dtype = dot_input_dtype(in_ty);
     let tm = *rng.pick(&[16usize, 32, 64, 128]);
     let tn = *rng.pick(&[16usize, 32, 64, 128, 256]);
     let tk = *rng.pick(&[16usize, 32, 64, 128]);
@@ -444,16 +453,8 @@ fn dot_pipelined(rng: &mut Rng, seed: u64) -> Kernel {
     let ldb = n + pad(rng);
     let ldc = n + pad(rng);
     let a_len = if a_k_major { k * lda } else { m * lda };
-    for (name, len) in [("A", a_len), ("B", k * ldb)] {
-        b.next_seed += 1;
-        b.decls.push(format!("{in_ty}* {name}"));
-        b.params.push(Param::Buffer {
-            name: name.into(),
-            dtype,
-            len,
-            seed: Some(b.next_seed),
-        });
-    }
+    b.input_of("A", in_ty, dtype, a_len);
+    b.input_of("B", in_ty, dtype, k * ldb);
     let out_ty = *rng.pick(&[Ty::F32, Ty::F16]);
     b.input("W", Ty::F32, n);
     b.buffer("C", out_ty, m * ldc, None);

@@ -114,8 +114,11 @@ fn record(sink: &Mutex<Sink>, seed: u64, outcome: Outcome) {
             sink.counts[0] += 1;
         }
         Outcome::OverLimit => sink.counts[1] += 1,
-        Outcome::Failed { stage, message } => {
-            let kernel = generate(seed);
+        Outcome::Failed {
+            stage,
+            message,
+            kernel,
+        } => {
             let json = serde_json::json!({
                 "seed": seed, "stage": stage, "message": message, "source": kernel.source,
                 "arch": kernel.arch, "num_warps": kernel.num_warps,

@@ -20,9 +20,13 @@ fn generated_kernels_compile_and_interpret() {
                 cases += 1;
             }
             Outcome::OverLimit => {}
-            Outcome::Failed { stage, message } => findings.push(format!(
+            Outcome::Failed {
+                stage,
+                message,
+                kernel,
+            } => findings.push(format!(
                 "seed {seed} ({stage}):\n{message}\n{}",
-                generate(seed).source
+                kernel.source
             )),
         }
     }
