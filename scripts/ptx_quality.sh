@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # PTX quality of tritonc's output, to compare two compilers (e.g. before and after a
 # change to the LLVM pass pipeline): for the tensor-core configs of scripts/gpu/mma_build.sh
-# (sm_90 and the sm_90a wgmma ones) and every `// tritonc:` line of tests/kernels (sm_90), one
-# row per PTX file with ptxas -v's registers and spills and the counts of the instructions that
-# matter. ptxas compiles each file for the `.target` it names (sm_90 or sm_90a).
+# (sm_90 and the sm_90a wgmma ones) and every `// tritonc:` line of tests/kernels (sm_90),
+# built by scripts/ptx_corpus.sh, one row per PTX file with ptxas -v's registers and spills
+# and the counts of the instructions that matter. ptxas compiles each file for the
+# `.target` it names (sm_90 or sm_90a).
 # Usage: scripts/ptx_quality.sh OUT_DIR   (writes OUT_DIR/quality.tsv)
 #        TRITONC=path/to/tritonc picks the compiler (default: target/release/tritonc).
 # Compare two tables with: diff <(cut -f1-4,6- A/quality.tsv) <(cut -f1-4,6- B/quality.tsv)
@@ -13,23 +14,7 @@ O=${1:?usage: scripts/ptx_quality.sh OUT_DIR}
 export TRITONC=${TRITONC:-./target/release/tritonc}
 PTXAS=${PTXAS:-$(python3 -c 'import nvidia, os; print(os.path.join(nvidia.__path__[0], "cu13/bin/ptxas"))')}
 [ -x "$PTXAS" ] || { echo "ptxas not found (set PTXAS)" >&2; exit 1; }
-mkdir -p "$O"
-bash scripts/gpu/mma_build.sh "$O/mma" >/dev/null
-i=0
-for f in tests/kernels/*.tc; do
-  grep '^// tritonc:' "$f" | sed 's|^// tritonc:||' | while read -r line; do
-    i=$((i + 1))
-    name="$(basename "$f" .tc)_l$i"
-    eval "set -- $line"
-    warps=4
-    args=()
-    while [ $# -gt 0 ]; do
-      if [ "$1" = --num-warps ]; then warps=$2; shift 2; else args+=("$1"); shift; fi
-    done
-    "$TRITONC" "$f" -I tests/kernels "${args[@]}" --num-warps "$warps" --arch sm_90 \
-      --all-configs -o "$O/kernels/$name" 2>/dev/null
-  done
-done
+PTX_CORPUS_OPS=0 bash scripts/ptx_corpus.sh "$O" >/dev/null
 # file, regs, spill stores, spill loads, lines (differs between compilers: not compared),
 # then instruction counts: all, inside loops (static), and per kind.
 out="$O/quality.tsv"
