@@ -12,14 +12,32 @@ pub struct Template<'a> {
     pub text: &'a str,
 }
 
+/// Partials every framework's templates share: `{{> tools_cc prefix=...}}`
+/// (the C entry points of the module's tools) and `{{> tools_py prefix=...}}`
+/// (their Python side, over the module's `_tools_library(path)`).
+const PARTIALS: [(&str, &str); 2] = [
+    ("tools_cc", include_str!("../../templates/common/tools.cc.hbs")),
+    ("tools_py", include_str!("../../templates/common/tools.py.hbs")),
+];
+
+/// The renderer: strict, no escaping, the shared partials registered.
+pub fn handlebars() -> handlebars::Handlebars<'static> {
+    let mut hb = handlebars::Handlebars::new();
+    hb.set_strict_mode(true);
+    hb.register_escape_fn(handlebars::no_escape);
+    for (name, text) in PARTIALS {
+        hb.register_partial(name, text)
+            .unwrap_or_else(|e| panic!("templates/common partial {name} does not parse: {e}"));
+    }
+    hb
+}
+
 /// Every template rendered with `ctx`, as (file name, contents).
 pub fn render_templates<T: Serialize>(
     ctx: &T,
     templates: Vec<Template>,
 ) -> Result<Vec<(String, String)>, String> {
-    let mut hb = handlebars::Handlebars::new();
-    hb.set_strict_mode(true);
-    hb.register_escape_fn(handlebars::no_escape);
+    let hb = handlebars();
     templates
         .into_iter()
         .map(|t| {

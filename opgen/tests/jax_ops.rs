@@ -121,6 +121,21 @@ fn jax_vmap_and_loading() {
 }
 
 #[test]
+fn jax_modules_list_and_pin_their_configs() {
+    if !require_jax("jax_modules_list_and_pin_their_configs") {
+        return;
+    }
+    assert_section(
+        "tools",
+        &[
+            "dot has 32 configs, first 'TM=64 TN=32 ALIGN=1 num_warps=4 num_stages=3'",
+            "pinning a listed config and unpinning succeed",
+            "unknown config: ValueError: no variant has the config `TM=7`; the op's configs are: TM=",
+        ],
+    );
+}
+
+#[test]
 fn jax_attributes_reach_the_handler() {
     if !require_jax("jax_attributes_reach_the_handler") {
         return;

@@ -9,7 +9,6 @@ pub use torch_env::{find_torch, TorchEnv};
 
 use crate::variants::{variant_json, Group};
 use context::TorchContext;
-use handlebars::Handlebars;
 use std::path::{Path, PathBuf};
 
 const OP_CPP: &str = include_str!("../../../templates/torch/op.cpp.hbs");
@@ -39,9 +38,7 @@ pub struct Rendered {
 
 /// `tuned`: a pre-tuned table (autotune cache JSON) to embed, or "".
 pub fn render(ctx: &TorchContext, groups: &[Group], tuned: &str) -> Result<Rendered, TorchError> {
-    let mut hb = Handlebars::new();
-    hb.set_strict_mode(true);
-    hb.register_escape_fn(handlebars::no_escape);
+    let mut hb = crate::render::handlebars();
     for (name, text) in [
         ("op.cpp", OP_CPP),
         ("loader.py", LOADER_PY),

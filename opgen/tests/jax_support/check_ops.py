@@ -136,6 +136,19 @@ expect_error(section, "missing library", FileNotFoundError, "does not exist; bui
              lambda: (setattr(triton_softmax_jax, "_library", None), triton_softmax_jax._shared().targets.pop("triton_softmax", None),
                       triton_softmax_jax.load("/nonexistent/libx.so")))
 
+# ---- tools: the configs, pinning one (the shared tools partial) ----
+section = "tools"
+try:
+    names = triton_dot_jax.configs()
+    ok(section, f"dot has {len(names)} configs, first {names[0]!r}")
+    triton_dot_jax.pin_config(names[-1])
+    triton_dot_jax.pin_config(None)
+    ok(section, "pinning a listed config and unpinning succeed")
+except Exception as e:  # noqa: BLE001
+    fail(section, f"{type(e).__name__}: {e}")
+expect_error(section, "unknown config", ValueError, "no variant has the config `TM=7`; the op's configs are: TM=",
+             lambda: triton_dot_jax.pin_config("TM=7"))
+
 # ---- attributes: keyword arguments, FFI attributes the handlers decode ----
 section = "attrs"
 try:

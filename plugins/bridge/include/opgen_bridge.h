@@ -75,6 +75,15 @@ size_t opgen_op_preload(opgen_op* op, const char* tuned_json);
 /* The config the last launch of `op` used ("" before any), copied into buf. */
 void opgen_op_last_config(opgen_op* op, char* buf, size_t len);
 
+/* The op's distinct configs, one a line, copied into buf (truncated to len);
+ * returns the bytes the whole list needs, without the NUL. */
+size_t opgen_op_configs(opgen_op* op, char* buf, size_t len);
+
+/* Pins `config` (one of opgen_op_configs): later launches run that variant
+ * instead of the autotuner's pick, and fail for inputs it does not accept.
+ * NULL or "" unpins. Returns 0, or non-zero with a message in `err`. */
+int opgen_op_pin_config(opgen_op* op, const char* config, char* err, size_t err_len);
+
 /* Configs `op` benchmarked in this process: 0 while every call was decided
  * from the autotune cache or a pre-tuned table. */
 uint64_t opgen_op_benchmark_calls(opgen_op* op);

@@ -2,6 +2,7 @@
 //! choices, and the launch of one call.
 
 use crate::per_device::PerDevice;
+use crate::pin::Pin;
 use crate::{OpgenArg, OpgenGrid, OpgenVariant, ARG_F32, ARG_F64, ARG_I32, ARG_I64, ARG_PTR};
 use opgen_runtime::{
     Chooser, Device, EventTimer, Grid, Kernel, KernelArg, KernelTimer, ModuleImage, Stream, Variant,
@@ -35,6 +36,8 @@ pub struct Op {
     /// Calls already decided, by their exact candidates, dims, dtype group
     /// and device: the per-call fast path, which builds no key text.
     decided: Mutex<HashMap<u64, Decided>>,
+    /// A config the user pinned: launched instead of the autotuner's pick.
+    pin: Pin,
 }
 
 /// One call's inputs, already copied out of C pointers.
@@ -73,7 +76,26 @@ impl Op {
             resident: PerDevice::default(),
             last_launched: AtomicUsize::new(usize::MAX),
             decided: Mutex::new(HashMap::new()),
+            pin: Pin::default(),
         }
+    }
+
+    /// The distinct configs of the op's variants, in variant order (the
+    /// variants of several dtypes share them).
+    pub fn configs(&self) -> Vec<&str> {
+        let mut configs: Vec<&str> = Vec::new();
+        for entry in self.entries.iter().flatten() {
+            if !configs.contains(&entry.config.as_str()) {
+                configs.push(&entry.config);
+            }
+        }
+        configs
+    }
+
+    /// Pins `config` for every later launch ("" unpins).
+    pub fn pin(&self, config: &str) -> Result<(), String> {
+        self.entries.as_ref().map_err(|e| e.clone())?;
+        self.pin.set(config, &self.configs())
     }
 
     /// Takes this op's usable entries of a pre-tuned table (an autotune
@@ -119,6 +141,15 @@ impl Op {
                 entries.len()
             ));
         }
+        let candidate_configs: Vec<&str> = call
+            .candidates
+            .iter()
+            .map(|&c| entries[c as usize].config.as_str())
+            .collect();
+        let pinned = self
+            .pin
+            .position(&candidate_configs)
+            .map_err(|e| format!("{}: {e}", self.name))?;
         let ordinal = usize::try_from(call.device)
             .map_err(|_| format!("invalid device index {}", call.device))?;
         let device = Device::open(ordinal).map_err(|e| e.to_string())?;
@@ -129,7 +160,9 @@ impl Op {
             .iter()
             .map(to_kernel_arg)
             .collect::<Result<_, _>>()?;
-        let pick = if call.candidates.len() == 1 {
+        let pick = if let Some(pos) = pinned {
+            pos
+        } else if call.candidates.len() == 1 {
             0
         } else {
             let fingerprint = Decided::fingerprint(call, ordinal);

@@ -10,6 +10,7 @@
 
 mod launch;
 mod per_device;
+mod pin;
 
 use launch::Op;
 use std::ffi::{c_char, c_void, CStr};
@@ -104,13 +105,7 @@ pub unsafe extern "C" fn opgen_op_launch(
         };
         op.launch(&call)
     }));
-    let message = match outcome {
-        Ok(Ok(())) => return 0,
-        Ok(Err(message)) => message,
-        Err(_) => "internal error: panic in the opgen runtime".to_string(),
-    };
-    write_c_string(&message, err, err_len);
-    1
+    status(outcome, err, err_len)
 }
 
 /// # Safety
@@ -132,6 +127,45 @@ pub unsafe extern "C" fn opgen_op_last_config(op: *mut Op, buf: *mut c_char, len
     write_c_string(&text, buf, len);
 }
 
+/// The op's distinct configs, one a line, copied into `buf`; returns the
+/// bytes the whole list needs (without its NUL), so a caller can retry.
+///
+/// # Safety
+/// `op` from `opgen_op_new` (or null: 0); `buf` writable for `len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn opgen_op_configs(op: *mut Op, buf: *mut c_char, len: usize) -> usize {
+    let text = catch_unwind(AssertUnwindSafe(|| {
+        op.as_ref()
+            .map(|op| op.configs().join("\n"))
+            .unwrap_or_default()
+    }))
+    .unwrap_or_default();
+    write_c_string(&text, buf, len);
+    text.len()
+}
+
+/// Pins `config` (one of `opgen_op_configs`): later launches run it instead
+/// of the autotuner's pick, and fail for inputs it does not accept. NULL or
+/// "" unpins. Returns 0, or non-zero with a message in `err`.
+///
+/// # Safety
+/// `op` from `opgen_op_new`; `config` a C string or null; `err` writable for
+/// `err_len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn opgen_op_pin_config(
+    op: *mut Op,
+    config: *const c_char,
+    err: *mut c_char,
+    err_len: usize,
+) -> i32 {
+    let config = cstr(config);
+    let outcome = catch_unwind(AssertUnwindSafe(|| match op.as_ref() {
+        Some(op) => op.pin(&config),
+        None => Err("null op handle".to_string()),
+    }));
+    status(outcome, err, err_len)
+}
+
 /// # Safety
 /// `op` from `opgen_op_new` (or null: 0).
 #[no_mangle]
@@ -148,6 +182,21 @@ pub unsafe extern "C" fn opgen_op_benchmark_calls(op: *mut Op) -> u64 {
 /// `op` from `opgen_op_new` (or null: `None`).
 pub unsafe fn opgen_op_problem(op: *mut Op) -> Option<String> {
     op.as_ref().and_then(Op::problem)
+}
+
+/// 0 for success, else 1 with the message (or the panic) written to `err`.
+unsafe fn status(
+    outcome: std::thread::Result<Result<(), String>>,
+    err: *mut c_char,
+    err_len: usize,
+) -> i32 {
+    let message = match outcome {
+        Ok(Ok(())) => return 0,
+        Ok(Err(message)) => message,
+        Err(_) => "internal error: panic in the opgen runtime".to_string(),
+    };
+    write_c_string(&message, err, err_len);
+    1
 }
 
 unsafe fn cstr(p: *const c_char) -> String {
@@ -311,5 +360,116 @@ mod tests {
             .into_owned();
         assert_eq!(rc, 1);
         assert!(msg.contains("variant 0"), "{msg}");
+    }
+
+    /// Two dtypes' variants of two configs, as a generated op embeds them.
+    fn op_of_configs(configs: &[&'static CStr]) -> *mut Op {
+        let json = c"{\"file\":\"x\",\"kernel\":\"add\",\"num_warps\":4,\"params\":[]}";
+        let variants: Vec<OpgenVariant> = configs
+            .iter()
+            .map(|config| OpgenVariant {
+                kernel: c"add".as_ptr(),
+                config: config.as_ptr(),
+                variant_json: json.as_ptr(),
+                image: b".version 8.0\n".as_ptr(),
+                image_len: 13,
+            })
+            .collect();
+        // Leaked: an op's variants are static data of its library.
+        let variants = Box::leak(variants.into_boxed_slice());
+        unsafe { opgen_op_new(c"t::add".as_ptr(), variants.as_ptr(), variants.len()) }
+    }
+
+    fn text(buf: &[c_char]) -> String {
+        unsafe { CStr::from_ptr(buf.as_ptr()) }
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    #[test]
+    fn configs_are_listed_once_each_with_the_length_they_need() {
+        let op = op_of_configs(&[c"SIZE=128", c"SIZE=256", c"SIZE=128", c"SIZE=256"]);
+        let mut buf = [0 as c_char; 64];
+        let needed = unsafe { opgen_op_configs(op, buf.as_mut_ptr(), buf.len()) };
+        assert_eq!(text(&buf), "SIZE=128\nSIZE=256");
+        assert_eq!(needed, 17);
+        let mut small = [0 as c_char; 5];
+        assert_eq!(
+            unsafe { opgen_op_configs(op, small.as_mut_ptr(), small.len()) },
+            17
+        );
+        assert_eq!(text(&small), "SIZE");
+        assert_eq!(
+            unsafe { opgen_op_configs(std::ptr::null_mut(), buf.as_mut_ptr(), buf.len()) },
+            0
+        );
+    }
+
+    #[test]
+    fn pinning_takes_a_known_config_or_nothing_and_refuses_others() {
+        let op = op_of_configs(&[c"SIZE=128", c"SIZE=256"]);
+        let mut err = [0 as c_char; 256];
+        let pin = |config: *const c_char, err: &mut [c_char]| unsafe {
+            opgen_op_pin_config(op, config, err.as_mut_ptr(), err.len())
+        };
+        assert_eq!(pin(c"SIZE=256".as_ptr(), &mut err), 0);
+        assert_eq!(pin(std::ptr::null(), &mut err), 0);
+        assert_eq!(pin(c"SIZE=512".as_ptr(), &mut err), 1);
+        assert!(
+            text(&err).contains("no variant has the config `SIZE=512`"),
+            "{}",
+            text(&err)
+        );
+        let rc = unsafe {
+            opgen_op_pin_config(
+                std::ptr::null_mut(),
+                c"SIZE=128".as_ptr(),
+                err.as_mut_ptr(),
+                err.len(),
+            )
+        };
+        assert_eq!(rc, 1);
+        assert_eq!(text(&err), "null op handle");
+    }
+
+    #[test]
+    fn a_launch_the_pinned_config_does_not_accept_fails_naming_op_and_config() {
+        let op = op_of_configs(&[c"SIZE=128", c"SIZE=256"]);
+        let mut err = [0 as c_char; 512];
+        assert_eq!(
+            unsafe { opgen_op_pin_config(op, c"SIZE=256".as_ptr(), err.as_mut_ptr(), err.len()) },
+            0
+        );
+        let grid = OpgenGrid {
+            x: 1,
+            y: 1,
+            z: 1,
+            persistent: 0,
+        };
+        // The call admits variant 0 (SIZE=128) only.
+        let rc = unsafe {
+            opgen_op_launch(
+                op,
+                0,
+                std::ptr::null_mut(),
+                [0u32].as_ptr(),
+                [grid].as_ptr(),
+                1,
+                std::ptr::null(),
+                0,
+                c"T=float32".as_ptr(),
+                [7i64].as_ptr(),
+                1,
+                err.as_mut_ptr(),
+                err.len(),
+            )
+        };
+        assert_eq!(rc, 1);
+        let msg = text(&err);
+        assert!(
+            msg.starts_with("t::add: the pinned config `SIZE=256` does not accept these inputs")
+                && msg.contains("the configs that do: SIZE=128"),
+            "{msg}"
+        );
     }
 }

@@ -1,0 +1,99 @@
+//! A config pinned by the user (`pin_config` in the generated modules): every
+//! launch runs that variant instead of asking the autotuner, and a call it
+//! does not qualify for is an error rather than a silent fallback. For
+//! reproducing a timing, A/B-ing two configs, or checking every variant
+//! (scripts/gpu/sanitize_variants.py runs each under compute-sanitizer).
+
+use std::sync::{Mutex, MutexGuard};
+
+#[derive(Default)]
+pub struct Pin {
+    config: Mutex<Option<String>>,
+}
+
+impl Pin {
+    /// Pins `config` (one of `known`, the op's configs), or unpins for "".
+    pub fn set(&self, config: &str, known: &[&str]) -> Result<(), String> {
+        let config = config.trim();
+        if config.is_empty() {
+            *self.lock() = None;
+            return Ok(());
+        }
+        if !known.contains(&config) {
+            return Err(format!(
+                "no variant has the config `{config}`; the op's configs are: {}",
+                known.join(", ")
+            ));
+        }
+        *self.lock() = Some(config.to_string());
+        Ok(())
+    }
+
+    /// The position in `candidates` (this call's configs) of the pinned
+    /// config: `None` when nothing is pinned, an error when the pinned
+    /// config does not qualify for the call.
+    pub fn position(&self, candidates: &[&str]) -> Result<Option<usize>, String> {
+        let pinned = self.lock();
+        let Some(config) = pinned.as_deref() else {
+            return Ok(None);
+        };
+        match candidates.iter().position(|c| *c == config) {
+            Some(pos) => Ok(Some(pos)),
+            None => Err(format!(
+                "the pinned config `{config}` does not accept these inputs (its dtype or a `require` \
+                 line rules it out); the configs that do: {}; pin one of them or unpin with \
+                 pin_config(None)",
+                candidates.join(", ")
+            )),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Option<String>> {
+        self.config.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KNOWN: [&str; 3] = ["TM=64 ALIGN=1", "TM=64 ALIGN=8", "TM=128 ALIGN=8"];
+
+    #[test]
+    fn nothing_pinned_leaves_the_choice_to_the_tuner() {
+        assert_eq!(Pin::default().position(&KNOWN), Ok(None));
+    }
+
+    #[test]
+    fn a_pinned_config_is_found_among_the_calls_candidates() {
+        let pin = Pin::default();
+        pin.set(" TM=128 ALIGN=8 ", &KNOWN).unwrap();
+        assert_eq!(pin.position(&KNOWN), Ok(Some(2)));
+        assert_eq!(pin.position(&["TM=128 ALIGN=8"]), Ok(Some(0)));
+    }
+
+    #[test]
+    fn a_pinned_config_the_call_rules_out_is_an_error_listing_the_ones_it_allows() {
+        let pin = Pin::default();
+        pin.set("TM=64 ALIGN=8", &KNOWN).unwrap();
+        let err = pin.position(&["TM=64 ALIGN=1"]).unwrap_err();
+        assert!(
+            err.contains("`TM=64 ALIGN=8` does not accept these inputs")
+                && err.contains("the configs that do: TM=64 ALIGN=1"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn an_unknown_config_is_refused_and_an_empty_one_unpins() {
+        let pin = Pin::default();
+        let err = pin.set("TM=32", &KNOWN).unwrap_err();
+        assert!(
+            err.contains("no variant has the config `TM=32`") && err.contains("TM=128 ALIGN=8"),
+            "{err}"
+        );
+        pin.set("TM=64 ALIGN=1", &KNOWN).unwrap();
+        pin.set("", &KNOWN).unwrap();
+        assert_eq!(pin.position(&KNOWN[1..]), Ok(None));
+    }
+}
