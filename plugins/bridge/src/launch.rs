@@ -186,7 +186,8 @@ impl Op {
             }
         };
         let index = call.candidates[pick] as usize;
-        self.launch_one(entries, &device, &stream, index, call.grids[pick], &args)?;
+        self.launch_one(entries, &device, &stream, index, call.grids[pick], &args)
+            .map_err(|e| format!("variant `{}`: {e}", entries[index].config))?;
         self.last_launched.store(index, Ordering::Relaxed);
         Ok(())
     }
@@ -225,11 +226,8 @@ impl Op {
         self.chooser
             .choose(&key, &configs, &mut make_timer, &mut |pos| {
                 let index = call.candidates[pos] as usize;
+                // The tuner names the config of a failure itself.
                 self.launch_one(entries, device, stream, index, call.grids[pos], args)
-                    .map_err(|reason| opgen_runtime::RuntimeError::InvalidLaunch {
-                        kernel: entries[index].variant.kernel.clone(),
-                        reason,
-                    })
             })
             .map_err(|e| e.to_string())
     }
@@ -242,19 +240,17 @@ impl Op {
         index: usize,
         grid: OpgenGrid,
         args: &[KernelArg],
-    ) -> Result<(), String> {
+    ) -> opgen_runtime::Result<()> {
         let kernel = self.kernel(entries, device, index)?;
         let x = if grid.persistent != 0 {
-            let resident = self.resident.get_or_make(device.ordinal(), index, || {
-                kernel.persistent_grid(u32::MAX).map_err(|e| e.to_string())
-            })?;
+            let resident = self
+                .resident
+                .get_or_make(device.ordinal(), index, || kernel.persistent_grid(u32::MAX))?;
             grid.x.min(resident).max(1)
         } else {
             grid.x
         };
-        kernel
-            .launch(stream, Grid(x, grid.y, grid.z), args)
-            .map_err(|e| e.to_string())
+        kernel.launch(stream, Grid(x, grid.y, grid.z), args)
     }
 
     fn kernel(
@@ -262,13 +258,11 @@ impl Op {
         entries: &[Entry],
         device: &Arc<Device>,
         index: usize,
-    ) -> Result<Arc<Kernel>, String> {
+    ) -> opgen_runtime::Result<Arc<Kernel>> {
         self.kernels.get_or_make(device.ordinal(), index, || {
             let entry = &entries[index];
             let label = format!("{} [{}]", self.name, entry.config);
-            Kernel::from_image(device, &entry.image, &label, entry.variant.clone())
-                .map(Arc::new)
-                .map_err(|e| e.to_string())
+            Kernel::from_image(device, &entry.image, &label, entry.variant.clone()).map(Arc::new)
         })
     }
 }
