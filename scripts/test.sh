@@ -9,3 +9,8 @@ export PTXAS
 export LLVM_SYS_191_PREFIX=/usr/lib/llvm-19
 cargo fmt --all -- --check
 cargo test --workspace --release 2>&1
+# The bad-input campaign (issue 15): every family of hostile input against the
+# release binaries, each within 20 s and 8 GiB, must end in a located
+# diagnostic (or, for valid input, a success); about 5 s.
+cargo build --release -q -p tritonc -p triton-opgen
+python3 scripts/bad_input_campaign.py

@@ -349,3 +349,157 @@ fn stdout_closed_or_full_is_not_a_panic() {
         assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
     }
 }
+
+/// Writes `text` as `name` in a fresh folder; returns its path.
+fn source_file(name: &str, text: &str) -> PathBuf {
+    let dir = temp_dir(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(format!("{name}.tc"));
+    std::fs::write(&file, text).unwrap();
+    file
+}
+
+/// A kernel storing `expr` (a 16-element float tile) to `a`.
+fn kernel_storing(expr: &str) -> String {
+    format!("__global__ void k(int N, float* a) {{\n  int off[16] = 0 ... 16;\n  float v[16] = {expr};\n  *(a + off) = v;\n}}\n")
+}
+
+#[test]
+fn a_tuning_space_over_the_limit_is_an_error_naming_its_size() {
+    let list = format!(
+        "[{}]",
+        (1..=256)
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    let out_dir = temp_dir("space_out");
+    let started = std::time::Instant::now();
+    let out = tritonc(&[
+        "tests/kernels/add.tc",
+        "-DTYPE=float",
+        "-DSIZE=128",
+        &format!("-DA={list}"),
+        &format!("-DB={list}"),
+        &format!("-DC={list}"),
+        "--all-configs",
+        "-o",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("the tuning space has 16777216 points (A: 256 x B: 256 x C: 256)")
+            && err.contains("--max-configs"),
+        "{err}"
+    );
+    assert!(started.elapsed().as_secs() < 5, "refused before expanding");
+    // The limit is the flag's: 3 points over --max-configs 2.
+    let out = tritonc(&[
+        "tests/kernels/add.tc",
+        "-DTYPE=float",
+        "-DSIZE=[32,64,128]",
+        "--max-configs",
+        "2",
+        "--all-configs",
+        "-o",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("has 3 points (SIZE: 3), more than the 2"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn flat_chains_compile_up_to_the_depth_limit_and_are_located_past_it() {
+    let ok = source_file(
+        "chain_ok",
+        &kernel_storing(&vec!["1.0"; 10_000].join(" + ")),
+    );
+    let out = tritonc(&[ok.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let deep = source_file(
+        "chain_deep",
+        &kernel_storing(&vec!["1.0"; 40_000].join(" + ")),
+    );
+    let out = tritonc(&[deep.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("more than 16384 operators deep") && err.contains("chain_deep.tc:3:"),
+        "{err}"
+    );
+}
+
+#[test]
+fn macro_arguments_nested_100000_deep_end_in_a_diagnostic_quickly() {
+    let text = format!(
+        "#define F(x) (x)\n{}",
+        kernel_storing(&format!(
+            "{}1.0{}",
+            "F(".repeat(100_000),
+            ")".repeat(100_000)
+        ))
+    );
+    let file = source_file("macro_nest", &text);
+    let started = std::time::Instant::now();
+    let out = tritonc(&[file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("macro expansion is too large") && err.contains("macro_nest.tc:4:"),
+        "{err}"
+    );
+    assert!(started.elapsed().as_secs() < 10);
+}
+
+#[test]
+fn a_float_tile_is_not_a_mask() {
+    let file = source_file(
+        "float_mask",
+        "__global__ void k(float* a) {\n  int off[16] = 0 ... 16;\n  float m[16] = 1.0;\n  *?(m)(a + off) = 1.0;\n}\n",
+    );
+    let out = tritonc(&[file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("is not a mask") && err.contains("float_mask.tc:4:"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_empty_file_a_fifo_and_an_empty_list_item_are_errors() {
+    let empty = source_file("empty", "");
+    let out = tritonc(&[empty.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("the file defines no kernel")
+            && stderr(&out).contains("empty.tc:1:1"),
+        "{}",
+        stderr(&out)
+    );
+    let fifo = temp_dir("fifo").with_extension("pipe");
+    let _ = std::fs::remove_file(&fifo);
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if made.is_ok_and(|s| s.success()) {
+        // Opening a FIFO for reading would block until a writer comes.
+        let out = tritonc(&[fifo.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1));
+        assert!(
+            stderr(&out).contains("not a regular file"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    let out = tritonc(&["tests/kernels/add.tc", "-DTYPE=float", "-DSIZE=[128,,256]"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("an empty item in the list"),
+        "{}",
+        stderr(&out)
+    );
+}

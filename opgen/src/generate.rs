@@ -10,7 +10,7 @@ use opgen_runtime::autotune::{read_tuned_table, FORMAT_VERSION, LEGACY_FORMAT_VE
 use std::path::{Path, PathBuf};
 use tritonc::codegen::Arch;
 use tritonc::driver::Source;
-use tritonc::span::SourceMap;
+use tritonc::span::{SourceMap, Span};
 
 #[derive(Clone, Debug)]
 pub struct GenerateOptions {
@@ -149,10 +149,14 @@ pub fn read_spec(path: &Path) -> Result<(OpSpec, Source), GenerateError> {
     let file = sources.add(path.display().to_string(), source.text.clone());
     match parse_spec(file, &source.text) {
         Ok(Some(spec)) => Ok((spec, source)),
-        Ok(None) => Err(GenerateError(format!(
-            "{}: no `#pragma opgen` lines: the file does not describe an op (see README, \"Op specs\")",
-            path.display()
-        ))),
+        Ok(None) => Err(GenerateError(
+            tritonc::diagnostics::Diagnostic::error(
+                Span::new(file, 0, 0),
+                "no `#pragma opgen` lines: the file does not describe an op",
+            )
+            .with_note("an op spec starts with `#pragma opgen op NAMESPACE::NAME` (see README, \"Op specs\")")
+            .render(&sources),
+        )),
         Err(diag) => Err(GenerateError(diag.render(&sources))),
     }
 }
@@ -178,6 +182,12 @@ pub fn compile_op(
     include_dirs: &[PathBuf],
     progress: &mut impl FnMut(Progress),
 ) -> Result<CompiledOp, GenerateError> {
+    let render = |diag: tritonc::diagnostics::Diagnostic| {
+        let mut sources = SourceMap::new();
+        sources.add(input.display().to_string(), source.text.clone());
+        GenerateError(diag.render(&sources))
+    };
+    variants::check_space(spec).map_err(render)?;
     progress(Progress::Start {
         total: variants::count_points(spec),
     });
@@ -191,11 +201,7 @@ pub fn compile_op(
         &mut warnings,
     )
     .map_err(|e| GenerateError(e.to_string()))?;
-    let kinds = bind_args(spec, &groups).map_err(|diag| {
-        let mut sources = SourceMap::new();
-        sources.add(input.display().to_string(), source.text.clone());
-        GenerateError(diag.render(&sources))
-    })?;
+    let kinds = bind_args(spec, &groups).map_err(render)?;
     let source_name = input
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

@@ -54,6 +54,10 @@ struct Cli {
     /// folder's triton-opgen/compile; `off` turns it off).
     #[arg(short = 'j', long = "jobs", default_value_t = 0)]
     jobs: usize,
+    /// Most variants (dtypes x tune points x launch options) an op may
+    /// compile; a larger space is an error at its `tune` line naming its size.
+    #[arg(long, value_name = "N", default_value_t = tritonc::driver::tuning::DEFAULT_MAX_POINTS)]
+    max_configs: u64,
     /// Also write a pip-installable wheel of the built op into OUT/dist/
     /// (torch, tf and jax: the module and its library; ort: a package whose
     /// get_library_path() gives the library).
@@ -302,6 +306,7 @@ fn main_torch(cli: &Cli) -> ExitCode {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     triton_opgen::variants::set_jobs(cli.jobs);
+    triton_opgen::variants::set_max_points(cli.max_configs);
     match cli.framework {
         Framework::Ort => main_ort(&cli),
         Framework::Tf => main_tf(&cli),

@@ -16,8 +16,14 @@ pub struct Template<'a> {
 /// (the C entry points of the module's tools) and `{{> tools_py prefix=...}}`
 /// (their Python side, over the module's `_tools_library(path)`).
 const PARTIALS: [(&str, &str); 2] = [
-    ("tools_cc", include_str!("../../templates/common/tools.cc.hbs")),
-    ("tools_py", include_str!("../../templates/common/tools.py.hbs")),
+    (
+        "tools_cc",
+        include_str!("../../templates/common/tools.cc.hbs"),
+    ),
+    (
+        "tools_py",
+        include_str!("../../templates/common/tools.py.hbs"),
+    ),
 ];
 
 /// The renderer: strict, no escaping, the shared partials registered.

@@ -3,8 +3,9 @@
 
 use crate::compile_cache::{CompileCache, CompiledKernel};
 use crate::spec::{DtypeVar, OpSpec};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use tritonc::codegen::{Arch, CodegenOptions};
+use tritonc::diagnostics::Diagnostic;
 use tritonc::driver::manifest::ParamEntry;
 use tritonc::driver::tuning::{self, ConfigPoint};
 use tritonc::driver::{CompileError, CompileOptions, Define, DefineValue, Source};
@@ -59,11 +60,56 @@ pub fn dtype_assignments(vars: &[DtypeVar]) -> Vec<Vec<DtypeBinding>> {
     out
 }
 
-/// How many kernels `compile` will build (for the progress bar).
+/// How many kernels `compile` will build (for the progress bar), saturating.
 pub fn count_points(spec: &OpSpec) -> u64 {
-    let groups = dtype_assignments(&spec.dtypes).len() as u64;
-    let points: u64 = spec.tune.iter().map(|m| m.values.len() as u64).product();
-    groups * points * spec.launch_options().len() as u64
+    space_factors(spec)
+        .iter()
+        .fold(1u64, |n, (_, k)| n.saturating_mul(*k))
+}
+
+/// What the space multiplies: the dtype choices, each tuned macro, the
+/// launch options (num_warps x num_stages).
+fn space_factors(spec: &OpSpec) -> Vec<(String, u64)> {
+    let mut factors = vec![(
+        "dtypes".to_string(),
+        dtype_assignments(&spec.dtypes).len() as u64,
+    )];
+    factors.extend(
+        spec.tune
+            .iter()
+            .map(|m| (m.name.clone(), m.values.len() as u64)),
+    );
+    factors.push((
+        "num_warps x num_stages".to_string(),
+        spec.launch_options().len() as u64,
+    ));
+    factors
+}
+
+static MAX_POINTS: AtomicU64 = AtomicU64::new(tuning::DEFAULT_MAX_POINTS);
+
+/// Sets the most variants an op may compile (`triton-opgen --max-configs N`).
+pub fn set_max_points(max: u64) {
+    MAX_POINTS.store(max, Ordering::Relaxed);
+}
+
+/// The space against [`set_max_points`]' limit, before anything is expanded:
+/// over it, an error at the longest `tune` line.
+pub fn check_space(spec: &OpSpec) -> Result<(), Diagnostic> {
+    let Err(e) = tuning::check_space(&space_factors(spec), MAX_POINTS.load(Ordering::Relaxed))
+    else {
+        return Ok(());
+    };
+    let span = spec
+        .tune
+        .iter()
+        .rev() // the first of the longest lists: max_by_key keeps the last
+        .max_by_key(|m| m.values.len())
+        .map_or(spec.span, |m| m.span);
+    Err(Diagnostic::error(
+        span,
+        format!("the op has too many variants: {e}"),
+    ))
 }
 
 /// How variants are compiled: threads, and the compile cache.

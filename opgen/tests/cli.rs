@@ -27,3 +27,92 @@ fn jobs_flag_is_documented_and_a_bad_value_is_an_error() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("invalid value 'many'"));
 }
+
+/// `tests/ops/add.tc` with `edit` applied, written into a fresh folder;
+/// returns (folder, spec path).
+fn add_spec_with(edit: impl Fn(&str) -> String) -> (tempfile::TempDir, std::path::PathBuf) {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/ops/add.tc"))
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("add.tc");
+    std::fs::write(&path, edit(&text)).unwrap();
+    (dir, path)
+}
+
+fn generate_no_build(path: &std::path::Path, extra: &[&str]) -> (bool, String) {
+    let out_dir = path.with_extension("out");
+    let mut args = vec![
+        path.to_str().unwrap(),
+        "--no-build",
+        "-o",
+        out_dir.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let out = triton_opgen(&args);
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_space_over_the_limit_is_an_error_at_its_tune_line_before_compiling() {
+    let list = format!(
+        "[{}]",
+        (1..=256)
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let (_dir, path) = add_spec_with(|t| {
+        t.replace(
+            "#pragma opgen tune SIZE = [256, 1024, 4096]",
+            &format!("#pragma opgen tune SIZE = [256, 1024, 4096]\n#pragma opgen tune A = {list}\n#pragma opgen tune B = {list}"),
+        )
+    });
+    let started = std::time::Instant::now();
+    let (ok, err) = generate_no_build(&path, &[]);
+    assert!(!ok);
+    assert!(
+        err.contains("the op has too many variants: the tuning space has 393216 points (dtypes: 2 x SIZE: 3 x A: 256 x B: 256)")
+            && err.contains("add.tc:11:")
+            && err.contains("--max-configs 393216"),
+        "{err}"
+    );
+    assert!(started.elapsed().as_secs() < 5, "refused before compiling");
+    // The limit is the flag's: the bundled add (6 variants) over --max-configs 4.
+    let (_dir, path) = add_spec_with(str::to_string);
+    let (ok, err) = generate_no_build(&path, &["--max-configs", "4"]);
+    assert!(!ok && err.contains("has 6 points"), "{err}");
+}
+
+#[test]
+fn an_empty_tune_item_an_unsigned_grid_value_and_an_empty_spec_are_located() {
+    let cases: [(&str, &str, &str); 3] = [
+        (
+            "[256, 1024, 4096]",
+            "[256, , 4096]",
+            "an empty item in the list",
+        ),
+        (
+            "[256, 1024, 4096]",
+            "[256u, 1024]",
+            "`SIZE` = `256u` is read by the grid or a `require`, which need a plain integer",
+        ),
+        ("", "", "no `#pragma opgen` lines"),
+    ];
+    for (from, to, want) in cases {
+        let (_dir, path) = add_spec_with(|t| {
+            if from.is_empty() {
+                String::new()
+            } else {
+                t.replace(from, to)
+            }
+        });
+        let (ok, err) = generate_no_build(&path, &[]);
+        assert!(
+            !ok && err.contains(want) && err.contains("add.tc:"),
+            "{want}: {err}"
+        );
+    }
+}

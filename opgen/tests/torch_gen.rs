@@ -523,7 +523,7 @@ fn layer_norm_has_statistics_outputs_and_a_three_op_backward() {
     let cpp = read(&done.out_dir, "op.cpp");
     for needle in [
         "m.def(\"layer_norm(Tensor x, Tensor w, Tensor b, float eps=1e-5) -> (Tensor, Tensor, Tensor)\");",
-        "at::Tensor mean = at::empty({ M }, x.options().dtype(at::kFloat));",
+        "    mean = at::empty({ M }, x.options().dtype(at::kFloat));",
         "opgen_call(\"triton::layer_norm_dx\", {dy, x, w, mean, rstd})",
         "opgen_call(\"triton::layer_norm_dw\", {dy, x, mean, rstd})",
         "opgen_call(\"triton::col_sum\", {dy})",
@@ -568,7 +568,7 @@ fn cross_entropy_takes_int64_targets() {
     for needle in [
         "m.def(\"cross_entropy(Tensor logits, Tensor target) -> Tensor\");",
         "TORCH_CHECK(target_arg.scalar_type() == at::kLong",
-        "at::Tensor loss = at::empty({ M }, logits.options().dtype(at::kFloat));",
+        "    loss = at::empty({ M }, logits.options().dtype(at::kFloat));",
         "return { opgen_call(\"triton::cross_entropy_dx\", {dloss, logits, target}), at::Tensor() };",
     ] {
         assert!(cpp.contains(needle), "missing `{needle}` in:\n{cpp}");

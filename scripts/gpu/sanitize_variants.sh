@@ -3,20 +3,22 @@
 # GPU but no Rust): item 4, every compiled variant of every bundled op under
 # compute-sanitizer's memcheck, racecheck, synccheck and initcheck on the
 # boundary shapes of its tiles (scripts/gpu/sanitize_variants.py); item 6,
-# faults at run time (scripts/gpu/fault_check.py).
+# faults at run time (scripts/gpu/fault_check.py); item 5's GPU half, 8
+# processes tuning the real dot op into one cache file
+# (scripts/gpu/cache_concurrency_check.py).
 #
 # Carried: out/tw.tar.xz (tw/triton-opgen and the LLVM 19 libraries it links,
 # see scripts/gpu/torch_wheel_check.sh). The ops are generated and built here
 # into /tmp/san once per machine (kept while it stays warm), with two copies
 # of add whose variant descriptions claim 300,000 bytes of shared memory.
 #
-# Usage: bash scripts/gpu/sanitize_variants.sh OUT [build|faults|sanitize]
+# Usage: bash scripts/gpu/sanitize_variants.sh OUT [build|faults|cache|sanitize]
 #   TOOLS="memcheck ..." OPS="add dot ..." JOBS=8 choose the sanitize runs;
 #   RUN_TIMEOUT (seconds, default 1500) bounds each (a run cut short: exit code 124).
 # Writes OUT/sanitize.tsv (op, tool, exit code, errors reported, the script's
-# summary), OUT/faults.txt, and OUT/logs.tar.xz (every run's log).
+# summary), OUT/faults.txt, OUT/cache.txt and OUT/logs.tar.xz (every run's log).
 set -euo pipefail
-OUT=${1:?usage: sanitize_variants.sh OUT [build|faults|sanitize]}
+OUT=${1:?usage: sanitize_variants.sh OUT [build|faults|cache|sanitize]}
 STAGE=${2:-all}
 ALL_OPS="add transpose softmax col_sum cross_entropy cross_entropy_dx layer_norm layer_norm_dx layer_norm_dw dot dot_nt dot_tn attention"
 OPS=${OPS:-$ALL_OPS}
@@ -97,6 +99,7 @@ sanitize() {
 case $STAGE in
   build) build ;;
   faults) faults ;;
+  cache) python3 scripts/gpu/cache_concurrency_check.py "$W" 2>&1 | tee "$OUT/cache.txt" ;;
   sanitize) sanitize ;;
   all) build; faults || echo "fault checks failed (OUT/faults.txt)"; sanitize ;;
   *) echo "unknown stage $STAGE" >&2; exit 2 ;;

@@ -48,6 +48,10 @@ struct Cli {
     /// point and kernel, plus `manifest.json`.
     #[arg(long)]
     all_configs: bool,
+    /// Most points a tuning space may have (each is a compile); a larger one
+    /// is an error naming its size.
+    #[arg(long, value_name = "N", default_value_t = driver::tuning::DEFAULT_MAX_POINTS)]
+    max_configs: u64,
     /// Only this kernel, when the file defines several.
     #[arg(long, value_name = "NAME")]
     kernel: Option<String>,
@@ -98,6 +102,8 @@ fn run(cli: &Cli, times: &mut PhaseTimes) -> Result<(), String> {
         .iter()
         .map(|d| Define::parse(d).map_err(|e| format!("error: {e}")))
         .collect::<Result<Vec<_>, _>>()?;
+    driver::tuning::check_space(&driver::tuning::list_factors(&defines), cli.max_configs)
+        .map_err(|e| format!("error: {e}"))?;
     let source = Source::read(file).map_err(|e| format!("error: {e}"))?;
     let options = CompileOptions {
         include_dirs: cli.include_dirs.clone(),
@@ -181,7 +187,7 @@ fn run(cli: &Cli, times: &mut PhaseTimes) -> Result<(), String> {
                 .unwrap_or_default(),
             _ => Vec::new(),
         };
-        let kernel = pick_kernel(kernels, wanted, &names)?;
+        let kernel = pick_kernel(kernels, wanted, &names, file)?;
         match cli.emit {
             Emit::Llvm => kernel.compiled.llvm_ir,
             _ => kernel.compiled.ptx,
@@ -231,6 +237,7 @@ fn pick_kernel(
     kernels: Vec<KernelOutput>,
     wanted: Option<&str>,
     all_names: &[String],
+    file: &Path,
 ) -> Result<KernelOutput, String> {
     let mut names: Vec<String> = kernels.iter().map(|k| k.compiled.name.clone()).collect();
     if names.is_empty() {
@@ -243,7 +250,11 @@ fn pick_kernel(
     match (matching.len(), wanted) {
         (1, _) => Ok(matching.remove(0)),
         (0, Some(w)) => Err(format!("error: no kernel named `{w}`; the file defines: {}", names.join(", "))),
-        (0, None) => Err("error: the file defines no kernel".into()),
+        // At the file's start, where a kernel would be (an empty or cut file).
+        (0, None) => Err(format!(
+            "error: the file defines no kernel\n  ┌─ {}:1:1\n  = a kernel is `__global__ void name(params) {{ ... }}`",
+            file.display()
+        )),
         _ => Err(format!(
             "error: the file defines several kernels ({}); pick one with --kernel NAME, or use --all-configs -o DIR",
             names.join(", ")

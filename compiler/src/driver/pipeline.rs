@@ -67,12 +67,31 @@ pub struct Source {
     pub text: String,
 }
 
+/// The largest kernel source read (64 MiB), far past any real kernel.
+pub const MAX_SOURCE_BYTES: u64 = 64 << 20;
+
 impl Source {
+    /// Reads a regular file of at most [`MAX_SOURCE_BYTES`]: a FIFO would
+    /// block before a byte arrives and a device (`/dev/zero`) never ends,
+    /// so both are refused from their metadata, before opening.
     pub fn read(path: &Path) -> Result<Source, CompileError> {
-        let text = std::fs::read_to_string(path).map_err(|source| CompileError::Io {
+        let io = |source| CompileError::Io {
             path: path.to_path_buf(),
             source,
-        })?;
+        };
+        let meta = std::fs::metadata(path).map_err(io)?;
+        if !meta.is_file() {
+            return Err(io(std::io::Error::other(
+                "not a regular file (a kernel source is read whole; a pipe, device or folder is not)",
+            )));
+        }
+        if meta.len() > MAX_SOURCE_BYTES {
+            return Err(io(std::io::Error::other(format!(
+                "the file is {} bytes; a kernel source may have at most {MAX_SOURCE_BYTES}",
+                meta.len()
+            ))));
+        }
+        let text = std::fs::read_to_string(path).map_err(io)?;
         Ok(Source {
             path: path.to_path_buf(),
             text,
@@ -205,21 +224,27 @@ pub fn compile_selected(
     options: &CompileOptions,
     keep_llvm_ir: bool,
     times: &mut PhaseTimes,
-    after_pass: &mut dyn FnMut(&PassEvent<'_>),
-    selected: &dyn Fn(&str) -> bool,
+    after_pass: &mut (dyn FnMut(&PassEvent<'_>) + Send),
+    selected: &(dyn Fn(&str) -> bool + Sync),
 ) -> Result<Vec<KernelOutput>, CompileError> {
-    let Lowered { module, sources } =
-        lower_for_codegen(source, defines, &options.include_dirs, times, after_pass)?;
-    module
-        .functions
-        .into_iter()
-        .filter(|function| selected(&function.name))
-        .map(|function| {
-            let compiled = codegen::compile_timed(&function, &options.codegen, keep_llvm_ir, times)
-                .map_err(|e| codegen_error(e, &sources))?;
-            Ok(KernelOutput { function, compiled })
-        })
-        .collect()
+    // Sema, the IR passes and codegen recurse a level per level of the
+    // expression tree, which the parser bounds (MAX_EXPRESSION_DEPTH) to
+    // what fits this stack, whatever thread the caller runs on.
+    crate::front::stack::on_large_stack(|| {
+        let Lowered { module, sources } =
+            lower_for_codegen(source, defines, &options.include_dirs, times, after_pass)?;
+        module
+            .functions
+            .into_iter()
+            .filter(|function| selected(&function.name))
+            .map(|function| {
+                let compiled =
+                    codegen::compile_timed(&function, &options.codegen, keep_llvm_ir, times)
+                        .map_err(|e| codegen_error(e, &sources))?;
+                Ok(KernelOutput { function, compiled })
+            })
+            .collect()
+    })
 }
 
 /// Codegen errors that point at source are rendered like front-end ones.

@@ -31,6 +31,10 @@ pub enum DefineError {
     BadName(String),
     #[error("`-D{name}={value}`: a list value needs at least one item, e.g. `-D{name}=[32, 64]`")]
     EmptyList { name: String, value: String },
+    #[error(
+        "`-D{name}={value}`: an empty item in the list (two commas in a row, or one at an end)"
+    )]
+    EmptyItem { name: String, value: String },
     #[error("`-D{name}={value}`: unbalanced brackets in the value")]
     Unbalanced { name: String, value: String },
 }
@@ -61,6 +65,12 @@ impl Define {
                 })?;
                 if items.iter().all(|s| s.is_empty()) {
                     return Err(DefineError::EmptyList {
+                        name: name.to_string(),
+                        value: value.to_string(),
+                    });
+                }
+                if items.iter().any(|s| s.is_empty()) {
+                    return Err(DefineError::EmptyItem {
                         name: name.to_string(),
                         value: value.to_string(),
                     });
@@ -107,6 +117,56 @@ fn split_top_level(text: &str) -> Option<Vec<String>> {
     }
     items.push(current.trim().to_string());
     Some(items)
+}
+
+/// Points a space may have unless raised (`--max-configs`): each costs a
+/// compile, and a space past this is most often a mistake (a list pasted
+/// twice, a macro that was meant to be fixed).
+pub const DEFAULT_MAX_POINTS: u64 = 4096;
+
+/// A space over the limit: its size and where it comes from.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the tuning space has {points} points ({factors}), more than the {max} compiled at most: \
+     shorten the lists, or raise the limit with --max-configs {points}"
+)]
+pub struct SpaceTooLarge {
+    /// The product, saturating at `u64::MAX`.
+    pub points: u64,
+    /// `A: 256 x B: 256 x C: 256`.
+    pub factors: String,
+    pub max: u64,
+}
+
+/// Checks the size of the space that `factors` (name, count) span, before
+/// anything is expanded (16 M points would not fit in memory).
+pub fn check_space(factors: &[(String, u64)], max: u64) -> Result<u64, SpaceTooLarge> {
+    let points = factors.iter().fold(1u64, |n, (_, k)| n.saturating_mul(*k));
+    if points <= max {
+        return Ok(points);
+    }
+    let factors = factors
+        .iter()
+        .filter(|(_, k)| *k > 1)
+        .map(|(name, k)| format!("{name}: {k}"))
+        .collect::<Vec<_>>()
+        .join(" x ");
+    Err(SpaceTooLarge {
+        points,
+        factors,
+        max,
+    })
+}
+
+/// The factors of the space the `-D` lists make: (macro, values).
+pub fn list_factors(defines: &[Define]) -> Vec<(String, u64)> {
+    defines
+        .iter()
+        .filter_map(|d| match &d.value {
+            DefineValue::List(items) => Some((d.name.clone(), items.len() as u64)),
+            DefineValue::Code(_) => None,
+        })
+        .collect()
 }
 
 /// The cross product of all list values, the first list varying slowest.
@@ -220,5 +280,39 @@ mod tests {
         assert_eq!(expand(&[]).len(), 1);
         let defs = vec![Define::parse("A=1").unwrap()];
         assert_eq!(expand(&defs)[0].defines, vec![("A".into(), "1".into())]);
+    }
+
+    #[test]
+    fn a_list_with_an_empty_item_is_refused() {
+        let err = Define::parse("SIZE=[128,,256]").unwrap_err();
+        assert!(
+            err.to_string().contains("an empty item in the list"),
+            "{err}"
+        );
+        assert!(Define::parse("SIZE=[128, 256,]").is_err());
+    }
+
+    #[test]
+    fn a_space_over_the_limit_names_its_size_and_factors_without_expanding() {
+        let big: Vec<String> = (1..=256).map(|i| i.to_string()).collect();
+        let list = format!("[{}]", big.join(","));
+        let defs: Vec<Define> = ["A", "B", "C"]
+            .iter()
+            .map(|n| Define::parse(&format!("{n}={list}")).unwrap())
+            .chain([Define::parse("TYPE=float").unwrap()])
+            .collect();
+        let err = check_space(&list_factors(&defs), DEFAULT_MAX_POINTS).unwrap_err();
+        assert_eq!(err.points, 16_777_216);
+        assert_eq!(
+            err.to_string(),
+            "the tuning space has 16777216 points (A: 256 x B: 256 x C: 256), more than the 4096 \
+             compiled at most: shorten the lists, or raise the limit with --max-configs 16777216"
+        );
+        assert_eq!(
+            check_space(&list_factors(&defs[..1]), DEFAULT_MAX_POINTS),
+            Ok(256)
+        );
+        let huge = vec![("A".to_string(), u64::MAX), ("B".to_string(), 2)];
+        assert_eq!(check_space(&huge, 10).unwrap_err().points, u64::MAX);
     }
 }

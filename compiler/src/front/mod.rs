@@ -3,7 +3,7 @@ pub mod ast;
 pub mod lexer;
 pub mod parser;
 pub mod preprocess;
-mod stack;
+pub(crate) mod stack;
 pub mod token;
 
 use crate::diagnostics::Result;

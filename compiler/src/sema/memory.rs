@@ -43,6 +43,21 @@ impl Lowerer {
         let written = match mask {
             Some(m) => {
                 let mv = self.lower_expr(m)?;
+                // A float tile as a mask is almost always a slip (the data
+                // instead of a comparison on it); C's "non-zero is true" is
+                // kept for integers and bools.
+                if let ScalarType::Num(d) = self.scalar_of(&mv) {
+                    if d.is_float() {
+                        return Err(Diagnostic::error(
+                            m.span,
+                            format!(
+                                "{} is not a mask: a mask is a bool or integer tile",
+                                self.describe(&mv)
+                            ),
+                        )
+                        .with_note("compare it to make one, e.g. `*?(x != 0)p`"));
+                    }
+                }
                 let mb = self.truth_value(mv)?;
                 Some(Val::value(mb, m.span))
             }

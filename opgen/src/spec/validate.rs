@@ -12,11 +12,36 @@ pub fn validate(spec: &OpSpec) -> Result<(), Diagnostic> {
     check_macro_names(spec)?;
     check_attr_names(spec)?;
     check_divisors(spec)?;
+    check_grid_macro_values(spec)?;
     check_overflow(spec)?;
     check_args(spec)?;
     check_grid(spec)?;
     if let Some(backward) = &spec.backward {
         check_backward(spec, backward)?;
+    }
+    Ok(())
+}
+
+/// The macros the grid and the `require` lines read are evaluated by the
+/// launcher as integers: each of their values must be one (`64u`, C's
+/// unsigned 64, is a kernel literal but not a launcher value).
+fn check_grid_macro_values(spec: &OpSpec) -> Result<(), Diagnostic> {
+    for name in crate::plan::grid_macros(spec) {
+        let macros = spec
+            .tune
+            .iter()
+            .chain(&spec.defines)
+            .filter(|m| m.name == name);
+        for m in macros {
+            if let Some(bad) = m.values.iter().find(|v| v.trim().parse::<i64>().is_err()) {
+                return Err(Diagnostic::error(
+                    m.span,
+                    format!(
+                        "`{name}` = `{bad}` is read by the grid or a `require`, which need a plain integer"
+                    ),
+                ));
+            }
+        }
     }
     Ok(())
 }

@@ -1,6 +1,6 @@
 //! Expressions: C precedence plus `@` (with `*`), `a ... b` (between `*` and `+`),
 //! prefix `^` (transpose), `*?(mask) p`, casts and tile subscripts `x[:, newaxis]`.
-use super::{is_reserved, Parser};
+use super::{is_reserved, Parser, MAX_EXPRESSION_DEPTH};
 use crate::diagnostics::{Diagnostic, Result};
 use crate::front::ast::{BinaryOp, Expr, ExprKind, ReduceOp, SliceItem, UnaryOp};
 use crate::front::lexer::describe;
@@ -121,10 +121,26 @@ impl Parser<'_> {
 
     /// Precedence climbing over operators that bind tighter than `min`.
     fn binary(&mut self, min: u8) -> Result<Expr> {
+        let outer_links = self.chain_links;
+        let result = self.binary_chain(min);
+        self.chain_links = outer_links;
+        result
+    }
+
+    /// [`Parser::binary`]'s loop; each link deepens the tree by one level.
+    fn binary_chain(&mut self, min: u8) -> Result<Expr> {
         let mut lhs = self.unary()?;
         while let Some((prec, op)) = punct_of(self.peek()).and_then(infix) {
             if prec <= min {
                 break;
+            }
+            self.chain_links += 1;
+            if self.chain_links + self.depth > MAX_EXPRESSION_DEPTH {
+                return Err(Diagnostic::error(
+                    self.peek().span,
+                    format!("the expression is more than {MAX_EXPRESSION_DEPTH} operators deep"),
+                )
+                .with_note("each operator of a chain nests the tree one level; split it into partial results"));
             }
             self.bump();
             let rhs = self.binary(prec)?;

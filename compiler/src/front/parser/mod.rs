@@ -15,6 +15,12 @@ use crate::span::Span;
 /// Deepest nesting of expressions and statements accepted.
 pub const MAX_NESTING: usize = 256;
 
+/// Deepest expression tree: parenthesized levels plus the links of operator
+/// chains (`a + b + c` is a tree one level deeper a `+`). The parser reads a
+/// chain in a loop, but sema, the IR and codegen recurse a level a link; the
+/// compile runs on a large private stack where this depth fits (tested).
+pub const MAX_EXPRESSION_DEPTH: usize = 16_384;
+
 /// Longest `else if` chain: the parser reads one in a loop, but sema, the
 /// IR and codegen still nest a level a link; at this length the whole compile
 /// fits a 2 MiB thread stack (tested).
@@ -35,6 +41,7 @@ fn parse_here(tokens: &[Token]) -> Result<TranslationUnit> {
         tokens,
         pos: 0,
         depth: 0,
+        chain_links: 0,
         eof,
     };
     parser.translation_unit()
@@ -44,6 +51,8 @@ struct Parser<'t> {
     tokens: &'t [Token],
     pos: usize,
     depth: usize,
+    /// Links of the operator chains being read around the current token.
+    chain_links: usize,
     /// Returned when reading past the end (input without a final `Eof`).
     eof: Token,
 }

@@ -368,6 +368,9 @@ impl<'m> Expander<'m> {
                 "macro arguments are nested too deeply",
             ));
         }
+        // Each level copies its argument: `F(F(F(...)))` 100,000 deep would
+        // copy the whole nest at every level, so the copies count too.
+        self.spend(arg.len(), span)?;
         self.depth += 1;
         let result = self.expand(arg.to_vec());
         self.depth -= 1;
