@@ -22,6 +22,7 @@ import triton
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from op_bundle import unpack_and_build  # noqa: E402
+from ratio_plot import plot_after  # noqa: E402
 
 bundle, results_dir = sys.argv[1], sys.argv[2]
 unpack_and_build(bundle, "attn", ["attention"])
@@ -67,5 +68,6 @@ results["env"] = {"device": torch.cuda.get_device_name(), "torch": torch.__versi
 os.makedirs(results_dir, exist_ok=True)
 with open(os.path.join(results_dir, "attention_check.json"), "w") as f:
     json.dump(results, f, indent=1)
+plot_after(os.path.join(results_dir, "attention_check.json"))
 print(f"done: {failed} failed")
 sys.exit(1 if failed else 0)

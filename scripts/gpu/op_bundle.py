@@ -49,7 +49,11 @@ class Results:
 
         self.data["env"] = dict(env, date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
         os.makedirs(results_dir, exist_ok=True)
-        with open(os.path.join(results_dir, file), "w") as f:
+        path = os.path.join(results_dir, file)
+        with open(path, "w") as f:
             json.dump(self.data, f, indent=1)
+        from ratio_plot import plot_after
+
+        plot_after(path)
         print(f"done: {self.failed} failed")
         sys.exit(1 if self.failed else 0)

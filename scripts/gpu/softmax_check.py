@@ -22,6 +22,7 @@ import triton
 import triton.language as tl
 
 from op_bundle import unpack_and_build  # noqa: E402
+from ratio_plot import plot_after  # noqa: E402
 
 bundle, results_dir = sys.argv[1], sys.argv[2]
 unpack_and_build(bundle, "softmax", [""])
@@ -91,6 +92,7 @@ results["env"] = {"device": torch.cuda.get_device_name(), "torch": torch.__versi
 os.makedirs(results_dir, exist_ok=True)
 with open(os.path.join(results_dir, "softmax_check.json"), "w") as f:
     json.dump(results, f, indent=1)
+plot_after(os.path.join(results_dir, "softmax_check.json"))
 lines = [f"# triton::softmax on {results['env']['device']} ({results['env']['date']})", "",
          f"torch {results['env']['torch']}, triton {results['env']['triton']}; times by triton.testing.do_bench; ratios > 1: ours faster.", "",
          "| dtype | shape | ours ms | torch ms | Triton ms | torch / ours | Triton / ours | ours GB/s | config |",
