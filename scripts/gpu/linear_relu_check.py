@@ -69,6 +69,9 @@ def main():
     out = os.environ.get("OUT", ".")
     with open(os.path.join(out, "linear_relu.json"), "w") as f:
         json.dump(report, f, indent=1)
+    from ratio_plot import plot_after
+
+    plot_after(os.path.join(out, "linear_relu.json"))
     return 1 if failed else 0
 
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A check script's timings as a chart: every `*_vs_<reference>` ratio of its
 `perf` rows (softmax, layer norm, cross entropy, attention: ours against
-torch, Triton or flash attention), one bar group per shape, with the 1.0 line.
+torch, Triton or flash attention), or the `ratio` of its `timings` rows (the
+fused linear + ReLU against torch), one bar group per shape, with the 1.0 line.
 
     python3 scripts/gpu/ratio_plot.py RESULTS/softmax_check.json ...   # writes softmax_check.png beside each
 
@@ -33,7 +34,7 @@ def ratio_keys(rows):
     keys = []
     for row in rows:
         for k, v in row.items():
-            if "_vs_" in k and isinstance(v, (int, float)) and k not in keys:
+            if ("_vs_" in k or k == "ratio") and isinstance(v, (int, float)) and k not in keys:
                 keys.append(k)
     return keys
 
@@ -48,7 +49,7 @@ def plot(path):
 
     with open(path) as f:
         data = json.load(f)
-    rows = data.get("perf", [])
+    rows = data.get("perf") or data.get("timings") or []
     keys = ratio_keys(rows)
     if not rows or not keys:
         return None
@@ -57,12 +58,13 @@ def plot(path):
     for i, key in enumerate(keys):
         ys = [y - 0.4 + group * (i + 0.5) for y in range(len(rows))]
         values = [r.get(key) or 0 for r in rows]
-        ax.barh(ys, values, height=group, label=key.replace("_vs_", " / "), color=COLORS[i % len(COLORS)])
+        label = "ours / torch" if key == "ratio" else key.replace("_vs_", " / ")
+        ax.barh(ys, values, height=group, label=label, color=COLORS[i % len(COLORS)])
     ax.axvline(1.0, color="black", linewidth=0.8)
     ax.set_yticks(range(len(rows)))
     ax.set_yticklabels([row_name(r) for r in rows], fontsize=8)
     ax.invert_yaxis()
-    env = data.get("env", {})
+    env = data.get("env") or {"device": data.get("device", "")}
     name = os.path.splitext(os.path.basename(path))[0]
     ax.set_title(f"{name}: {env.get('device', '')} {env.get('date', '')}".strip(), fontsize=10)
     ax.set_xlabel("the reference's time / ours (higher: ours faster)")
