@@ -26,16 +26,17 @@ const PARTIALS: [(&str, &str); 2] = [
     ),
 ];
 
-/// The renderer: strict, no escaping, the shared partials registered.
-pub fn handlebars() -> handlebars::Handlebars<'static> {
+/// The renderer: strict, no escaping, the shared partials registered (an
+/// error names the partial that does not parse).
+pub fn handlebars() -> Result<handlebars::Handlebars<'static>, String> {
     let mut hb = handlebars::Handlebars::new();
     hb.set_strict_mode(true);
     hb.register_escape_fn(handlebars::no_escape);
     for (name, text) in PARTIALS {
         hb.register_partial(name, text)
-            .unwrap_or_else(|e| panic!("templates/common partial {name} does not parse: {e}"));
+            .map_err(|e| format!("templates/common partial {name}: {e}"))?;
     }
-    hb
+    Ok(hb)
 }
 
 /// Every template rendered with `ctx`, as (file name, contents).
@@ -43,7 +44,7 @@ pub fn render_templates<T: Serialize>(
     ctx: &T,
     templates: Vec<Template>,
 ) -> Result<Vec<(String, String)>, String> {
-    let hb = handlebars();
+    let hb = handlebars()?;
     templates
         .into_iter()
         .map(|t| {

@@ -7,9 +7,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 use tritonc::codegen::{Arch, CodegenOptions};
+use tritonc::diagnostics::Diagnostic;
 use tritonc::driver::space::{self, PointResult};
 use tritonc::driver::{self, CompileError, CompileOptions, Define, KernelOutput, Source};
 use tritonc::passes::{PassEvent, PassManager, PassOptions, PassSelection};
+use tritonc::span::{SourceMap, Span};
 use tritonc::timings::PhaseTimes;
 
 #[derive(Parser, Debug)]
@@ -187,7 +189,7 @@ fn run(cli: &Cli, times: &mut PhaseTimes) -> Result<(), String> {
                 .unwrap_or_default(),
             _ => Vec::new(),
         };
-        let kernel = pick_kernel(kernels, wanted, &names, file)?;
+        let kernel = pick_kernel(kernels, wanted, &names, &source)?;
         match cli.emit {
             Emit::Llvm => kernel.compiled.llvm_ir,
             _ => kernel.compiled.ptx,
@@ -237,7 +239,7 @@ fn pick_kernel(
     kernels: Vec<KernelOutput>,
     wanted: Option<&str>,
     all_names: &[String],
-    file: &Path,
+    source: &Source,
 ) -> Result<KernelOutput, String> {
     let mut names: Vec<String> = kernels.iter().map(|k| k.compiled.name.clone()).collect();
     if names.is_empty() {
@@ -251,10 +253,13 @@ fn pick_kernel(
         (1, _) => Ok(matching.remove(0)),
         (0, Some(w)) => Err(format!("error: no kernel named `{w}`; the file defines: {}", names.join(", "))),
         // At the file's start, where a kernel would be (an empty or cut file).
-        (0, None) => Err(format!(
-            "error: the file defines no kernel\n  ┌─ {}:1:1\n  = a kernel is `__global__ void name(params) {{ ... }}`",
-            file.display()
-        )),
+        (0, None) => {
+            let mut sources = SourceMap::new();
+            let file = sources.add(source.path.display().to_string(), source.text.clone());
+            Err(Diagnostic::error(Span::new(file, 0, 0), "the file defines no kernel")
+                .with_note("a kernel is `__global__ void name(params) { ... }`")
+                .render(&sources))
+        }
         _ => Err(format!(
             "error: the file defines several kernels ({}); pick one with --kernel NAME, or use --all-configs -o DIR",
             names.join(", ")

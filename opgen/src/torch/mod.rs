@@ -38,7 +38,10 @@ pub struct Rendered {
 
 /// `tuned`: a pre-tuned table (autotune cache JSON) to embed, or "".
 pub fn render(ctx: &TorchContext, groups: &[Group], tuned: &str) -> Result<Rendered, TorchError> {
-    let mut hb = crate::render::handlebars();
+    let mut hb = crate::render::handlebars().map_err(|message| TorchError::Template {
+        name: "common".to_string(),
+        message,
+    })?;
     for (name, text) in [
         ("op.cpp", OP_CPP),
         ("loader.py", LOADER_PY),

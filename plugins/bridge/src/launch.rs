@@ -141,14 +141,13 @@ impl Op {
                 entries.len()
             ));
         }
-        let candidate_configs: Vec<&str> = call
+        let candidate_configs = call
             .candidates
             .iter()
-            .map(|&c| entries[c as usize].config.as_str())
-            .collect();
+            .map(|&c| entries[c as usize].config.as_str());
         let pinned = self
             .pin
-            .position(&candidate_configs)
+            .position(candidate_configs)
             .map_err(|e| format!("{}: {e}", self.name))?;
         let ordinal = usize::try_from(call.device)
             .map_err(|_| format!("invalid device index {}", call.device))?;

@@ -30,20 +30,24 @@ impl Pin {
     }
 
     /// The position in `candidates` (this call's configs) of the pinned
-    /// config: `None` when nothing is pinned, an error when the pinned
-    /// config does not qualify for the call.
-    pub fn position(&self, candidates: &[&str]) -> Result<Option<usize>, String> {
+    /// config: `None` when nothing is pinned (the candidates are then not
+    /// read: this runs on every launch), an error when the pinned config
+    /// does not qualify for the call.
+    pub fn position<'a>(
+        &self,
+        candidates: impl Iterator<Item = &'a str> + Clone,
+    ) -> Result<Option<usize>, String> {
         let pinned = self.lock();
         let Some(config) = pinned.as_deref() else {
             return Ok(None);
         };
-        match candidates.iter().position(|c| *c == config) {
+        match candidates.clone().position(|c| c == config) {
             Some(pos) => Ok(Some(pos)),
             None => Err(format!(
                 "the pinned config `{config}` does not accept these inputs (its dtype or a `require` \
                  line rules it out); the configs that do: {}; pin one of them or unpin with \
                  pin_config(None)",
-                candidates.join(", ")
+                candidates.collect::<Vec<_>>().join(", ")
             )),
         }
     }
@@ -61,22 +65,22 @@ mod tests {
 
     #[test]
     fn nothing_pinned_leaves_the_choice_to_the_tuner() {
-        assert_eq!(Pin::default().position(&KNOWN), Ok(None));
+        assert_eq!(Pin::default().position(KNOWN.iter().copied()), Ok(None));
     }
 
     #[test]
     fn a_pinned_config_is_found_among_the_calls_candidates() {
         let pin = Pin::default();
         pin.set(" TM=128 ALIGN=8 ", &KNOWN).unwrap();
-        assert_eq!(pin.position(&KNOWN), Ok(Some(2)));
-        assert_eq!(pin.position(&["TM=128 ALIGN=8"]), Ok(Some(0)));
+        assert_eq!(pin.position(KNOWN.iter().copied()), Ok(Some(2)));
+        assert_eq!(pin.position(["TM=128 ALIGN=8"].into_iter()), Ok(Some(0)));
     }
 
     #[test]
     fn a_pinned_config_the_call_rules_out_is_an_error_listing_the_ones_it_allows() {
         let pin = Pin::default();
         pin.set("TM=64 ALIGN=8", &KNOWN).unwrap();
-        let err = pin.position(&["TM=64 ALIGN=1"]).unwrap_err();
+        let err = pin.position(["TM=64 ALIGN=1"].into_iter()).unwrap_err();
         assert!(
             err.contains("`TM=64 ALIGN=8` does not accept these inputs")
                 && err.contains("the configs that do: TM=64 ALIGN=1"),
@@ -94,6 +98,6 @@ mod tests {
         );
         pin.set("TM=64 ALIGN=1", &KNOWN).unwrap();
         pin.set("", &KNOWN).unwrap();
-        assert_eq!(pin.position(&KNOWN[1..]), Ok(None));
+        assert_eq!(pin.position(KNOWN[1..].iter().copied()), Ok(None));
     }
 }
