@@ -215,6 +215,7 @@ fn stepping_loop(step: i64) -> Function {
             inits: vec![zero, p0],
             cond_region: cond,
             body_region: body,
+            pipeline: None,
         },
         carried,
         sp,

@@ -284,6 +284,7 @@ fn build_loop(
             inits,
             cond_region: cond,
             body_region: body,
+            pipeline: None,
         },
         types,
         s,
@@ -314,6 +315,7 @@ fn eval_ops(f: &Function, ops: &[Op], env: &mut Env, pid: i64, seen: &mut dyn Fn
             inits,
             cond_region,
             body_region,
+            ..
         } = &op.kind
         {
             let mut carried: Vec<Vec<i64>> = inits.iter().map(|v| env[v].clone()).collect();

@@ -91,6 +91,7 @@ fn if_inside_loop() {
             inits: vec![zero],
             cond_region: cond,
             body_region: body,
+            pipeline: None,
         },
         vec![i32t()],
         s,

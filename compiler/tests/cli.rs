@@ -197,17 +197,62 @@ fn print_passes_lists_the_order_without_a_file() {
     let out = tritonc(&["--print-passes"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let listing = String::from_utf8(out.stdout).unwrap();
-    assert!(listing.starts_with("1. unrotate-prefetch  "), "{listing}");
-    assert_eq!(listing.lines().count(), 1, "{listing}");
+    assert!(listing.starts_with("1. unrotate-prefetch   "), "{listing}");
+    assert!(listing.contains("\n2. pipeline-dot-loops  "), "{listing}");
+    assert_eq!(listing.lines().count(), 2, "{listing}");
+    // The target comes from --arch and --num-warps (defaults included), so
+    // the target-aware pass is not listed as skipped.
+    assert!(!listing.contains("skipped"), "{listing}");
+}
+
+#[test]
+fn print_after_the_pipeline_pass_shows_its_decision() {
+    let decision = |arch: &str, warps: &str| {
+        let args = [
+            "--emit",
+            "ir",
+            "--print-after",
+            "pipeline-dot-loops",
+            "--arch",
+            arch,
+            "--num-warps",
+            warps,
+        ];
+        let out = prefetch_with(&args, "0");
+        assert!(out.status.success(), "{}", stderr(&out));
+        let dump = stderr(&out);
+        assert!(
+            dump.starts_with("// IR after pipeline-dot-loops on @dot (changed)\n"),
+            "{dump}"
+        );
+        let line = dump
+            .lines()
+            .find(|l| l.contains(" = while"))
+            .unwrap()
+            .to_string();
+        line[line.find("pipeline(").unwrap()..].to_string()
+    };
+    assert_eq!(
+        decision("sm_80", "4"),
+        "pipeline(stages 3, mma.sync warps 2x2, dot %c.3, cp.async %a x8 %b x8, acc #1, smem 12288 bytes)"
+    );
+    assert_eq!(
+        decision("sm_90a", "4"),
+        "pipeline(stages 8, wgmma warpgroups 1, dot %c.3, cp.async %a x8 %b x8, acc #1, smem 32768 bytes)"
+    );
 }
 
 #[test]
 fn print_after_shows_the_ir_after_the_pass_on_stderr() {
-    let out = prefetch_with(&["--emit", "ir", "--print-after", "unrotate-prefetch"], "0");
+    let out = prefetch_with(&["--emit", "ir", "--print-after", "all"], "0");
     assert!(out.status.success(), "{}", stderr(&out));
     let dump = stderr(&out);
     assert!(
         dump.starts_with("// IR after unrotate-prefetch on @dot (changed)\nfunc @dot("),
+        "{dump}"
+    );
+    assert!(
+        dump.contains("// IR after pipeline-dot-loops on @dot (changed)\nfunc @dot("),
         "{dump}"
     );
     // `--emit ir` prints the IR codegen gets: the same as after the last pass.
@@ -246,7 +291,7 @@ fn an_unknown_pass_is_an_error_listing_the_passes() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         stderr(&out),
-        "error: unknown pass `unroll`; the passes are: unrotate-prefetch, or `all`\n"
+        "error: unknown pass `unroll`; the passes are: unrotate-prefetch, pipeline-dot-loops, or `all`\n"
     );
     assert!(out.stdout.is_empty());
 }

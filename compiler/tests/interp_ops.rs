@@ -79,6 +79,7 @@ fn a_loop_that_never_ends_hits_the_step_limit() {
             inits: vec![],
             cond_region,
             body_region,
+            pipeline: None,
         },
         vec![],
         span,

@@ -458,6 +458,7 @@ fn return_placement() {
             inits: vec![zero],
             cond_region: cond,
             body_region: body,
+            pipeline: None,
         },
         vec![i32t()],
         s,

@@ -4,10 +4,13 @@
 //! // pass: unrotate-prefetch
 //! // defines: -DTYPE=half -DTM=64
 //! // expect: changed            (or `unchanged`)
+//! // target: --arch sm_90a --num-warps 8 --num-stages 3   (optional)
 //! ```
 //! and is compiled up to Triton-IR (`#include` also searches `tests/kernels/`,
 //! so a seed kernel can be tested as is); then only the named pass runs, with
-//! every pass option on and the verifier after it. The IR it leaves (under the
+//! every pass option on, the target when the header gives one (target-aware
+//! passes are skipped without it; `--num-warps` defaults to 4 as in
+//! `tritonc`), and the verifier after it. The IR it leaves (under the
 //! `// IR after ...` line `--print-after` prints) must match
 //! `passes/snapshots/<file>.snap`, so a change to a pass shows up as a
 //! readable diff: review it with `cargo insta review`, or accept it with
@@ -17,9 +20,10 @@ mod source_support;
 
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
+use tritonc::arch::Arch;
 use tritonc::driver::{lower, Define, DefineValue, Source};
 use tritonc::ir::printer::print_function;
-use tritonc::passes::{PassManager, PassOptions, PassOutcome};
+use tritonc::passes::{PassManager, PassOptions, PassOutcome, Target};
 
 /// The header of one file test.
 #[derive(Debug)]
@@ -27,6 +31,7 @@ struct Header {
     pass: String,
     defines: Vec<(String, String)>,
     expect_changed: bool,
+    target: Option<Target>,
 }
 
 fn tests_dir() -> PathBuf {
@@ -35,7 +40,7 @@ fn tests_dir() -> PathBuf {
 
 /// The leading `// key: value` lines; `Err` says what is wrong.
 fn parse_header(text: &str) -> Result<Header, String> {
-    let (mut pass, mut defines, mut expect) = (None, Vec::new(), None);
+    let (mut pass, mut defines, mut expect, mut target) = (None, Vec::new(), None, None);
     for line in text.lines() {
         let Some((key, value)) = line
             .strip_prefix("//")
@@ -48,6 +53,7 @@ fn parse_header(text: &str) -> Result<Header, String> {
             "pass" => pass = Some(value.to_string()),
             "defines" => defines = parse_defines(value)?,
             "expect" => expect = Some(value.to_string()),
+            "target" => target = Some(parse_target(value)?),
             _ => break,
         }
     }
@@ -64,7 +70,41 @@ fn parse_header(text: &str) -> Result<Header, String> {
         pass: pass.ok_or("no `// pass:` line")?,
         defines,
         expect_changed,
+        target,
     })
+}
+
+/// `--arch A --num-warps N --num-stages S` (tritonc's flags; warps default to 4).
+fn parse_target(words: &str) -> Result<Target, String> {
+    let words = shlex::split(words).ok_or("unbalanced quotes in `// target:`")?;
+    let mut target = Target {
+        arch: Arch::Sm80,
+        num_warps: 4,
+        num_stages: None,
+    };
+    let mut arch = None;
+    for pair in words.chunks(2) {
+        let [flag, value] = pair else {
+            return Err(format!("`// target:` flag `{}` has no value", pair[0]));
+        };
+        let number = || {
+            value
+                .parse::<usize>()
+                .map_err(|e| format!("{flag} {value}: {e}"))
+        };
+        match flag.as_str() {
+            "--arch" => arch = Some(<Arch as clap::ValueEnum>::from_str(value, false)?),
+            "--num-warps" => target.num_warps = number()?,
+            "--num-stages" => target.num_stages = Some(number()?),
+            _ => {
+                return Err(format!(
+                    "`// target:` takes --arch, --num-warps, --num-stages, not {flag}"
+                ))
+            }
+        }
+    }
+    target.arch = arch.ok_or("`// target:` needs --arch")?;
+    Ok(target)
 }
 
 /// `-DNAME=VALUE` words (shell quoting), one value each.
@@ -93,7 +133,11 @@ fn run_file_test(path: &Path) -> Result<String, String> {
     let header = parse_header(&source.text)?;
     let include_dirs = [source_support::kernels_dir()];
     let mut lowered = lower(&source, &header.defines, &include_dirs).map_err(|e| e.to_string())?;
-    let manager = PassManager::only(&header.pass, PassOptions::all()).map_err(|e| e.to_string())?;
+    let options = match header.target {
+        Some(target) => PassOptions::all().with_target(target),
+        None => PassOptions::all(),
+    };
+    let manager = PassManager::only(&header.pass, options).map_err(|e| e.to_string())?;
     let mut dumps = Vec::new();
     for func in &mut lowered.module.functions {
         let before = print_function(func);
@@ -168,4 +212,60 @@ fn headers_are_checked() {
     assert!(err("// pass: p\n// expect: maybe\n").contains("changed or unchanged"));
     assert!(err("// pass: p\n// defines: A=1\n// expect: changed\n").contains("-DNAME"));
     assert!(err("// pass: p\n// defines: -DA=[1,2]\n// expect: changed\n").contains("one point"));
+    let t =
+        parse_header("// pass: p\n// expect: changed\n// target: --arch sm_90a --num-warps 8\n");
+    assert_eq!(
+        t.unwrap().target,
+        Some(Target {
+            arch: Arch::Sm90a,
+            num_warps: 8,
+            num_stages: None
+        })
+    );
+    assert!(err("// pass: p\n// expect: changed\n// target: --num-warps 8\n").contains("--arch"));
+    assert!(err("// pass: p\n// expect: changed\n// target: --arch sm_70\n").contains("sm_70"));
+    assert!(err("// pass: p\n// expect: changed\n// target: --arch\n").contains("no value"));
+}
+
+/// The verifier holds a loop's pipeline to the loop it is on: a pass that
+/// names the wrong values is caught after it runs, not in codegen.
+#[test]
+fn pipeline_annotations_are_verified() {
+    use tritonc::ir::verifier::verify_function;
+    use tritonc::ir::OpKind;
+    let path = tests_dir().join("pipeline_wgmma.tc");
+    let source = Source::read(&path).unwrap();
+    let header = parse_header(&source.text).unwrap();
+    let include_dirs = [source_support::kernels_dir()];
+    let mut lowered = lower(&source, &header.defines, &include_dirs).unwrap();
+    let options = PassOptions::all().with_target(header.target.unwrap());
+    let manager = PassManager::only("pipeline-dot-loops", options).unwrap();
+    let func = &mut lowered.module.functions[0];
+    manager.run(func, &mut |_| {}).unwrap();
+    let find_pipeline = |func: &mut tritonc::ir::Function| {
+        func.body.ops.iter_mut().find_map(|op| match &mut op.kind {
+            OpKind::While { pipeline, .. } => pipeline.take(),
+            _ => None,
+        })
+    };
+    let good = find_pipeline(&mut func.clone()).expect("the loop is pipelined");
+    let breakages: [(&str, fn(&mut tritonc::ir::LoopPipeline)); 4] = [
+        ("multiplies", |p| p.loads.swap(0, 1)),
+        ("is not a dot", |p| p.dot = p.loads[0]),
+        ("is not the dot's accumulator", |p| p.acc = 0),
+        ("need 2+ buffers", |p| p.stages = 1),
+    ];
+    for (expected, breakage) in breakages {
+        let mut broken = func.clone();
+        let mut p = good.clone();
+        breakage(&mut p);
+        for op in &mut broken.body.ops {
+            if let OpKind::While { pipeline, .. } = &mut op.kind {
+                *pipeline = Some(p.clone());
+            }
+        }
+        let err = verify_function(&broken).expect_err(expected).to_string();
+        assert!(err.contains(expected), "{expected}: {err}");
+    }
+    verify_function(func).unwrap();
 }

@@ -162,6 +162,7 @@ fn seed_mma(func: &Function, region: &Region, map: &mut LayoutMap) {
                 inits,
                 cond_region,
                 body_region,
+                ..
             } => {
                 seed_mma(func, cond_region, map);
                 seed_mma(func, body_region, map);
@@ -307,6 +308,7 @@ fn backward(func: &Function, region: &Region, widths: &AxisInfoMap, map: &mut La
                 inits,
                 cond_region,
                 body_region,
+                ..
             } => {
                 for (i, &r) in op.results.iter().enumerate() {
                     let l = map.get(func, r);

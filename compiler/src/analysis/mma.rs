@@ -24,6 +24,7 @@
 //! warp has a single 8-column group): rows of `b` are contiguous along `n`, the
 //! B fragment wants pairs along `k`.
 use super::layout::BlockedLayout;
+use super::smem::next_offset;
 use crate::ir::{DType, Function, Op, OpKind};
 
 /// Shape of one instruction.
@@ -121,6 +122,13 @@ pub fn plan_for_op(func: &Function, op: &Op, num_warps: usize) -> Option<MmaConf
         return None;
     }
     plan(sa[0], sb[1], sa[1], input, func.dtype(result), num_warps)
+}
+
+/// Bytes of one stage of operands in shared memory: `a` at 0, `b` at the
+/// returned offset, `(b_offset, stage_bytes)`.
+pub fn stage_bytes(cfg: &MmaConfig) -> (usize, usize) {
+    let b_offset = next_offset(0, cfg.m * cfg.k * 2);
+    (b_offset, next_offset(b_offset, cfg.k * cfg.n * 2))
 }
 
 /// The accumulator's layout (see the module doc).

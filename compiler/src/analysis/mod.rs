@@ -4,3 +4,5 @@ pub mod layout;
 pub mod layout_assign;
 pub mod liveness;
 pub mod mma;
+pub mod smem;
+pub mod wgmma;

@@ -10,7 +10,7 @@ use tritonc::codegen::{Arch, CodegenOptions};
 use tritonc::diagnostics::Diagnostic;
 use tritonc::driver::space::{self, PointResult};
 use tritonc::driver::{self, CompileError, CompileOptions, Define, KernelOutput, Source};
-use tritonc::passes::{PassEvent, PassManager, PassOptions, PassSelection};
+use tritonc::passes::{PassEvent, PassManager, PassSelection};
 use tritonc::span::{SourceMap, Span};
 use tritonc::timings::PhaseTimes;
 
@@ -94,8 +94,13 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: &Cli, times: &mut PhaseTimes) -> Result<(), String> {
+    let codegen = CodegenOptions {
+        arch: cli.arch,
+        num_warps: cli.num_warps,
+        num_stages: cli.num_stages,
+    };
     if cli.print_passes {
-        return write_stdout(&PassManager::standard(PassOptions::from_env()).describe());
+        return write_stdout(&PassManager::standard(driver::pass_options(&codegen)).describe());
     }
     let print_after = PassSelection::parse(&cli.print_after).map_err(|e| format!("error: {e}"))?;
     let file = cli.file.as_deref().ok_or("error: no kernel file given")?;
@@ -109,11 +114,7 @@ fn run(cli: &Cli, times: &mut PhaseTimes) -> Result<(), String> {
     let source = Source::read(file).map_err(|e| format!("error: {e}"))?;
     let options = CompileOptions {
         include_dirs: cli.include_dirs.clone(),
-        codegen: CodegenOptions {
-            arch: cli.arch,
-            num_warps: cli.num_warps,
-            num_stages: cli.num_stages,
-        },
+        codegen,
     };
     if cli.all_configs {
         let dir = cli
@@ -156,6 +157,7 @@ fn run(cli: &Cli, times: &mut PhaseTimes) -> Result<(), String> {
             &source,
             &point.defines,
             &options.include_dirs,
+            &options.codegen,
             times,
             &mut print_ir_after,
         )

@@ -49,11 +49,11 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
             }
             Ok(())
         }
-        OpKind::While { .. } if crate::passes::options::pipelining_enabled() => {
-            if let Some(plan) = super::pipeline::plan(lw, op) {
-                return super::pipeline::lower_while(lw, op, &plan);
-            }
-            plain_while(lw, op)
+        OpKind::While {
+            pipeline: Some(p), ..
+        } => {
+            let plan = super::pipeline::PipelinePlan::of(lw, op, p)?;
+            super::pipeline::lower_while(lw, op, &plan)
         }
         OpKind::While { .. } => plain_while(lw, op),
         OpKind::Return => {

@@ -16,10 +16,7 @@ pub fn max_shared_bytes(arch: Arch) -> usize {
     }
 }
 
-/// Elements of one tile a thread may hold: a thread has 255 registers, so a
-/// tile past a few hundred elements a thread spills already; past this it
-/// cannot run usefully, and lowering it unrolls that many values a thread.
-pub const MAX_TILE_ELEMENTS_PER_THREAD: usize = 1024;
+use crate::arch::MAX_TILE_ELEMENTS_PER_THREAD;
 
 /// Every tile of `func` against [`MAX_TILE_ELEMENTS_PER_THREAD`] with
 /// `num_warps` warps (checked before lowering: it is what makes lowering slow).

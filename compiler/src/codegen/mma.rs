@@ -9,11 +9,10 @@
 //! its B fragments with `ldmatrix.x4.trans` (`.x2` for a single column group)
 //! and issues one `mma.sync` per 16x8 accumulator tile.
 use super::lower::{Lowering, Result};
-use super::shared_alloc::next_offset;
 use super::types::llvm_memory_type;
 use super::CodegenError;
 use crate::analysis::layout::Layout;
-use crate::analysis::mma::{accumulator_layout, swizzle_shift_mask, MmaConfig};
+use crate::analysis::mma::{accumulator_layout, stage_bytes, swizzle_shift_mask, MmaConfig};
 use crate::ir::{DType, Op, OpKind, ValueId};
 use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum};
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, PointerValue};
@@ -54,13 +53,6 @@ pub fn input_name(dtype: DType) -> Option<&'static str> {
         DType::BF16 => Some("bf16"),
         _ => None,
     }
-}
-
-/// Bytes of one stage of operands in shared memory: `a` at 0, `b` at the
-/// returned offset, `(b_offset, stage_bytes)`.
-pub fn stage_bytes(cfg: &MmaConfig) -> (usize, usize) {
-    let b_offset = next_offset(0, cfg.m * cfg.k * 2);
-    (b_offset, next_offset(b_offset, cfg.k * cfg.n * 2))
 }
 
 /// `acc + a @ b` with `a` (`[M][K]`) at `base` and `b` (`[K][N]`) at

@@ -27,14 +27,16 @@
 //! # Known limits (each an `Unsupported` error or a documented slow path)
 //! - `Dot` with f16/bf16 inputs and an f32 accumulator runs on tensor cores
 //!   (`mma.sync` m16n8k16, [`mma`]); other dots on FMA units ([`dot`]). A loop
-//!   that loads a tensor-core dot's operands straight from pointers is
-//!   software-pipelined with `cp.async` ([`pipeline`]; `TRITONC_NO_PIPELINE=1`
-//!   turns it off); other dots' operands go registers -> shared memory.
+//!   that the `pipeline-dot-loops` pass marked ([`crate::ir::LoopPipeline`]:
+//!   it loads a tensor-core dot's operands straight from pointers) is
+//!   software-pipelined with `cp.async` as marked ([`pipeline`];
+//!   `TRITONC_NO_PIPELINE=1` skips the pass); other dots' operands go
+//!   registers -> shared memory.
 //!   The seed's manual pre-fetch (`a = *pa` before the loop and at the end
 //!   of the body) is turned back into that loop before codegen, by the pass
 //!   [`unrotate_prefetch`](crate::passes::unrotate_prefetch); an operand
 //!   transposed between load and dot (`^a`) is not pipelined yet.
-//!   On sm_90a that loop runs on warpgroup MMA instead when the tile fits
+//!   On sm_90a the pass puts that loop on warpgroup MMA when the tile fits
 //!   the warpgroups ([`wgmma`], [`wgmma_pipeline`]); everything else keeps
 //!   `mma.sync` there.
 //!   Transposes and 2-D conversions stage through a swizzled shared buffer
@@ -78,21 +80,7 @@ pub mod wgmma;
 pub mod wgmma_layout;
 pub mod wgmma_pipeline;
 
-/// The GPU target; its `clap` names (`sm_80`, `sm_90`, `sm_90a`) are the
-/// `--arch` values of `tritonc` and `triton-opgen`.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum,
-)]
-pub enum Arch {
-    #[value(name = "sm_80")]
-    Sm80,
-    #[value(name = "sm_90")]
-    Sm90,
-    /// Hopper with its arch-specific instructions (H100/H200 only): pipelined
-    /// tensor-core dots run on warpgroup MMA (wgmma).
-    #[value(name = "sm_90a")]
-    Sm90a,
-}
+pub use crate::arch::Arch;
 
 #[derive(Clone, Debug)]
 pub struct CodegenOptions {

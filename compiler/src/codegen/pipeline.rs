@@ -1,37 +1,30 @@
-//! Software pipelining of a reduction loop around a tensor-core dot.
-//!
-//! Pattern: a `While` whose body loads the dot's `a` and `b` straight from
-//! pointer tiles (`a = *pa`, plain or masked with a zero fill), the loads
-//! (`other` absent or a zero constant) feeding only the dot, and the dot accumulating into a loop-carried tile
-//! (`c = a @ b + c`, `c` used by nothing else in the loop). Then the loads
-//! become `cp.async` copies global -> shared memory (swizzled as
-//! [`super::mma`] reads them) into `stages` buffers, and the dot is delayed:
-//! iteration `i` issues the copies of tile `i` into buffer `i % stages` and
-//! computes tile `i - stages + 1`, so the copies of the next tiles fly while
-//! the tensor cores work. After the loop the last `stages - 1` tiles are
-//! drained. The buffers sit at the bottom of the shared memory; other scratch
-//! users start above them (`SharedMemory::floor`) until the drain is done.
-//! On sm_90a a matched loop whose tile fits the warpgroups is lowered by
-//! [`super::wgmma_pipeline`] instead (same pattern, `wgmma` for the dot).
-//! Anything else keeps the plain lowering.
+//! Software pipelining of a reduction loop around a tensor-core dot, as the
+//! `pipeline-dot-loops` pass decided it ([`crate::ir::LoopPipeline`] on the
+//! `While`: engine, copy widths, buffers; see
+//! [`crate::passes::pipeline_dot_loops`] for the pattern). Nothing is decided
+//! here: the loads become `cp.async` copies global -> shared memory (swizzled
+//! as [`super::mma`] reads them) into `stages` buffers, and the dot is
+//! delayed: iteration `i` issues the copies of tile `i` into buffer
+//! `i % stages` and computes tile `i - stages + 1`, so the copies of the next
+//! tiles fly while the tensor cores work. After the loop the last
+//! `stages - 1` tiles are drained. The buffers sit at the bottom of the
+//! shared memory; other scratch users start above them
+//! (`SharedMemory::floor`) until the drain is done. A loop on wgmma is
+//! lowered by [`super::wgmma_pipeline`] (same copies, `wgmma` for the dot).
 use super::control_flow::{
     carried_phis, close_carried, current_block, enter_body, phi_values, yielded,
 };
 use super::lower::{Lowering, Result};
 use super::mma::{self, add, elem_ptr, mul, phase};
-use super::wgmma::{self, WgmmaConfig};
+use super::wgmma::WgmmaConfig;
 use crate::analysis::layout::Layout;
-use crate::analysis::mma::{accumulator_layout, plan_for_op, swizzle_shift_mask, MmaConfig};
-use crate::ir::walk::{walk_ops, DefUse};
-use crate::ir::{Const, Op, OpKind, Region, ValueId};
+use crate::analysis::mma::{accumulator_layout, stage_bytes, swizzle_shift_mask, MmaConfig};
+use crate::ir::{DotEngine, LoopPipeline, Op, OpKind, Region, ValueId};
 use inkwell::types::BasicMetadataTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue};
 use inkwell::IntPredicate;
 
-/// Shared memory the operand buffers may take (all stages).
-const MAX_PIPELINE_BYTES: usize = 96 * 1024;
-
-/// What a matched loop looks like.
+/// A pipelined loop as lowering uses it ([`PipelinePlan::of`]).
 #[derive(Clone, Debug)]
 pub struct PipelinePlan {
     /// Indices in the body's ops.
@@ -48,109 +41,47 @@ pub struct PipelinePlan {
     pub wgmma: Option<WgmmaConfig>,
 }
 
-/// Buffers for the operand tiles: 3 with at most 4 warps when they fit in
-/// 64 KiB, else 2 (with 8 warps ptxas aims at 128 registers a thread, and a
-/// third buffer's drain tips 128x128 tiles into spills on sm_90), and at
-/// most `asked` (`--num-stages`).
-pub fn choose_stages(cfg: &MmaConfig, num_warps: usize, asked: Option<usize>) -> Option<usize> {
-    let (_, stage) = mma::stage_bytes(cfg);
-    let most = asked.unwrap_or(3).max(2);
-    [3, 2].into_iter().find(|s| {
-        *s <= most
-            && s * stage <= MAX_PIPELINE_BYTES
-            && (*s == 2 || (s * stage <= 64 * 1024 && num_warps <= 4))
-    })
-}
-
-/// The plan for `op` when it is a loop of the pipelined pattern.
-pub fn plan(lw: &Lowering<'_, '_>, op: &Op) -> Option<PipelinePlan> {
-    let OpKind::While {
-        inits, body_region, ..
-    } = &op.kind
-    else {
-        return None;
-    };
-    let ops = &body_region.ops;
-    let dot = ops.iter().position(|o| {
-        matches!(o.kind, OpKind::Dot { .. }) && plan_for_op(lw.func, o, lw.num_warps).is_some()
-    })?;
-    let mut cfg = plan_for_op(lw.func, &ops[dot], lw.num_warps)?;
-    let wgmma = (lw.arch == super::Arch::Sm90a)
-        .then(|| wgmma::plan_for_op(lw.func, &ops[dot], lw.num_warps))
-        .flatten();
-    if let Some(w) = &wgmma {
-        cfg = w.mma();
-    }
-    let OpKind::Dot { a, b, acc } = ops[dot].kind else {
-        return None;
-    };
-    let du = DefUse::compute(lw.func);
-    let single_use = |v: ValueId| du.uses_of(v).len() == 1;
-    let result = *ops[dot].results.first()?;
-    let acc_pos = body_region.args.iter().position(|&x| x == acc)?;
-    let yields_acc = body_region.yields.get(acc_pos) == Some(&result);
-    if !yields_acc || !single_use(acc) || !single_use(result) || inits.len() != op.results.len() {
-        return None;
-    }
-    let mut loads = [0; 2];
-    let mut widths = [0; 2];
-    for (i, operand) in [a, b].into_iter().enumerate() {
-        let at = ops[..dot]
-            .iter()
-            .position(|o| o.results.first() == Some(&operand))?;
-        let OpKind::Load { ptr, mask, other } = ops[at].kind else {
-            return None;
+impl PipelinePlan {
+    /// The decisions of the `pipeline-dot-loops` pass for `op`, in the terms
+    /// lowering uses: positions in the body and the engine's config (from
+    /// the dot's tile sizes and the decided warp split).
+    pub fn of(lw: &Lowering<'_, '_>, op: &Op, p: &LoopPipeline) -> Result<PipelinePlan> {
+        let OpKind::While { body_region, .. } = &op.kind else {
+            return lw.unsupported("a pipeline on an op that is not a loop", op.span);
         };
-        let zero_fill = other.is_none_or(|o| is_zero_constant(lw.func, o));
-        if !zero_fill || !single_use(operand) {
-            return None;
-        }
-        widths[i] = copy_width(lw, ptr, mask)?;
-        loads[i] = at;
-    }
-    let stages = match &wgmma {
-        Some(w) => super::wgmma_pipeline::choose_stages(w, lw.num_stages)?,
-        None => choose_stages(&cfg, lw.num_warps, lw.num_stages)?,
-    };
-    Some(PipelinePlan {
-        dot,
-        loads,
-        acc: acc_pos,
-        cfg,
-        stages,
-        widths,
-        wgmma,
-    })
-}
-
-/// Whether `v` is a `constant 0` (what `cp.async`'s zero fill gives).
-fn is_zero_constant(func: &crate::ir::Function, v: ValueId) -> bool {
-    walk_ops(func).iter().any(|visit| {
-        visit.op.results.first() == Some(&v)
-            && match &visit.op.kind {
-                OpKind::Constant { value } => match value {
-                    Const::Int(i) => *i == 0,
-                    // +0.0 only: a zero fill has no sign bit.
-                    Const::Float(f) => f.to_bits() == 0,
-                    Const::Bool(b) => !b,
-                },
-                _ => false,
+        let at = |v: ValueId| {
+            body_region
+                .ops
+                .iter()
+                .position(|o| o.results.first() == Some(&v))
+        };
+        let (Some(dot), Some(a), Some(b)) = (at(p.dot), at(p.loads[0]), at(p.loads[1])) else {
+            return lw.unsupported("a pipeline naming values outside its loop", op.span);
+        };
+        let (sa, sb) = (lw.shape(p.loads[0]), lw.shape(p.loads[1]));
+        let (m, k, n) = (sa[0], sa[1], sb[1]);
+        let (cfg, wgmma) = match p.engine {
+            DotEngine::MmaSync { warps } => (MmaConfig { warps, m, n, k }, None),
+            DotEngine::Wgmma { warpgroups } => {
+                let w = WgmmaConfig {
+                    m,
+                    n,
+                    k,
+                    num_warps: 4 * warpgroups,
+                };
+                (w.mma(), Some(w))
             }
-    })
-}
-
-/// Elements per `cp.async` (2, 4 or 8 of 16 bits: 4, 8 or 16 bytes) for
-/// `ptr` in its layout, or `None` when the copies cannot be that wide.
-fn copy_width(lw: &Lowering<'_, '_>, ptr: ValueId, mask: Option<ValueId>) -> Option<usize> {
-    let shape = lw.shape(ptr);
-    let (axis, run) = lw.assigned_layout(ptr).tile_map(&shape).fastest_run()?;
-    if axis + 1 != shape.len() {
-        return None;
+        };
+        Ok(PipelinePlan {
+            dot,
+            loads: [a, b],
+            acc: p.acc,
+            cfg,
+            stages: p.stages,
+            widths: p.copy_widths,
+            wgmma,
+        })
     }
-    let w = (lw.widths.vector_width_along(ptr, mask, axis, lw.func) as usize)
-        .min(run)
-        .min(8);
-    (w >= 2 && w.is_power_of_two()).then_some(w)
 }
 
 pub fn lower_while(lw: &mut Lowering<'_, '_>, op: &Op, plan: &PipelinePlan) -> Result<()> {
@@ -174,7 +105,7 @@ fn pipelined<'ctx>(
     body_region: &crate::ir::Region,
 ) -> Result<()> {
     let cfg = plan.cfg;
-    let (b_offset, stage_bytes) = mma::stage_bytes(&cfg);
+    let (b_offset, stage_bytes) = stage_bytes(&cfg);
     let stages = plan.stages;
     let LoopSetup {
         input,
@@ -538,23 +469,4 @@ pub(crate) fn async_asm(lw: &Lowering<'_, '_>, asm: &str) -> Result<()> {
     );
     lw.builder.build_indirect_call(fn_ty, asm_ptr, &[], "")?;
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::analysis::mma::plan;
-    use crate::ir::DType;
-
-    #[test]
-    fn stages_follow_warps_and_shared_memory() {
-        let cfg = |m, n, k, w| plan(m, n, k, DType::F16, DType::F32, w).unwrap();
-        // 16 KiB a stage: 3 stages with 4 warps, 2 with 8.
-        assert_eq!(choose_stages(&cfg(128, 128, 32, 4), 4, None), Some(3));
-        assert_eq!(choose_stages(&cfg(128, 128, 32, 8), 8, None), Some(2));
-        // 32 KiB a stage: 3 would pass 64 KiB.
-        assert_eq!(choose_stages(&cfg(128, 128, 64, 4), 4, None), Some(2));
-        // 64 KiB a stage: 2 is the most that fits in 96 KiB... and it does not.
-        assert_eq!(choose_stages(&cfg(256, 256, 64, 8), 8, None), None);
-    }
 }

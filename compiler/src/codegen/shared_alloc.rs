@@ -22,8 +22,7 @@ pub struct SharedMemory<'ctx> {
     pub floor: usize,
 }
 
-/// Alignment of every buffer inside the dynamic shared memory.
-pub const BUFFER_ALIGN: usize = 16;
+pub use crate::analysis::smem::{next_offset, BUFFER_ALIGN};
 
 impl<'ctx> SharedMemory<'ctx> {
     pub fn new(ctx: &'ctx Context, module: &Module<'ctx>) -> Self {
@@ -47,11 +46,6 @@ impl<'ctx> SharedMemory<'ctx> {
     pub fn base(&self) -> PointerValue<'ctx> {
         self.global.as_pointer_value()
     }
-}
-
-/// Byte offset after a buffer of `bytes` bytes at `offset`, aligned for the next one.
-pub fn next_offset(offset: usize, bytes: usize) -> usize {
-    (offset + bytes).next_multiple_of(BUFFER_ALIGN)
 }
 
 impl<'a, 'ctx> Lowering<'a, 'ctx> {

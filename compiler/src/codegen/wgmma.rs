@@ -5,19 +5,13 @@
 use super::lower::{Lowering, Result};
 use super::pipeline::async_asm;
 use super::wgmma_layout::{
-    a_descriptor_bits, a_operand_offset, acc_register, b_descriptor_bits, b_operand_offset, WG_M,
+    a_descriptor_bits, a_operand_offset, acc_register, b_descriptor_bits, b_operand_offset,
 };
-pub use super::wgmma_layout::{plan, WgmmaConfig};
 use super::CodegenError;
-use crate::ir::{Function, Op};
+pub use crate::analysis::wgmma::WgmmaConfig;
+use crate::analysis::wgmma::WG_M;
 use inkwell::types::BasicMetadataTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, PointerValue};
-
-/// The plan for a `Dot` op of `func` when it runs on tensor cores and fits warpgroups.
-pub fn plan_for_op(func: &Function, op: &Op, num_warps: usize) -> Option<WgmmaConfig> {
-    let mma = crate::analysis::mma::plan_for_op(func, op, num_warps)?;
-    plan(mma.m, mma.n, mma.k, num_warps)
-}
 
 /// [`super::wgmma_layout::physical_row`] on LLVM values (every factor is a power of two).
 pub fn physical_row_ir<'ctx>(

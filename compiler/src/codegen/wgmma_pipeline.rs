@@ -1,5 +1,5 @@
 //! The pipelined reduction loop of [`super::pipeline`] on warpgroup MMA
-//! (sm_90a, [`super::wgmma`]): the same pattern and the same `cp.async`
+//! (sm_90a, [`super::wgmma`]; the pass chose the engine and the buffers): the same pattern and the same `cp.async`
 //! copies into `S` rotating buffers, laid out for the `wgmma` descriptors, with
 //! one group of `wgmma`s in flight while the next tiles' copies fly.
 //!
@@ -38,29 +38,8 @@ use inkwell::basic_block::BasicBlock;
 use inkwell::values::{BasicValueEnum, IntValue, PhiValue, PointerValue};
 use inkwell::IntPredicate;
 
-/// Shared memory the operand buffers may take (all stages): an H100 block may
-/// have 227 KiB; the rest is left to the epilogue's scratch users.
-pub const MAX_WGMMA_PIPELINE_BYTES: usize = 200 * 1024;
-
 /// Alignment of the dynamic shared memory: the 128-byte swizzle repeats every 1024 bytes.
 pub const SWIZZLE_ALIGN: u32 = 1024;
-
-/// Most buffers a pipeline gets: small tiles (skinny M) are bound by the
-/// bytes in flight, and 8 of them keep the copies of 7 tiles flying.
-pub const MAX_WGMMA_STAGES: usize = 8;
-
-/// Buffers: as many as fit, [`MAX_WGMMA_STAGES`] at most, or at most `asked`
-/// (`--num-stages`: fewer buffers leave shared memory for a second program
-/// on the multiprocessor, which pays where the epilogue weighs, at small K).
-/// Depth costs a short loop nothing: only the tiles that exist are
-/// multiplied (module doc).
-pub fn choose_stages(cfg: &WgmmaConfig, asked: Option<usize>) -> Option<usize> {
-    let stage = cfg.stage_bytes();
-    let most = asked.unwrap_or(MAX_WGMMA_STAGES).clamp(2, MAX_WGMMA_STAGES);
-    (2..=most)
-        .rev()
-        .find(|s| s * stage <= MAX_WGMMA_PIPELINE_BYTES)
-}
 
 pub fn pipelined<'ctx>(
     lw: &mut Lowering<'_, 'ctx>,
@@ -370,38 +349,4 @@ fn copy_operands<'ctx>(
         issue_copies(lw, ptr, mask, plan.widths[which], &dst)?;
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::codegen::wgmma::plan;
-
-    #[test]
-    fn stages_fit_the_shared_memory() {
-        // 48 KiB a stage: 4 stages.
-        assert_eq!(
-            choose_stages(&plan(128, 256, 64, 8).unwrap(), None),
-            Some(4)
-        );
-        let cfg = |m, n, k, w| WgmmaConfig {
-            m,
-            n,
-            k,
-            num_warps: w,
-        };
-        assert_eq!(choose_stages(&cfg(256, 128, 64, 8), None), Some(4));
-        // 24 KiB (128x64x64): 8, the most; 32 KiB (128x128x64): 6.
-        assert_eq!(choose_stages(&cfg(128, 64, 64, 8), None), Some(8));
-        assert_eq!(choose_stages(&cfg(128, 128, 64, 8), None), Some(6));
-        // 64 KiB a stage (32 + 32): 3.
-        assert_eq!(choose_stages(&cfg(128, 128, 128, 8), None), Some(3));
-        // 96 KiB a stage (32 + 64): 2.
-        assert_eq!(choose_stages(&cfg(128, 256, 128, 8), None), Some(2));
-        // 128 KiB a stage: none.
-        assert_eq!(choose_stages(&cfg(256, 256, 128, 16), None), None);
-        // Asked for: at most that many, still only what fits.
-        assert_eq!(choose_stages(&cfg(128, 64, 64, 8), Some(3)), Some(3));
-        assert_eq!(choose_stages(&cfg(128, 256, 64, 8), Some(8)), Some(4));
-    }
 }

@@ -7,7 +7,7 @@ pub mod space;
 pub mod tuning;
 
 pub use pipeline::{
-    compile, compile_selected, compile_timed, lower, lower_for_codegen, lower_timed, CompileError,
-    CompileOptions, KernelOutput, Source,
+    compile, compile_selected, compile_timed, lower, lower_for_codegen, lower_timed, pass_options,
+    CompileError, CompileOptions, KernelOutput, Source,
 };
 pub use tuning::{ConfigPoint, Define, DefineValue};

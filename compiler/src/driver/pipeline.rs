@@ -5,7 +5,7 @@ use crate::codegen::{self, CodegenError, CodegenOptions, CompiledKernel};
 use crate::diagnostics::Diagnostic;
 use crate::front::{self, FrontOptions};
 use crate::ir::{self, printer, verifier};
-use crate::passes::{PassEvent, PassManager, PassOptions};
+use crate::passes::{PassEvent, PassManager, PassOptions, Target};
 use crate::span::SourceMap;
 use crate::timings::{Phase, PhaseTimes};
 use std::path::{Path, PathBuf};
@@ -145,18 +145,29 @@ pub fn lower_timed(
     Ok(Lowered { module, sources })
 }
 
-/// Front end, sema and the IR passes ([`PassManager::standard`], options from
-/// the environment): the IR that codegen translates. `after_pass` sees each
-/// function after each pass (`--print-after`).
+/// The IR passes' options for a compile with `codegen`'s target (switches
+/// from the environment).
+pub fn pass_options(codegen: &CodegenOptions) -> PassOptions {
+    PassOptions::from_env().with_target(Target {
+        arch: codegen.arch,
+        num_warps: codegen.num_warps as usize,
+        num_stages: codegen.num_stages.map(|s| s as usize),
+    })
+}
+
+/// Front end, sema and the IR passes ([`PassManager::standard`] for the
+/// target `codegen`, see [`pass_options`]): the IR that codegen translates.
+/// `after_pass` sees each function after each pass (`--print-after`).
 pub fn lower_for_codegen(
     source: &Source,
     defines: &[(String, String)],
     include_dirs: &[PathBuf],
+    codegen: &CodegenOptions,
     times: &mut PhaseTimes,
     after_pass: &mut dyn FnMut(&PassEvent<'_>),
 ) -> Result<Lowered, CompileError> {
     let mut lowered = lower_timed(source, defines, include_dirs, times)?;
-    let passes = PassManager::standard(PassOptions::from_env());
+    let passes = PassManager::standard(pass_options(codegen));
     for function in &mut lowered.module.functions {
         times
             .time(Phase::IrPasses, || passes.run(function, after_pass))
@@ -231,8 +242,14 @@ pub fn compile_selected(
     // expression tree, which the parser bounds (MAX_EXPRESSION_DEPTH) to
     // what fits this stack, whatever thread the caller runs on.
     crate::front::stack::on_large_stack(|| {
-        let Lowered { module, sources } =
-            lower_for_codegen(source, defines, &options.include_dirs, times, after_pass)?;
+        let Lowered { module, sources } = lower_for_codegen(
+            source,
+            defines,
+            &options.include_dirs,
+            &options.codegen,
+            times,
+            after_pass,
+        )?;
         module
             .functions
             .into_iter()

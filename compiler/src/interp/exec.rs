@@ -183,6 +183,7 @@ impl<'a> Program<'a> {
                 inits,
                 cond_region,
                 body_region,
+                ..
             } => return self.run_while(op, inits, cond_region, body_region),
             OpKind::Return => return Ok(Flow::Return),
             OpKind::Store { ptr, value, mask } => {

@@ -270,10 +270,13 @@ pub enum OpKind {
     /// results are the final carried values. `cond_region.args` and
     /// `body_region.args` have the types of `inits`; `cond_region` yields one
     /// scalar `i1`; `body_region` yields the next carried values.
+    /// `pipeline`: how the loop runs on the GPU, set by the
+    /// `pipeline-dot-loops` pass (`None` from sema: a plain loop).
     While {
         inits: Vec<ValueId>,
         cond_region: Region,
         body_region: Region,
+        pipeline: Option<Box<super::schedule::LoopPipeline>>,
     },
     /// Ends the kernel early (only in the body region or nested ifs/loops).
     Return,

@@ -3,10 +3,12 @@
 pub mod builder;
 pub mod function;
 pub mod printer;
+pub mod schedule;
 pub mod types;
 pub mod verifier;
 pub mod walk;
 
 pub use builder::FunctionBuilder;
 pub use function::*;
+pub use schedule::{DotEngine, LoopPipeline};
 pub use types::*;

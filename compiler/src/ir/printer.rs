@@ -19,6 +19,7 @@
 //! `.N` suffix) and as `%N` (their [`ValueId`]) otherwise.
 
 use super::function::*;
+use super::schedule::{DotEngine, LoopPipeline};
 use std::collections::HashMap;
 use std::fmt::Write;
 
@@ -214,6 +215,25 @@ impl Printer<'_> {
         }
     }
 
+    /// `pipeline(stages 3, mma.sync warps 2x2, dot %c, cp.async %a x8 %b x8, acc #1, smem 49152 bytes)`.
+    fn pipeline(&self, p: &LoopPipeline) -> String {
+        let engine = match p.engine {
+            DotEngine::MmaSync { warps } => format!("mma.sync warps {}x{}", warps[0], warps[1]),
+            DotEngine::Wgmma { warpgroups } => format!("wgmma warpgroups {warpgroups}"),
+        };
+        format!(
+            "pipeline(stages {}, {engine}, dot {}, cp.async {} x{} {} x{}, acc #{}, smem {} bytes)",
+            p.stages,
+            self.v(p.dot),
+            self.v(p.loads[0]),
+            p.copy_widths[0],
+            self.v(p.loads[1]),
+            p.copy_widths[1],
+            p.acc,
+            p.shared_bytes
+        )
+    }
+
     fn list(&self, vs: &[ValueId]) -> String {
         vs.iter().map(|v| self.v(*v)).collect::<Vec<_>>().join(", ")
     }
@@ -395,12 +415,16 @@ impl Printer<'_> {
                 inits,
                 cond_region,
                 body_region,
+                pipeline,
             } => {
-                let head = format!(
+                let mut head = format!(
                     "{lhs}while ({}) : ({})",
                     self.list(inits),
                     self.types(inits)
                 );
+                if let Some(p) = pipeline {
+                    head += &format!(" {}", self.pipeline(p));
+                }
                 self.line(depth, &head);
                 let cond_head = format!("cond({}) {{", self.typed_list(&cond_region.args));
                 self.line(depth, &cond_head);

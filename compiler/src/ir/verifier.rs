@@ -4,6 +4,7 @@
 //! again after rewriting.
 use super::function::*;
 use super::printer::{op_name, ValueNames};
+use super::schedule::LoopPipeline;
 use super::types::{DType, ScalarType, Type};
 use super::walk;
 use crate::span::Span;
@@ -511,7 +512,11 @@ impl<'a> Verifier<'a> {
                 inits,
                 cond_region,
                 body_region,
+                pipeline,
             } => {
+                if let Some(p) = pipeline {
+                    check_pipeline(p, body_region)?;
+                }
                 for (which, r) in [("condition", cond_region), ("body", body_region)] {
                     self.args_match(which, &r.args, inits)?;
                 }
@@ -618,6 +623,52 @@ impl<'a> Verifier<'a> {
         }
         Ok(())
     }
+}
+
+/// A loop's pipeline names the body's dot, the loads of its operands (each
+/// defined in the body) and the carried accumulator the dot adds to.
+fn check_pipeline(p: &LoopPipeline, body: &Region) -> Result<(), Problem> {
+    let defined_by = |v: ValueId| body.ops.iter().find(|o| o.results.first() == Some(&v));
+    let Some(Op {
+        kind: OpKind::Dot { a, b, acc },
+        ..
+    }) = defined_by(p.dot)
+    else {
+        return Err(format!(
+            "pipeline: %{} is not a dot of the loop body",
+            p.dot.0
+        ));
+    };
+    if [*a, *b] != p.loads {
+        return Err(format!(
+            "pipeline: the dot multiplies %{} and %{}, not the pipelined %{} and %{}",
+            a.0, b.0, p.loads[0].0, p.loads[1].0
+        ));
+    }
+    for v in p.loads {
+        if !matches!(
+            defined_by(v),
+            Some(Op {
+                kind: OpKind::Load { .. },
+                ..
+            })
+        ) {
+            return Err(format!("pipeline: %{} is not a load of the loop body", v.0));
+        }
+    }
+    if body.args.get(p.acc) != Some(acc) {
+        return Err(format!(
+            "pipeline: carried value #{} is not the dot's accumulator %{}",
+            p.acc, acc.0
+        ));
+    }
+    if p.stages < 2 || p.copy_widths.iter().any(|w| !w.is_power_of_two()) {
+        return Err(format!(
+            "pipeline: {} buffers and copies of {:?} elements (need 2+ buffers, power-of-two copies)",
+            p.stages, p.copy_widths
+        ));
+    }
+    Ok(())
 }
 
 fn op_error(op: &Op, problem: impl fmt::Display) -> VerifyError {

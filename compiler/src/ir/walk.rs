@@ -330,6 +330,7 @@ mod tests {
             inits: vec![zero],
             cond_region: cond,
             body_region: body,
+            pipeline: None,
         };
         assert_eq!(operands(&kind), vec![zero]);
         assert_eq!(regions(&kind).len(), 2);

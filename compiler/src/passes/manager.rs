@@ -1,6 +1,7 @@
 //! The pass manager: the passes in their fixed order, run over one function,
 //! with the IR verified after every pass that ran (a pass that wrongly
 //! reports "unchanged" is caught too; it costs microseconds).
+use super::pipeline_dot_loops::PipelineDotLoops;
 use super::selection::{pass_named, UnknownPass};
 use super::unrotate_prefetch::UnrotatePrefetch;
 use super::{Pass, PassOptions};
@@ -10,7 +11,7 @@ use crate::ir::Function;
 use std::fmt;
 
 /// Every pass, in the order [`PassManager::standard`] runs them.
-pub const STANDARD: &[&dyn Pass] = &[&UnrotatePrefetch];
+pub const STANDARD: &[&dyn Pass] = &[&UnrotatePrefetch, &PipelineDotLoops];
 
 /// What one pass did to one function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,7 +97,7 @@ impl PassManager {
             let outcome = match pass.skipped_because(&self.options) {
                 Some(reason) => PassOutcome::Skipped(reason),
                 None => {
-                    let changed = pass.run(func);
+                    let changed = pass.run(func, &self.options);
                     verify_function(func).map_err(|error| PassFailure {
                         pass: pass.name(),
                         error,
@@ -170,7 +171,7 @@ mod tests {
         fn summary(&self) -> &'static str {
             "changes nothing"
         }
-        fn run(&self, _: &mut Function) -> bool {
+        fn run(&self, _: &mut Function, _: &PassOptions) -> bool {
             false
         }
     }
@@ -190,7 +191,7 @@ mod tests {
         fn skipped_because(&self, options: &PassOptions) -> Option<&'static str> {
             (!options.pipelining).then_some("off")
         }
-        fn run(&self, func: &mut Function) -> bool {
+        fn run(&self, func: &mut Function, _: &PassOptions) -> bool {
             let first = func.body.ops[0].clone();
             func.body.ops.push(first);
             self.reports_change
@@ -208,13 +209,21 @@ mod tests {
     #[test]
     fn standard_order_is_fixed_and_printed() {
         let names: Vec<_> = STANDARD.iter().map(|p| p.name()).collect();
-        assert_eq!(names, ["unrotate-prefetch"]);
+        assert_eq!(names, ["unrotate-prefetch", "pipeline-dot-loops"]);
         let listing = PassManager::standard(PassOptions::all()).describe();
         assert!(
-            listing.starts_with("1. unrotate-prefetch  turns"),
+            listing.starts_with("1. unrotate-prefetch   turns"),
             "{listing}"
         );
-        let off = PassManager::standard(PassOptions { pipelining: false }).describe();
+        assert!(
+            listing.ends_with("(skipped: no target given (arch and warps))\n"),
+            "{listing}"
+        );
+        let off = PassManager::standard(PassOptions {
+            pipelining: false,
+            target: None,
+        })
+        .describe();
         assert!(
             off.ends_with("(skipped: TRITONC_NO_PIPELINE=1 is set)\n"),
             "{off}"
@@ -260,7 +269,13 @@ mod tests {
         let duplicates = &Duplicates {
             reports_change: true,
         };
-        let manager = PassManager::new(vec![duplicates], PassOptions { pipelining: false });
+        let manager = PassManager::new(
+            vec![duplicates],
+            PassOptions {
+                pipelining: false,
+                target: None,
+            },
+        );
         let mut func = one_constant();
         let before = print_function(&func);
         let (seen, result) = run(&manager, &mut func);

@@ -4,12 +4,16 @@
 //! kernel (the verifier runs after every pass), and hands the result to
 //! [`codegen`](crate::codegen). The order is fixed and printable
 //! (`tritonc --print-passes`); `tritonc --print-after PASS|all` prints the IR
-//! after the named passes. Codegen still decides software pipelining, shared
-//! memory and barriers itself; issue 16 moves those here too.
+//! after the named passes. Target-aware passes read [`PassOptions::target`]
+//! (arch, warps, buffers) and write GPU-level facts on the IR
+//! ([`crate::ir::schedule`]) that codegen follows. Codegen still places
+//! scratch shared memory and barriers itself.
 //!
 //! Passes, in order:
 //! 1. [`unrotate_prefetch`]: undoes the seed's manual pre-fetch so the loop
 //!    pipeliner sees the plain loop (skipped with `TRITONC_NO_PIPELINE=1`).
+//! 2. [`pipeline_dot_loops`]: decides which dot loops are software-pipelined
+//!    and how (engine, copy widths, buffers); needs a target.
 //!
 //! Adding a pass: one file here with a unit struct implementing [`Pass`],
 //! its place in [`manager::STANDARD`], and a file test in
@@ -18,11 +22,12 @@ use crate::ir::Function;
 
 pub mod manager;
 pub mod options;
+pub mod pipeline_dot_loops;
 pub mod selection;
 pub mod unrotate_prefetch;
 
 pub use manager::{PassEvent, PassFailure, PassManager, PassOutcome};
-pub use options::PassOptions;
+pub use options::{PassOptions, Target};
 pub use selection::{PassSelection, UnknownPass};
 
 /// One IR -> IR rewrite of a function.
@@ -37,6 +42,7 @@ pub trait Pass: Sync {
         let _ = options;
         None
     }
-    /// Rewrites `func` in place; `true` when anything changed.
-    fn run(&self, func: &mut Function) -> bool;
+    /// Rewrites `func` in place under `options` (the target, for passes
+    /// that plan for one); `true` when anything changed.
+    fn run(&self, func: &mut Function, options: &PassOptions) -> bool;
 }

@@ -1,29 +1,53 @@
-//! What decides whether a pass runs, read once per compile.
+//! What decides whether a pass runs, and the target the target-aware passes
+//! plan for; read once per compile.
+use crate::arch::Arch;
 
-/// Switches that enable or skip passes.
+/// Switches that enable or skip passes, and the target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PassOptions {
     /// Software pipelining of dot loops, and the rewrites that prepare it.
     pub pipelining: bool,
+    /// The GPU and launch shape the kernel is compiled for: passes that
+    /// decide GPU-level facts (`pipeline-dot-loops`) are skipped without it.
+    pub target: Option<Target>,
+}
+
+/// What a target-aware pass plans for (the codegen options of the compile).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Target {
+    pub arch: Arch,
+    pub num_warps: usize,
+    /// Most pipeline buffers asked for (`--num-stages`); `None`: the pass's choice.
+    pub num_stages: Option<usize>,
 }
 
 impl PassOptions {
-    /// Every pass on.
+    /// Every pass on, no target.
     pub fn all() -> Self {
-        PassOptions { pipelining: true }
+        PassOptions {
+            pipelining: true,
+            target: None,
+        }
     }
 
-    /// From the environment: `TRITONC_NO_PIPELINE=1` turns pipelining off.
+    /// From the environment (`TRITONC_NO_PIPELINE=1` turns pipelining off), no target.
     pub fn from_env() -> Self {
         PassOptions {
             pipelining: pipelining_enabled(),
+            target: None,
+        }
+    }
+
+    /// These options planning for `target`.
+    pub fn with_target(self, target: Target) -> Self {
+        PassOptions {
+            target: Some(target),
+            ..self
         }
     }
 }
 
-/// Whether loops are pipelined (`TRITONC_NO_PIPELINE=1` turns it off). Read
-/// by the passes that prepare the pipeliner and by the pipeliner in codegen,
-/// so both always agree.
+/// Whether loops are pipelined (`TRITONC_NO_PIPELINE=1` turns it off).
 pub fn pipelining_enabled() -> bool {
     std::env::var_os("TRITONC_NO_PIPELINE").is_none_or(|v| v == "0")
 }

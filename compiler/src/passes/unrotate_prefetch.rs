@@ -12,7 +12,7 @@
 //! is `load(yielded pa)`. Each iteration therefore reads `load(pa)` of its own
 //! carried `pa`, so `a` becomes a load of the carried `pa` at the top of the
 //! body and the carried `a`, the pre-loop load and the in-loop load go away:
-//! the shape [`crate::codegen::pipeline`] recognizes (then `cp.async`, or `wgmma` on
+//! the shape [`super::pipeline_dot_loops`] recognizes (then `cp.async`, or `wgmma` on
 //! sm_90a).
 //!
 //! Strict match, else the loop is left as is:
@@ -47,7 +47,7 @@ impl Pass for UnrotatePrefetch {
         (!options.pipelining).then_some("TRITONC_NO_PIPELINE=1 is set")
     }
 
-    fn run(&self, func: &mut Function) -> bool {
+    fn run(&self, func: &mut Function, _: &PassOptions) -> bool {
         unrotate_prefetch(func)
     }
 }
@@ -153,6 +153,7 @@ fn match_loop(cx: &Ctx<'_>, region: &Region, at: usize) -> Option<(usize, usize,
         inits,
         cond_region,
         body_region: body,
+        ..
     } = &op.kind
     else {
         return None;
@@ -287,6 +288,7 @@ fn apply(func: &mut Function, m: &Match) {
         inits,
         cond_region,
         body_region: body,
+        ..
     } = &mut loop_op.kind
     else {
         unreachable!("matched a loop")

@@ -186,6 +186,7 @@ impl Lowerer {
                 inits,
                 cond_region,
                 body_region,
+                pipeline: None,
             },
             types,
             span,

@@ -266,6 +266,7 @@ impl Kernel {
             inits,
             cond_region,
             body_region,
+            pipeline: None,
         };
         self.b.push(kind, results, span)
     }

@@ -133,6 +133,7 @@ fn check_region(f: &Function, r: &Region, defined: &mut Vec<ValueId>) {
                 inits,
                 cond_region,
                 body_region,
+                ..
             } => {
                 check_region(f, cond_region, defined);
                 check_region(f, body_region, defined);

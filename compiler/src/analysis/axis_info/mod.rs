@@ -219,6 +219,7 @@ impl Solver<'_> {
                     inits,
                     cond_region,
                     body_region,
+                    ..
                 } => self.while_loop(&op.results, inits, cond_region, body_region),
                 kind => {
                     if let [r] = op.results[..] {

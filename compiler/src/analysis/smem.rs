@@ -1,0 +1,10 @@
+//! Buffers in the kernel's dynamic shared memory: their alignment and packing
+//! (the pipeline's operand stages and codegen's scratch buffers follow it).
+
+/// Alignment of every buffer inside the dynamic shared memory.
+pub const BUFFER_ALIGN: usize = 16;
+
+/// Byte offset after a buffer of `bytes` bytes at `offset`, aligned for the next one.
+pub fn next_offset(offset: usize, bytes: usize) -> usize {
+    (offset + bytes).next_multiple_of(BUFFER_ALIGN)
+}

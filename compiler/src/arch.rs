@@ -1,0 +1,23 @@
+//! The GPU a kernel is compiled for: what the target-aware IR passes and
+//! code generation both read.
+
+/// The GPU target; its `clap` names (`sm_80`, `sm_90`, `sm_90a`) are the
+/// `--arch` values of `tritonc` and `triton-opgen`.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum,
+)]
+pub enum Arch {
+    #[value(name = "sm_80")]
+    Sm80,
+    #[value(name = "sm_90")]
+    Sm90,
+    /// Hopper with its arch-specific instructions (H100/H200 only): pipelined
+    /// tensor-core dots run on warpgroup MMA (wgmma).
+    #[value(name = "sm_90a")]
+    Sm90a,
+}
+
+/// Elements of one tile a thread may hold: a thread has 255 registers, so a
+/// tile past a few hundred elements a thread spills already; past this it
+/// cannot run usefully, and lowering it unrolls that many values a thread.
+pub const MAX_TILE_ELEMENTS_PER_THREAD: usize = 1024;

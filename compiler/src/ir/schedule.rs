@@ -1,0 +1,36 @@
+//! GPU-level facts on Triton-IR: what the target-aware passes decide and
+//! codegen follows without deciding again. Printed with the IR
+//! (`tritonc --emit ir --print-after pipeline-dot-loops`) and checked by the
+//! verifier.
+
+use super::ValueId;
+
+/// A `While` whose dot runs software-pipelined: the loads of its operands
+/// become asynchronous copies (`cp.async`) global -> shared memory into
+/// `stages` rotating buffers at the bottom of shared memory, and iteration
+/// `i` multiplies tile `i - stages + 1` while the copies of the later tiles
+/// fly; the last tiles are drained after the loop.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoopPipeline {
+    /// Operand buffers (each holds one iteration's `a` and `b` tiles).
+    pub stages: usize,
+    /// The body's `Dot` (its result) and the `Load`s of its `a` and `b`.
+    pub dot: ValueId,
+    pub loads: [ValueId; 2],
+    /// Position of the dot's accumulator among the carried values.
+    pub acc: usize,
+    /// Elements per `cp.async` of `a` and of `b` (16-bit elements: 2, 4 or 8).
+    pub copy_widths: [usize; 2],
+    pub engine: DotEngine,
+    /// Bytes of shared memory the buffers take, from offset 0.
+    pub shared_bytes: usize,
+}
+
+/// The tensor-core instructions the pipelined dot runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DotEngine {
+    /// `mma.sync m16n8k16` with `ldmatrix`, warps split `[M, N]` like this.
+    MmaSync { warps: [usize; 2] },
+    /// `wgmma.mma_async` (sm_90a) on this many warpgroups, which split `M`.
+    Wgmma { warpgroups: usize },
+}
