@@ -4,7 +4,8 @@
 //! has, instead of becoming a kernel that fails at launch, or a compile that
 //! takes minutes to unroll a tile no thread could hold in registers.
 
-use super::{Arch, CodegenError};
+use crate::codegen::Arch;
+use crate::codegen::CodegenError;
 use crate::ir::Function;
 
 /// Shared memory one block may use, bytes (after opting in above 48 KiB):
@@ -56,7 +57,7 @@ pub fn check_shared(func: &Function, bytes: usize, arch: Arch) -> Result<(), Cod
         what: format!(
             "the kernel needs {bytes} bytes of shared memory per program; {} allows {most} \
              (use smaller tiles, or fewer pipeline buffers with --num-stages)",
-            super::target::cpu_name(arch)
+            crate::codegen::target::cpu_name(arch)
         ),
         span: func.span,
     })

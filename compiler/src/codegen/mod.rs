@@ -11,25 +11,25 @@
 //! thread.
 //!
 //! # Internal API (what per-op lowerings use)
-//! - A lowered value is a [`tile::Tile`]: its layout and, per thread, `regs[r]`
+//! - A lowered value is a [`lower::tile::Tile`]: its layout and, per thread, `regs[r]`
 //!   = the element at `layout.tile_map(shape).element_index(tid, r)`; scalars
 //!   have `Layout::Scalar` and one register. Splats and ranges stay lazy
-//!   ([`tile::Slot`]) and are built in whatever layout a consumer asks for.
+//!   ([`lower::tile::Slot`]) and are built in whatever layout a consumer asks for.
 //! - [`lower::Lowering::value`]`(v, layout)` gives `v`'s registers in `layout`,
-//!   converting through shared memory when needed ([`convert_layout`]);
+//!   converting through shared memory when needed ([`lower::convert_layout`]);
 //!   [`lower::Lowering::tile`] gives `v` as produced; `define_tile` records a
 //!   result. [`lower::Lowering::indices`] gives each register's per-axis
 //!   index (`i32` LLVM values), `owner_pred` the predicate that masks off
 //!   replicas, `barrier` a `bar.sync`.
 //! - Shared memory: one dynamic array `@global_smem`; every op's scratch
-//!   buffers start at offset 0 and are fenced by barriers ([`shared_alloc`]).
+//!   buffers start at offset 0 and are fenced by barriers ([`lower::shared_alloc`]).
 //!
 //! # Known limits (each an `Unsupported` error or a documented slow path)
 //! - `Dot` with f16/bf16 inputs and an f32 accumulator runs on tensor cores
-//!   (`mma.sync` m16n8k16, [`mma`]); other dots on FMA units ([`dot`]). A loop
+//!   (`mma.sync` m16n8k16, [`tensor_cores::mma`]); other dots on FMA units ([`ops::dot`]). A loop
 //!   that the `pipeline-dot-loops` pass marked ([`crate::ir::LoopPipeline`]:
 //!   it loads a tensor-core dot's operands straight from pointers) is
-//!   software-pipelined with `cp.async` as marked ([`pipeline`];
+//!   software-pipelined with `cp.async` as marked ([`ops::pipeline`];
 //!   `TRITONC_NO_PIPELINE=1` skips the pass); other dots' operands go
 //!   registers -> shared memory.
 //!   The seed's manual pre-fetch (`a = *pa` before the loop and at the end
@@ -37,10 +37,10 @@
 //!   [`unrotate_prefetch`](crate::passes::unrotate_prefetch); an operand
 //!   transposed between load and dot (`^a`) is not pipelined yet.
 //!   On sm_90a the pass puts that loop on warpgroup MMA when the tile fits
-//!   the warpgroups ([`wgmma`], [`wgmma_pipeline`]); everything else keeps
+//!   the warpgroups ([`tensor_cores::wgmma`], [`ops::wgmma_pipeline`]); everything else keeps
 //!   `mma.sync` there.
 //!   Transposes and 2-D conversions stage through a swizzled shared buffer
-//!   with vector writes ([`trans`]); other conversions element by element.
+//!   with vector writes ([`lower::trans`]); other conversions element by element.
 //! - Transcendentals on f64; float atomic max/min; float compare-and-swap.
 //! - Tile dimensions must be powers of two.
 //!
@@ -50,35 +50,35 @@
 //! `python3 compiler/tests/common/gpu_codegen_check.py out/codegen` runs them
 //! against torch (all passed on an H100, 2026-11-23).
 //!
-//! One file per concern: [`target`] (module, kernel declaration, PTX),
-//! [`elementwise`], [`memory`] (vectorized/predicated global accesses),
-//! [`control_flow`], [`convert_layout`], [`trans`], [`reduce`], [`dot`], [`mma`], [`pipeline`],
-//! [`wgmma`], [`wgmma_pipeline`], [`atomics`], [`shared_alloc`].
+//! # Layout of the code
+//! Three layers, each importing only the ones below it (no import circle):
+//! - [`lower`], the lowering context: [`lower::Lowering`] (LLVM handles, the
+//!   lowered values, thread indices) and what every lowering uses — tiles,
+//!   LLVM types, register arithmetic ([`lower::scalar`]), staging through
+//!   shared memory ([`lower::staging`], [`lower::convert_layout`],
+//!   [`lower::trans`]), shared-memory buffers, loop building
+//!   ([`lower::loops`]), inline PTX. It lowers a region by calling the op
+//!   table it was given, so it imports no op file.
+//! - [`tensor_cores`]: `mma.sync`, `wgmma` and what both pipelined loops
+//!   share.
+//! - [`ops`]: one file per family of ops ([`ops::elementwise`],
+//!   [`ops::memory`], [`ops::control_flow`], [`ops::reduce`], [`ops::dot`],
+//!   [`ops::pipeline`], [`ops::wgmma_pipeline`], [`ops::atomics`]); none
+//!   imports another, and [`ops::lower`] is the table from op to file.
+//!
+//! Beside them: [`target`] (module, kernel declaration, PTX), [`limits`]
+//! (what a program may use), [`pass_pipeline`] (LLVM's passes).
 use crate::analysis::{axis_info, layout_assign};
 use crate::ir::Function;
 use crate::timings::{Phase, PhaseTimes};
 use inkwell::context::Context;
 
-pub mod atomics;
-pub mod control_flow;
-pub mod convert_layout;
-pub mod dot;
-pub mod elementwise;
 pub mod limits;
 pub mod lower;
-pub mod memory;
-pub mod mma;
+pub mod ops;
 pub mod pass_pipeline;
-pub mod pipeline;
-pub mod reduce;
-pub mod shared_alloc;
 pub mod target;
-pub mod tile;
-pub mod trans;
-pub mod types;
-pub mod wgmma;
-pub mod wgmma_layout;
-pub mod wgmma_pipeline;
+pub mod tensor_cores;
 
 pub use crate::arch::Arch;
 
@@ -155,7 +155,8 @@ pub fn compile_timed(
         (widths, layouts)
     });
     let shared_bytes = times.time(Phase::LowerToLlvm, || {
-        let mut lw = lower::Lowering::new(&ctx, &module, kernel, func, layouts, widths)?;
+        let mut lw =
+            lower::Lowering::new(&ctx, &module, kernel, func, layouts, widths, ops::lower)?;
         lw.arch = options.arch;
         lw.num_stages = options.num_stages.map(|s| s as usize);
         lw.region(&func.body)?;

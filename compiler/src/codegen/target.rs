@@ -1,6 +1,7 @@
 //! The NVPTX target: target machine, module setup, the kernel declaration with
 //! its `nvvm.annotations`, optimization and PTX emission.
-use super::{Arch, CodegenError};
+use crate::codegen::Arch;
+use crate::codegen::CodegenError;
 use crate::ir::Function;
 use inkwell::context::Context;
 use inkwell::module::Module;
@@ -9,20 +10,12 @@ use inkwell::targets::{
     CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine, TargetTriple,
 };
 use inkwell::values::FunctionValue;
-use inkwell::{AddressSpace, OptimizationLevel};
+use inkwell::OptimizationLevel;
 use std::sync::Once;
 
 pub const TRIPLE: &str = "nvptx64-nvidia-cuda";
 /// PTX ISA 8.0: accepted by ptxas 13.0 for sm_80 and sm_90.
 pub const PTX_FEATURES: &str = "+ptx80";
-pub fn global_space() -> AddressSpace {
-    AddressSpace::from(1u16)
-}
-
-pub fn shared_space() -> AddressSpace {
-    AddressSpace::from(3u16)
-}
-
 pub fn cpu_name(arch: Arch) -> &'static str {
     match arch {
         Arch::Sm80 => "sm_80",
@@ -93,7 +86,9 @@ pub fn declare_kernel<'ctx>(
     let params: Vec<_> = func
         .params
         .iter()
-        .map(|p| super::types::llvm_scalar_type(ctx, func.ty(p.value).scalar).into())
+        .map(|p| {
+            crate::codegen::lower::types::llvm_scalar_type(ctx, func.ty(p.value).scalar).into()
+        })
         .collect();
     let fn_type = ctx.void_type().fn_type(&params, false);
     let kernel = module.add_function(&func.name, fn_type, None);
@@ -121,7 +116,7 @@ pub fn optimize(module: &Module, tm: &TargetMachine) -> Result<(), CodegenError>
     let custom = std::env::var("TRITONC_LLVM_PASSES").ok();
     let passes = custom
         .as_deref()
-        .unwrap_or(super::pass_pipeline::PASS_PIPELINE.as_str());
+        .unwrap_or(crate::codegen::pass_pipeline::PASS_PIPELINE.as_str());
     module
         .run_passes(passes, tm, PassBuilderOptions::create())
         .map_err(|e| CodegenError::Llvm(format!("pass pipeline `{passes}`: {e}")))

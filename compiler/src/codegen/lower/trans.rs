@@ -11,11 +11,11 @@
 //!
 //! Layout conversions of 2-D tiles use the same buffer ([`convert_2d`]), with
 //! the result's axes not swapped.
-use super::convert_layout::{from_memory, stage, to_memory};
-use super::lower::{Lowering, Result};
-use super::tile::Tile;
-use super::types::{llvm_memory_type, memory_bytes};
 use crate::analysis::layout::Layout;
+use crate::codegen::lower::staging::{from_memory, stage, to_memory};
+use crate::codegen::lower::tile::Tile;
+use crate::codegen::lower::types::{llvm_memory_type, memory_bytes};
+use crate::codegen::lower::{Lowering, Result};
 use crate::ir::{Op, OpKind, ScalarType};
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::BasicValue;
@@ -260,7 +260,9 @@ fn store_vector<'ctx>(
         data[0]
     } else {
         let vty = elems_vector_type(elem_ty, data.len())
-            .ok_or_else(|| super::CodegenError::Llvm("vector of this element type".into()))?
+            .ok_or_else(|| {
+                crate::codegen::CodegenError::Llvm("vector of this element type".into())
+            })?
             .into_vector_type();
         let mut v = vty.get_undef();
         for (i, d) in data.iter().enumerate() {
@@ -273,7 +275,7 @@ fn store_vector<'ctx>(
     };
     let inst = lw.builder.build_store(ptr, value)?;
     inst.set_alignment((bytes * data.len()) as u32)
-        .map_err(|e| super::CodegenError::Llvm(e.to_string()))?;
+        .map_err(|e| crate::codegen::CodegenError::Llvm(e.to_string()))?;
     Ok(())
 }
 
@@ -289,13 +291,13 @@ fn load_vector<'ctx>(
     let v = lw.builder.build_load(ty, ptr, "staged")?;
     if let Some(inst) = v.as_instruction_value() {
         inst.set_alignment((bytes * n) as u32)
-            .map_err(|e| super::CodegenError::Llvm(e.to_string()))?;
+            .map_err(|e| crate::codegen::CodegenError::Llvm(e.to_string()))?;
     }
     if n == 1 {
         return Ok(vec![v]);
     }
     let vty = elems_vector_type(elem_ty, n)
-        .ok_or_else(|| super::CodegenError::Llvm("vector of this element type".into()))?;
+        .ok_or_else(|| crate::codegen::CodegenError::Llvm("vector of this element type".into()))?;
     let elems = lw.builder.build_bit_cast(v, vty, "")?.into_vector_value();
     (0..n)
         .map(|i| {

@@ -4,9 +4,9 @@
 //! in `addrspace(1)` (`ld.global.v4.b32`), masked ones predicated PTX through
 //! inline asm (`@p ld.global.v4.b32`), which first sets the destination to
 //! `other`. Stores are also predicated off in threads holding replicas.
-use super::convert_layout::{from_memory, to_memory};
-use super::lower::{int_type, Lowering, Result};
-use super::CodegenError;
+use crate::codegen::lower::staging::{from_memory, to_memory};
+use crate::codegen::lower::{int_type, Lowering, Result};
+use crate::codegen::CodegenError;
 use crate::ir::{Op, OpKind};
 use inkwell::types::{BasicType, BasicTypeEnum};
 use inkwell::values::{BasicValue, BasicValueEnum, IntValue, PointerValue};

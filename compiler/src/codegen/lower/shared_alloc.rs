@@ -6,8 +6,8 @@
 //! one after another), and the kernel needs the largest op's total. Reuse is
 //! made safe by barriers: each op waits before writing its buffer (earlier
 //! readers are done) and after writing it (writers are done before anybody reads).
-use super::lower::{Lowering, Result};
-use super::target::shared_space;
+use super::types::shared_space;
+use crate::codegen::lower::{Lowering, Result};
 use inkwell::context::Context;
 use inkwell::module::{Linkage, Module};
 use inkwell::types::BasicTypeEnum;

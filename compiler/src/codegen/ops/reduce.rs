@@ -4,10 +4,10 @@
 //! distinct parts of the axis, across warps through shared memory. The result
 //! is in the slice layout of the source's layout (a scalar for 1-D sources),
 //! held by every thread that holds the corresponding rows.
-use super::convert_layout::{from_memory, linear, row_major_strides, to_memory};
-use super::lower::{int_type, Lowering, Result};
-use super::types::memory_bytes;
 use crate::analysis::layout::Layout;
+use crate::codegen::lower::staging::{from_memory, linear, row_major_strides, to_memory};
+use crate::codegen::lower::types::memory_bytes;
+use crate::codegen::lower::{int_type, Lowering, Result};
 use crate::ir::{DType, Op, OpKind, ReduceKind};
 use inkwell::values::{BasicValueEnum, IntValue};
 use inkwell::IntPredicate;
@@ -56,7 +56,7 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
     }
     let mut acc: Vec<BasicValueEnum> = acc
         .into_iter()
-        .map(|a| a.ok_or_else(|| super::CodegenError::Llvm("reduction lost a row".into())))
+        .map(|a| a.ok_or_else(|| crate::codegen::CodegenError::Llvm("reduction lost a row".into())))
         .collect::<Result<_>>()?;
 
     // 2. Across the lanes along the axis.
@@ -148,9 +148,9 @@ pub fn combine<'ctx>(
         } else {
             BinOp::Or
         };
-        return super::elementwise::binary(lw, op, dtype, a, b, span);
+        return crate::codegen::lower::scalar::binary(lw, op, dtype, a, b, span);
     }
-    super::elementwise::binary(lw, bop, dtype, a, b, span)
+    crate::codegen::lower::scalar::binary(lw, bop, dtype, a, b, span)
 }
 
 /// The value held by lane `lane ^ lane_mask` (all 32 lanes take part).
@@ -210,7 +210,7 @@ pub fn shuffle_xor<'ctx>(
                 Ok(b.build_or(lo, hi, "")?.into())
             }
         }
-        _ => Err(super::CodegenError::Llvm(
+        _ => Err(crate::codegen::CodegenError::Llvm(
             "cannot shuffle this value".into(),
         )),
     }

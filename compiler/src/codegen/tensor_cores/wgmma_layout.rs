@@ -35,7 +35,7 @@
 //! A `k16` step advances `a`'s descriptor by 32 bytes inside the swizzled row
 //! (the hardware swizzles the computed address) and `b`'s by 16 rows.
 //!
-//! This file holds the pure index math (tested here); [`super::wgmma`] emits
+//! This file holds the pure index math (tested here); [`crate::codegen::tensor_cores::wgmma`] emits
 //! the instructions.
 use crate::analysis::layout::Layout;
 use crate::analysis::mma::accumulator_layout;

@@ -1,5 +1,5 @@
-//! The pipelined reduction loop of [`super::pipeline`] on warpgroup MMA
-//! (sm_90a, [`super::wgmma`]; the pass chose the engine and the buffers): the same pattern and the same `cp.async`
+//! The pipelined reduction loop of [`crate::codegen::ops::pipeline`] on warpgroup MMA
+//! (sm_90a, [`crate::codegen::tensor_cores::wgmma`]; the pass chose the engine and the buffers): the same pattern and the same `cp.async`
 //! copies into `S` rotating buffers, laid out for the `wgmma` descriptors, with
 //! one group of `wgmma`s in flight while the next tiles' copies fly.
 //!
@@ -25,15 +25,18 @@
 //! time, each waited for; otherwise the drain issues the last `S - 1` tiles.
 //! Either way no buffer is read that no copy filled, and only the tiles that
 //! exist are multiplied (small K pays for no pipeline depth it cannot use).
-use super::control_flow::{carried_phis, close_carried, current_block, phi_values, yielded};
-use super::lower::{Lowering, Result};
-use super::mma::elem_ptr;
-use super::pipeline::{
-    async_asm, issue_copies, loop_setup, lower_body, slot_offset, wrap_add, LoopSetup, PipelinePlan,
-};
-use super::wgmma::{self, WgmmaConfig};
 use crate::analysis::layout::Layout;
-use crate::ir::{Op, OpKind, Region, ValueId};
+use crate::codegen::lower::asm::async_asm;
+use crate::codegen::lower::loops::{
+    carried_phis, close_carried, current_block, phi_values, yielded,
+};
+use crate::codegen::lower::{Lowering, Result};
+use crate::codegen::tensor_cores::mma::elem_ptr;
+use crate::codegen::tensor_cores::pipelined_loop::{
+    issue_copies, loop_setup, lower_body, slot_offset, wrap_add, LoopSetup, PipelinePlan,
+};
+use crate::codegen::tensor_cores::wgmma::{self, WgmmaConfig};
+use crate::ir::{LoopPipeline, Op, OpKind, Region, ValueId};
 use inkwell::basic_block::BasicBlock;
 use inkwell::values::{BasicValueEnum, IntValue, PhiValue, PointerValue};
 use inkwell::IntPredicate;
@@ -41,7 +44,22 @@ use inkwell::IntPredicate;
 /// Alignment of the dynamic shared memory: the 128-byte swizzle repeats every 1024 bytes.
 pub const SWIZZLE_ALIGN: u32 = 1024;
 
-pub fn pipelined<'ctx>(
+/// Lowers the loop `op` as the pass's pipeline `p` (on wgmma) says.
+pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op, p: &LoopPipeline) -> Result<()> {
+    let plan = PipelinePlan::of(lw, op, p)?;
+    let (
+        OpKind::While {
+            inits, body_region, ..
+        },
+        Some(w),
+    ) = (&op.kind, plan.wgmma)
+    else {
+        return lw.unsupported("a wgmma pipeline without a warpgroup plan", op.span);
+    };
+    pipelined(lw, op, &plan, &w, inits, body_region)
+}
+
+fn pipelined<'ctx>(
     lw: &mut Lowering<'_, 'ctx>,
     op: &Op,
     plan: &PipelinePlan,
@@ -166,7 +184,7 @@ pub fn pipelined<'ctx>(
         |lw: &Lowering<'_, 'ctx>, short: BasicValueEnum<'ctx>, long: BasicValueEnum<'ctx>| {
             let phi = lw.builder.build_phi(short.get_type(), "exit")?;
             phi.add_incoming(&[(&short, short_end), (&long, long_end)]);
-            Ok::<_, super::CodegenError>(phi.as_basic_value())
+            Ok::<_, crate::codegen::CodegenError>(phi.as_basic_value())
         };
     for (i, (prow, mrow)) in p.phis.iter().zip(&m.phis).enumerate() {
         let (short_row, long_row) = if i == plan.acc {
@@ -318,7 +336,7 @@ fn operands_ready(lw: &Lowering<'_, '_>, pending: usize) -> Result<()> {
 }
 
 /// The copies of both operands of the current tile into the stage at `base`:
-/// `a`'s rows permuted, both in swizzled rows (see [`super::wgmma_layout`]).
+/// `a`'s rows permuted, both in swizzled rows (see [`crate::codegen::tensor_cores::wgmma_layout`]).
 fn copy_operands<'ctx>(
     lw: &mut Lowering<'_, 'ctx>,
     w: &WgmmaConfig,

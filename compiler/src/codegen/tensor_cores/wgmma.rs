@@ -1,19 +1,19 @@
 //! Warpgroup MMA on sm_90a: the instructions (`wgmma.fence`,
 //! `wgmma.mma_async` with shared-memory descriptors, `wgmma.commit_group`,
 //! `wgmma.wait_group`) and the IR forms of the shared-memory index math.
-//! Layouts, swizzle and descriptors: [`super::wgmma_layout`].
-use super::lower::{Lowering, Result};
-use super::pipeline::async_asm;
-use super::wgmma_layout::{
-    a_descriptor_bits, a_operand_offset, acc_register, b_descriptor_bits, b_operand_offset,
-};
-use super::CodegenError;
+//! Layouts, swizzle and descriptors: [`crate::codegen::tensor_cores::wgmma_layout`].
 pub use crate::analysis::wgmma::WgmmaConfig;
 use crate::analysis::wgmma::WG_M;
+use crate::codegen::lower::asm::async_asm;
+use crate::codegen::lower::{Lowering, Result};
+use crate::codegen::tensor_cores::wgmma_layout::{
+    a_descriptor_bits, a_operand_offset, acc_register, b_descriptor_bits, b_operand_offset,
+};
+use crate::codegen::CodegenError;
 use inkwell::types::BasicMetadataTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, PointerValue};
 
-/// [`super::wgmma_layout::physical_row`] on LLVM values (every factor is a power of two).
+/// [`crate::codegen::tensor_cores::wgmma_layout::physical_row`] on LLVM values (every factor is a power of two).
 pub fn physical_row_ir<'ctx>(
     lw: &Lowering<'_, 'ctx>,
     cfg: &WgmmaConfig,
@@ -41,7 +41,7 @@ pub fn physical_row_ir<'ctx>(
 /// The swizzled byte offset of element `col` of row `row` of a
 /// `[blocks][rows][row_elems]` operand of 16-bit elements (`rows` rows, a
 /// multiple of 8, per block of `row_elems` columns: 64, 32 or 16, the 128-,
-/// 64- and 32-byte swizzles of [`super::wgmma_layout::swizzle`]).
+/// 64- and 32-byte swizzles of [`crate::codegen::tensor_cores::wgmma_layout::swizzle`]).
 pub fn swizzled_offset_ir<'ctx>(
     lw: &Lowering<'_, 'ctx>,
     row: IntValue<'ctx>,

@@ -1,9 +1,9 @@
 //! LLVM types of IR element types: numbers as themselves (`f16` as `half`,
 //! `bf16` as `bfloat`), pointers as `ptr addrspace(1)`; in memory `i1` is a byte.
-use super::target::global_space;
 use crate::ir::{DType, ScalarType};
 use inkwell::context::Context;
 use inkwell::types::BasicTypeEnum;
+use inkwell::AddressSpace;
 
 pub fn llvm_dtype(ctx: &Context, d: DType) -> BasicTypeEnum<'_> {
     match d {
@@ -41,4 +41,12 @@ pub fn memory_bytes(s: ScalarType) -> usize {
         ScalarType::Num(d) => d.size_bytes(),
         ScalarType::Ptr(_) => 8,
     }
+}
+
+pub fn global_space() -> AddressSpace {
+    AddressSpace::from(1u16)
+}
+
+pub fn shared_space() -> AddressSpace {
+    AddressSpace::from(3u16)
 }

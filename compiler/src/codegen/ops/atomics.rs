@@ -3,7 +3,7 @@
 //! and where the mask is true (a branch around each). Masked-off elements get
 //! zero as their old value; threads holding replicas (and, for a scalar,
 //! every thread but thread 0) get the owner's old value through shared memory.
-use super::lower::{Lowering, Result};
+use crate::codegen::lower::{Lowering, Result};
 use crate::ir::{AtomicOp, DType, Op, OpKind};
 use inkwell::types::BasicType;
 use inkwell::values::{BasicValueEnum, IntValue};
@@ -97,7 +97,7 @@ fn guarded<'ctx>(
     let before = lw
         .builder
         .get_insert_block()
-        .ok_or_else(|| super::CodegenError::Llvm("builder has no block".into()))?;
+        .ok_or_else(|| crate::codegen::CodegenError::Llvm("builder has no block".into()))?;
     let (do_bb, join_bb) = (lw.new_block("atomic"), lw.new_block("atomic_done"));
     lw.builder.build_conditional_branch(pred, do_bb, join_bb)?;
     lw.builder.position_at_end(do_bb);
@@ -105,7 +105,7 @@ fn guarded<'ctx>(
     let end = lw
         .builder
         .get_insert_block()
-        .ok_or_else(|| super::CodegenError::Llvm("builder has no block".into()))?;
+        .ok_or_else(|| crate::codegen::CodegenError::Llvm("builder has no block".into()))?;
     lw.builder.build_unconditional_branch(join_bb)?;
     lw.builder.position_at_end(join_bb);
     let phi = lw.builder.build_phi(ty, "old")?;
@@ -140,7 +140,7 @@ fn float_atomic_add<'ctx>(
         .build_indirect_call(fn_ty, asm, &[ptr.into(), v.into()], "atom")?;
     call.try_as_basic_value()
         .basic()
-        .ok_or_else(|| super::CodegenError::Llvm("atomic returned nothing".into()))
+        .ok_or_else(|| crate::codegen::CodegenError::Llvm("atomic returned nothing".into()))
 }
 
 /// The owners' registers of a tile, in every thread: owners write them to
@@ -153,7 +153,7 @@ fn share_from_owners<'ctx>(
     result: crate::ir::ValueId,
     regs: &[BasicValueEnum<'ctx>],
 ) -> Result<Vec<BasicValueEnum<'ctx>>> {
-    use super::convert_layout::{from_memory, linear, row_major_strides, to_memory};
+    use crate::codegen::lower::staging::{from_memory, linear, row_major_strides, to_memory};
     let scalar = lw.scalar_type(result);
     let elem_ty = lw.mem_type(result);
     let numel: usize = shape.iter().product();

@@ -2,14 +2,14 @@
 //! indices and the helpers every per-op lowering uses (see `mod.rs` for the
 //! model). `Lowering::region` walks a region and dispatches each op to the file
 //! that lowers it.
-use super::shared_alloc::SharedMemory;
-use super::tile::{Slot, Tile};
-use super::types::{llvm_memory_type, llvm_scalar_type, memory_bytes};
-use super::CodegenError;
 use crate::analysis::axis_info::AxisInfoMap;
 use crate::analysis::layout::{Layout, TileMap};
 use crate::analysis::layout_assign::LayoutMap;
-use crate::ir::{Function, Op, OpKind, Region, ScalarType, ValueId};
+use crate::codegen::lower::shared_alloc::SharedMemory;
+use crate::codegen::lower::tile::{Slot, Tile};
+use crate::codegen::lower::types::{llvm_memory_type, llvm_scalar_type, memory_bytes};
+use crate::codegen::CodegenError;
+use crate::ir::{Function, Op, Region, ScalarType, ValueId};
 use crate::span::Span;
 use inkwell::basic_block::BasicBlock;
 use inkwell::builder::{Builder, BuilderError};
@@ -19,7 +19,21 @@ use inkwell::types::{BasicType, BasicTypeEnum};
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FunctionValue, IntValue};
 use std::collections::HashMap;
 
+pub mod asm;
+pub mod convert_layout;
+pub mod loops;
+pub mod scalar;
+pub mod shared_alloc;
+pub mod staging;
+pub mod tile;
+pub mod trans;
+pub mod types;
+
 pub type Result<T> = std::result::Result<T, CodegenError>;
+
+/// Lowers one op (`codegen::ops::lower`): given to the context, so that the
+/// context, which lowers regions, imports no op file.
+pub type LowerOp = for<'a, 'b, 'ctx> fn(&'b mut Lowering<'a, 'ctx>, &'b Op) -> Result<()>;
 
 impl From<BuilderError> for CodegenError {
     fn from(e: BuilderError) -> Self {
@@ -49,9 +63,10 @@ pub struct Lowering<'a, 'ctx> {
     pub lane: IntValue<'ctx>,
     pub warp: IntValue<'ctx>,
     /// The target (picks `wgmma` over `mma.sync` on sm_90a).
-    pub arch: super::Arch,
+    pub arch: crate::arch::Arch,
     /// Pipeline buffers asked for (`CodegenOptions::num_stages`).
     pub num_stages: Option<usize>,
+    lower_op: LowerOp,
 }
 
 impl<'a, 'ctx> Lowering<'a, 'ctx> {
@@ -62,6 +77,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         func: &'a Function,
         layouts: LayoutMap,
         widths: AxisInfoMap,
+        lower_op: LowerOp,
     ) -> Result<Self> {
         let builder = ctx.create_builder();
         let entry = ctx.append_basic_block(kernel, "entry");
@@ -107,8 +123,9 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             tid,
             lane,
             warp,
-            arch: super::Arch::Sm90,
+            arch: crate::arch::Arch::Sm90,
             num_stages: None,
+            lower_op,
         })
     }
 
@@ -207,7 +224,8 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
                     }
                 }
                 let ty = self.func.ty(v).scalar;
-                let regs = super::convert_layout::convert(self, &t, ty, &shape, layout)?;
+                let regs =
+                    crate::codegen::lower::convert_layout::convert(self, &t, ty, &shape, layout)?;
                 if let Some(block) = self.builder.get_insert_block() {
                     self.converted.insert(key, (block, regs.clone()));
                 }
@@ -398,31 +416,9 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         Ok(())
     }
 
+    /// Lowers `op` through the op table the context was made with.
     pub fn op(&mut self, op: &Op) -> Result<()> {
-        use super::{atomics, control_flow, dot, elementwise, memory, reduce, trans};
-        match &op.kind {
-            OpKind::Constant { .. }
-            | OpKind::ProgramId { .. }
-            | OpKind::NumPrograms { .. }
-            | OpKind::MakeRange { .. }
-            | OpKind::Splat { .. }
-            | OpKind::Broadcast { .. }
-            | OpKind::Reshape { .. }
-            | OpKind::Binary { .. }
-            | OpKind::Cmp { .. }
-            | OpKind::Unary { .. }
-            | OpKind::Cast { .. }
-            | OpKind::AddPtr { .. }
-            | OpKind::Select { .. } => elementwise::lower(self, op),
-            OpKind::Load { .. } | OpKind::Store { .. } => memory::lower(self, op),
-            OpKind::If { .. } | OpKind::While { .. } | OpKind::Return => {
-                control_flow::lower(self, op)
-            }
-            OpKind::Trans { .. } => trans::lower(self, op),
-            OpKind::Reduce { .. } => reduce::lower(self, op),
-            OpKind::Dot { .. } => dot::lower(self, op),
-            OpKind::AtomicRmw { .. } | OpKind::AtomicCas { .. } => atomics::lower(self, op),
-        }
+        (self.lower_op)(self, op)
     }
 
     /// The single result of `op`.

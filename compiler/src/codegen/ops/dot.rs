@@ -1,20 +1,20 @@
-//! `acc + a @ b` on FMA units, for the dots [`super::mma`] does not take
+//! `acc + a @ b` on FMA units, for the dots [`crate::codegen::tensor_cores::mma`] does not take
 //! (fp32 or integer inputs, tiles not made of whole mma instructions). `a` and `b` are staged in
 //! shared memory (rows padded); then each thread, for every `k`, reads the
 //! rows of `a` and the columns of `b` its accumulator registers need and
 //! accumulates with `fmuladd` in the accumulator's layout.
-use super::convert_layout::{linear, to_memory};
-use super::lower::{Lowering, Result};
-use super::shared_alloc::next_offset;
-use super::trans::padding;
-use super::types::llvm_memory_type;
 use crate::analysis::layout::Layout;
+use crate::codegen::lower::shared_alloc::next_offset;
+use crate::codegen::lower::staging::{linear, to_memory};
+use crate::codegen::lower::trans::padding;
+use crate::codegen::lower::types::llvm_memory_type;
+use crate::codegen::lower::{Lowering, Result};
 use crate::ir::{DType, Op, OpKind, ScalarType, ValueId};
 use inkwell::values::{BasicValueEnum, IntValue};
 
 pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
     if let Some(cfg) = crate::analysis::mma::plan_for_op(lw.func, op, lw.num_warps) {
-        return super::mma::lower(lw, op, &cfg);
+        return crate::codegen::tensor_cores::mma::lower(lw, op, &cfg);
     }
     let OpKind::Dot { a, b, acc } = &op.kind else {
         return lw.unsupported("this op as a dot", op.span);
@@ -130,7 +130,7 @@ fn widen<'ctx>(
     to: DType,
     span: crate::span::Span,
 ) -> Result<BasicValueEnum<'ctx>> {
-    super::elementwise::cast(lw, v, ScalarType::Num(from), ScalarType::Num(to), span)
+    crate::codegen::lower::scalar::cast(lw, v, ScalarType::Num(from), ScalarType::Num(to), span)
 }
 
 fn multiply_add<'ctx>(
@@ -141,7 +141,10 @@ fn multiply_add<'ctx>(
     c: BasicValueEnum<'ctx>,
 ) -> Result<BasicValueEnum<'ctx>> {
     if dtype.is_float() {
-        let name = format!("llvm.fmuladd.{}", super::elementwise::float_suffix(dtype));
+        let name = format!(
+            "llvm.fmuladd.{}",
+            crate::codegen::lower::scalar::float_suffix(dtype)
+        );
         return lw.call_value(&name, c.get_type(), &[a, b, c]);
     }
     let p = lw

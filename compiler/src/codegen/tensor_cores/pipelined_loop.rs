@@ -1,0 +1,258 @@
+//! What the two pipelined dot loops (`ops::pipeline` on mma.sync,
+//! `ops::wgmma_pipeline` on wgmma) share: the pass's decision in lowering's
+//! terms ([`PipelinePlan`]), the `cp.async` copies of an operand tile into a
+//! rotating buffer, the loop's setup and its body without the operand loads.
+use crate::analysis::layout::Layout;
+use crate::analysis::mma::{accumulator_layout, MmaConfig};
+use crate::codegen::lower::loops::yielded;
+use crate::codegen::lower::{Lowering, Result};
+use crate::codegen::tensor_cores::mma::{self, mul};
+use crate::codegen::tensor_cores::wgmma::WgmmaConfig;
+use crate::ir::{DotEngine, LoopPipeline, Op, OpKind, Region, ValueId};
+use inkwell::types::BasicMetadataTypeEnum;
+use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue};
+use inkwell::IntPredicate;
+
+/// A pipelined loop as lowering uses it ([`PipelinePlan::of`]).
+#[derive(Clone, Debug)]
+pub struct PipelinePlan {
+    /// Indices in the body's ops.
+    pub dot: usize,
+    pub loads: [usize; 2],
+    /// Position of the accumulator among the carried values.
+    pub acc: usize,
+    pub cfg: MmaConfig,
+    pub stages: usize,
+    /// Elements per `cp.async` of `a` and of `b`.
+    pub widths: [usize; 2],
+    /// On sm_90a, the warpgroup plan when the dot fits one (then `cfg` is its
+    /// accumulator, see [`crate::codegen::tensor_cores::wgmma`]).
+    pub wgmma: Option<WgmmaConfig>,
+}
+
+impl PipelinePlan {
+    /// The decisions of the `pipeline-dot-loops` pass for `op`, in the terms
+    /// lowering uses: positions in the body and the engine's config (from
+    /// the dot's tile sizes and the decided warp split).
+    pub fn of(lw: &Lowering<'_, '_>, op: &Op, p: &LoopPipeline) -> Result<PipelinePlan> {
+        let OpKind::While { body_region, .. } = &op.kind else {
+            return lw.unsupported("a pipeline on an op that is not a loop", op.span);
+        };
+        let at = |v: ValueId| {
+            body_region
+                .ops
+                .iter()
+                .position(|o| o.results.first() == Some(&v))
+        };
+        let (Some(dot), Some(a), Some(b)) = (at(p.dot), at(p.loads[0]), at(p.loads[1])) else {
+            return lw.unsupported("a pipeline naming values outside its loop", op.span);
+        };
+        let (sa, sb) = (lw.shape(p.loads[0]), lw.shape(p.loads[1]));
+        let (m, k, n) = (sa[0], sa[1], sb[1]);
+        let (cfg, wgmma) = match p.engine {
+            DotEngine::MmaSync { warps } => (MmaConfig { warps, m, n, k }, None),
+            DotEngine::Wgmma { warpgroups } => {
+                let w = WgmmaConfig {
+                    m,
+                    n,
+                    k,
+                    num_warps: 4 * warpgroups,
+                };
+                (w.mma(), Some(w))
+            }
+        };
+        Ok(PipelinePlan {
+            dot,
+            loads: [a, b],
+            acc: p.acc,
+            cfg,
+            stages: p.stages,
+            widths: p.copy_widths,
+            wgmma,
+        })
+    }
+}
+
+/// `(x + by) % stages` for `x < stages`, `by < stages`.
+pub(crate) fn wrap_add<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    x: IntValue<'ctx>,
+    by: usize,
+    stages: usize,
+) -> Result<IntValue<'ctx>> {
+    let sum = lw.builder.build_int_add(x, lw.i32_const(by as u64), "")?;
+    let wrapped = lw
+        .builder
+        .build_int_sub(sum, lw.i32_const(stages as u64), "")?;
+    let over =
+        lw.builder
+            .build_int_compare(IntPredicate::UGE, sum, lw.i32_const(stages as u64), "")?;
+    Ok(lw
+        .builder
+        .build_select(over, wrapped, sum, "wrap")?
+        .into_int_value())
+}
+
+/// Pointer to buffer `slot` (bytes `slot * stage_bytes` of the shared memory).
+pub(crate) fn slot_offset<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    slot: IntValue<'ctx>,
+    stage_bytes: usize,
+) -> Result<inkwell::values::PointerValue<'ctx>> {
+    let off = mul(lw, slot, stage_bytes as u64)?;
+    Ok(unsafe {
+        lw.builder
+            .build_in_bounds_gep(lw.ctx.i8_type(), lw.smem.base(), &[off], "slot")?
+    })
+}
+
+/// Where a `cp.async` of the element at `(row, col)` of a tile goes: a
+/// 32-bit shared-memory address.
+pub(crate) type CopyDestination<'a, 'ctx> =
+    dyn Fn(&Lowering<'_, 'ctx>, IntValue<'ctx>, IntValue<'ctx>) -> Result<IntValue<'ctx>> + 'a;
+
+/// One `cp.async` per `width` consecutive elements of the tile `*ptr` into its
+/// swizzled place (rows of `row_len`) at `base + offset`; masked-off elements
+/// are zero-filled (source size 0), replicas skip their copies.
+pub(crate) fn issue_copies<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    ptr: ValueId,
+    mask: Option<ValueId>,
+    width: usize,
+    dst_of: &CopyDestination<'_, 'ctx>,
+) -> Result<()> {
+    let shape = lw.shape(ptr);
+    let layout = lw.assigned_layout(ptr);
+    let ptrs = lw.value(ptr, &layout)?;
+    let masks = match mask {
+        Some(m) => Some(lw.value(m, &layout)?),
+        None => None,
+    };
+    let owner = lw.owner_pred(&layout, &shape)?;
+    let map = layout.tile_map(&shape);
+    let idx = lw.indices(&layout, &shape)?;
+    let bytes = 2 * width;
+    for (reg, i) in idx.iter().enumerate() {
+        if map.reg_locals(reg)[1] % width != 0 {
+            continue;
+        }
+        let dst = dst_of(&*lw, i[0], i[1])?;
+        let src = lw.builder.build_ptr_to_int(
+            ptrs[reg].into_pointer_value(),
+            lw.ctx.i64_type(),
+            "gmem_src",
+        )?;
+        let size = match &masks {
+            Some(m) => lw.builder.build_select(
+                m[reg].into_int_value(),
+                lw.i32_const(bytes as u64),
+                lw.i32_const(0),
+                "src_size",
+            )?,
+            None => lw.i32_const(bytes as u64).into(),
+        };
+        cp_async(lw, dst, src, bytes, size.into_int_value(), owner)?;
+    }
+    Ok(())
+}
+
+/// `cp.async.{cg,ca}.shared.global [dst], [src], bytes, size`, under `pred`.
+fn cp_async<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    dst: IntValue<'ctx>,
+    src: IntValue<'ctx>,
+    bytes: usize,
+    size: IntValue<'ctx>,
+    pred: Option<IntValue<'ctx>>,
+) -> Result<()> {
+    let cache = if bytes == 16 { "cg" } else { "ca" };
+    let copy = format!("cp.async.{cache}.shared.global [$0], [$1], {bytes}, $2;");
+    let (i32t, i64t) = (lw.ctx.i32_type(), lw.ctx.i64_type());
+    let mut params: Vec<BasicMetadataTypeEnum> = vec![i32t.into(), i64t.into(), i32t.into()];
+    let mut args: Vec<BasicMetadataValueEnum> = vec![dst.into(), src.into(), size.into()];
+    let (asm, constraints) = match pred {
+        None => (copy, "r,l,r"),
+        Some(p) => {
+            params.push(i32t.into());
+            let p = lw.builder.build_int_z_extend(p, i32t, "")?;
+            args.push(p.into());
+            (
+                format!("{{ .reg .pred p; setp.ne.b32 p, $3, 0; @p {copy} }}"),
+                "r,l,r,r",
+            )
+        }
+    };
+    let fn_ty = lw.ctx.void_type().fn_type(&params, false);
+    let asm_ptr =
+        lw.ctx
+            .create_inline_asm(fn_ty, asm, constraints.into(), true, false, None, false);
+    lw.builder.build_indirect_call(fn_ty, asm_ptr, &args, "")?;
+    Ok(())
+}
+
+/// What both pipelined lowerings (mma.sync and wgmma) set up before the loop.
+pub(crate) struct LoopSetup<'ctx> {
+    /// `f16` or `bf16`.
+    pub input: &'static str,
+    pub acc_layout: Layout,
+    /// Layouts of the loop's results, the accumulator's replaced by `acc_layout`.
+    pub layouts: Vec<Layout>,
+    pub init_vals: Vec<Vec<BasicValueEnum<'ctx>>>,
+    /// The shared-memory floor to restore once the drain is done.
+    pub saved_floor: usize,
+}
+
+/// The operands' element type, the layouts, the initial carried values, and
+/// `stages` operand buffers of `stage_bytes` reserved at the bottom of the
+/// shared memory (other scratch users start above them until the drain).
+pub(crate) fn loop_setup<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    op: &Op,
+    plan: &PipelinePlan,
+    inits: &[ValueId],
+    body_region: &Region,
+    stage_bytes: usize,
+) -> Result<LoopSetup<'ctx>> {
+    let a_val = body_region.ops[plan.loads[0]].results[0];
+    let Some(input) = mma::input_name(lw.func.dtype(a_val)) else {
+        return lw.unsupported("a pipelined dot of this element type", op.span);
+    };
+    let acc_layout = Layout::Blocked(accumulator_layout(&plan.cfg));
+    let mut layouts: Vec<Layout> = op.results.iter().map(|r| lw.assigned_layout(*r)).collect();
+    layouts[plan.acc] = acc_layout.clone();
+    let init_vals = yielded(lw, inits, &layouts, op)?;
+    let saved_floor = lw.smem.floor;
+    lw.smem.reserve(plan.stages * stage_bytes);
+    lw.smem.floor = saved_floor + plan.stages * stage_bytes;
+    Ok(LoopSetup {
+        input,
+        acc_layout,
+        layouts,
+        init_vals,
+        saved_floor,
+    })
+}
+
+/// Lowers the body of a pipelined loop: the operand loads are skipped (the
+/// copies issued by the caller replace them), every other op as usual, and
+/// the dot through `dot`, which returns the new accumulator registers.
+pub(crate) fn lower_body<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    body: &Region,
+    plan: &PipelinePlan,
+    acc_layout: &Layout,
+    mut dot: impl FnMut(&mut Lowering<'_, 'ctx>) -> Result<Vec<BasicValueEnum<'ctx>>>,
+) -> Result<()> {
+    for (idx, body_op) in body.ops.iter().enumerate() {
+        if plan.loads.contains(&idx) {
+            continue;
+        }
+        if idx != plan.dot {
+            lw.op(body_op)?;
+            continue;
+        }
+        let regs = dot(lw)?;
+        lw.define_tile(body_op.results[0], acc_layout.clone(), regs);
+    }
+    Ok(())
+}
