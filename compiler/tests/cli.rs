@@ -198,8 +198,9 @@ fn print_passes_lists_the_order_without_a_file() {
     assert!(out.status.success(), "{}", stderr(&out));
     let listing = String::from_utf8(out.stdout).unwrap();
     assert!(listing.starts_with("1. unrotate-prefetch   "), "{listing}");
-    assert!(listing.contains("\n2. pipeline-dot-loops  "), "{listing}");
-    assert_eq!(listing.lines().count(), 2, "{listing}");
+    assert!(listing.contains("\n2. assign-layouts      "), "{listing}");
+    assert!(listing.contains("\n3. pipeline-dot-loops  "), "{listing}");
+    assert_eq!(listing.lines().count(), 3, "{listing}");
     // The target comes from --arch and --num-warps (defaults included), so
     // the target-aware pass is not listed as skipped.
     assert!(!listing.contains("skipped"), "{listing}");
@@ -251,10 +252,13 @@ fn print_after_shows_the_ir_after_the_pass_on_stderr() {
         dump.starts_with("// IR after unrotate-prefetch on @dot (changed)\nfunc @dot("),
         "{dump}"
     );
+    // After assign-layouts every tile type carries its layout's alias,
+    // defined above the function.
     assert!(
-        dump.contains("// IR after pipeline-dot-loops on @dot (changed)\nfunc @dot("),
+        dump.contains("// IR after pipeline-dot-loops on @dot (changed)\n#L0 = "),
         "{dump}"
     );
+    assert!(dump.contains(" : i32[64] #L"), "{dump}");
     // `--emit ir` prints the IR codegen gets: the same as after the last pass.
     let emitted = String::from_utf8(out.stdout).unwrap();
     assert!(
@@ -291,7 +295,8 @@ fn an_unknown_pass_is_an_error_listing_the_passes() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         stderr(&out),
-        "error: unknown pass `unroll`; the passes are: unrotate-prefetch, pipeline-dot-loops, or `all`\n"
+        "error: unknown pass `unroll`; the passes are: unrotate-prefetch, assign-layouts, \
+         pipeline-dot-loops, or `all`\n"
     );
     assert!(out.stdout.is_empty());
 }

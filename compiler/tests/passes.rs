@@ -5,6 +5,7 @@
 //! // defines: -DTYPE=half -DTM=64
 //! // expect: changed            (or `unchanged`)
 //! // target: --arch sm_90a --num-warps 8 --num-stages 3   (optional)
+//! // after: assign-layouts      (optional: passes that run first, unprinted)
 //! ```
 //! and is compiled up to Triton-IR (`#include` also searches `tests/kernels/`,
 //! so a seed kernel can be tested as is); then only the named pass runs, with
@@ -29,6 +30,8 @@ use tritonc::passes::{PassManager, PassOptions, PassOutcome, Target};
 #[derive(Debug)]
 struct Header {
     pass: String,
+    /// Passes run before `pass` (what it reads from them), not printed.
+    after: Vec<String>,
     defines: Vec<(String, String)>,
     expect_changed: bool,
     target: Option<Target>,
@@ -41,6 +44,7 @@ fn tests_dir() -> PathBuf {
 /// The leading `// key: value` lines; `Err` says what is wrong.
 fn parse_header(text: &str) -> Result<Header, String> {
     let (mut pass, mut defines, mut expect, mut target) = (None, Vec::new(), None, None);
+    let mut after = Vec::new();
     for line in text.lines() {
         let Some((key, value)) = line
             .strip_prefix("//")
@@ -54,6 +58,7 @@ fn parse_header(text: &str) -> Result<Header, String> {
             "defines" => defines = parse_defines(value)?,
             "expect" => expect = Some(value.to_string()),
             "target" => target = Some(parse_target(value)?),
+            "after" => after = value.split(',').map(|p| p.trim().to_string()).collect(),
             _ => break,
         }
     }
@@ -68,6 +73,7 @@ fn parse_header(text: &str) -> Result<Header, String> {
     };
     Ok(Header {
         pass: pass.ok_or("no `// pass:` line")?,
+        after,
         defines,
         expect_changed,
         target,
@@ -140,6 +146,12 @@ fn run_file_test(path: &Path) -> Result<String, String> {
     let manager = PassManager::only(&header.pass, options).map_err(|e| e.to_string())?;
     let mut dumps = Vec::new();
     for func in &mut lowered.module.functions {
+        for earlier in &header.after {
+            PassManager::only(earlier, options)
+                .map_err(|e| e.to_string())?
+                .run(func, &mut |_| {})
+                .map_err(|e| e.to_string())?;
+        }
         let before = print_function(func);
         let mut outcome = None;
         manager
@@ -239,9 +251,11 @@ fn pipeline_annotations_are_verified() {
     let include_dirs = [source_support::kernels_dir()];
     let mut lowered = lower(&source, &header.defines, &include_dirs).unwrap();
     let options = PassOptions::all().with_target(header.target.unwrap());
-    let manager = PassManager::only("pipeline-dot-loops", options).unwrap();
     let func = &mut lowered.module.functions[0];
-    manager.run(func, &mut |_| {}).unwrap();
+    for pass in ["assign-layouts", "pipeline-dot-loops"] {
+        let manager = PassManager::only(pass, options).unwrap();
+        manager.run(func, &mut |_| {}).unwrap();
+    }
     let find_pipeline = |func: &mut tritonc::ir::Function| {
         func.body.ops.iter_mut().find_map(|op| match &mut op.kind {
             OpKind::While { pipeline, .. } => pipeline.take(),

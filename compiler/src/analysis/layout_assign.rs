@@ -16,40 +16,11 @@
 //! [`AxisInfoMap::contiguity_order`], vectorized along that axis; a load no
 //! consumer constrains (a transpose's source) keeps its access layout.
 use super::axis_info::AxisInfoMap;
-use super::layout::{reshape_src_layout, BlockedLayout, Layout};
 use super::mma;
+use crate::ir::layout::{reshape_src_layout, BlockedLayout, Layout, LayoutMap};
 use crate::ir::{Function, OpKind, Region, ValueId};
-use std::collections::HashMap;
-
-pub struct LayoutMap {
-    pub num_warps: usize,
-    layouts: HashMap<ValueId, Layout>,
-    /// Vector width (elements) per tile shape, from the loads and stores.
-    vec_by_shape: HashMap<Vec<usize>, usize>,
-}
 
 impl LayoutMap {
-    /// The canonical blocked layout of tiles of `shape`.
-    pub fn canonical(&self, shape: &[usize]) -> Layout {
-        if shape.is_empty() {
-            return Layout::Scalar;
-        }
-        let vec = self.vec_by_shape.get(shape).copied().unwrap_or(1);
-        Layout::Blocked(BlockedLayout::for_shape(shape, self.num_warps, vec))
-    }
-
-    /// The layout chosen for `v`.
-    pub fn get(&self, func: &Function, v: ValueId) -> Layout {
-        let shape = &func.ty(v).shape;
-        if shape.is_empty() {
-            return Layout::Scalar;
-        }
-        self.layouts
-            .get(&v)
-            .cloned()
-            .unwrap_or_else(|| self.canonical(shape))
-    }
-
     fn suggest(&mut self, func: &Function, v: ValueId, layout: Layout) {
         if !func.ty(v).is_scalar() && layout.rank() == func.ty(v).rank() {
             self.layouts.entry(v).or_insert(layout);
@@ -57,12 +28,22 @@ impl LayoutMap {
     }
 }
 
+/// Whether layouts can be assigned (the checks codegen makes before it
+/// lowers): a power-of-two number of warps up to 32, power-of-two tiles, and
+/// tiles a thread can hold.
+pub fn applies(func: &Function, num_warps: usize) -> bool {
+    let threads = 32 * num_warps;
+    num_warps.is_power_of_two()
+        && num_warps <= 32
+        && func.values.iter().all(|v| {
+            v.ty.shape.iter().all(|d| d.is_power_of_two())
+                && v.ty.shape.iter().product::<usize>().div_ceil(threads)
+                    <= crate::arch::MAX_TILE_ELEMENTS_PER_THREAD
+        })
+}
+
 pub fn assign(func: &Function, num_warps: usize, widths: &AxisInfoMap) -> LayoutMap {
-    let mut map = LayoutMap {
-        num_warps,
-        layouts: HashMap::new(),
-        vec_by_shape: HashMap::new(),
-    };
+    let mut map = LayoutMap::new(num_warps);
     collect_vector_widths(func, &func.body, widths, &mut map);
     seed_mma(func, &func.body, &mut map);
     backward(func, &func.body, widths, &mut map);

@@ -23,8 +23,8 @@
 //! fragment), `b` with `ldmatrix.x4.trans` (two 16x8 B fragments; `.x2` when a
 //! warp has a single 8-column group): rows of `b` are contiguous along `n`, the
 //! B fragment wants pairs along `k`.
-use super::layout::BlockedLayout;
 use super::smem::next_offset;
+use crate::ir::layout::BlockedLayout;
 use crate::ir::{DType, Function, Op, OpKind};
 
 /// Shape of one instruction.
@@ -222,7 +222,7 @@ pub fn swizzle_shift_mask(chunks_per_row: usize) -> (u32, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::layout::Layout;
+    use crate::ir::layout::Layout;
 
     #[test]
     fn documented_fragments() {

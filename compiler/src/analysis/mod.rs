@@ -1,6 +1,5 @@
-//! Analyses over Triton-IR used by code generation (axis info, layouts, shared memory).
+//! Analyses over Triton-IR used by code generation (axis info, layout assignment, tensor-core tile plans, shared memory).
 pub mod axis_info;
-pub mod layout;
 pub mod layout_assign;
 pub mod liveness;
 pub mod mma;

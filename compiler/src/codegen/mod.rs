@@ -6,8 +6,9 @@
 //! # Model
 //! One Triton-C program is one CUDA block (CTA) of `num_warps * 32` threads;
 //! `get_program_id(axis)` is `ctaid.{x,y,z}`. Every tile value is distributed
-//! over the threads by a [`Layout`](crate::analysis::layout::Layout) chosen by
-//! [`layout_assign`](crate::analysis::layout_assign); scalars are held by every
+//! over the threads by a [`Layout`](crate::ir::layout::Layout), the one the
+//! `assign-layouts` pass chose ([`Function::layouts`]; IR that skipped the
+//! passes gets the same [`layout_assign`] here); scalars are held by every
 //! thread.
 //!
 //! # Internal API (what per-op lowerings use)
@@ -151,7 +152,12 @@ pub fn compile_timed(
     })?;
     let (widths, layouts) = times.time(Phase::Analyses, || {
         let widths = axis_info::analyze(func);
-        let layouts = layout_assign::assign(func, num_warps, &widths);
+        // The `assign-layouts` pass's choice; IR that skipped the passes
+        // (`compile` of sema's IR) gets the same assignment here.
+        let layouts = match &func.layouts {
+            Some(l) if l.num_warps == num_warps => l.clone(),
+            _ => layout_assign::assign(func, num_warps, &widths),
+        };
         (widths, layouts)
     });
     let shared_bytes = times.time(Phase::LowerToLlvm, || {

@@ -13,6 +13,7 @@ pub struct FunctionBuilder {
 impl FunctionBuilder {
     pub fn new(name: impl Into<String>, span: Span) -> Self {
         let func = Function {
+            layouts: None,
             name: name.into(),
             params: Vec::new(),
             body: Region::default(),

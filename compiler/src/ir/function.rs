@@ -58,6 +58,9 @@ pub struct Function {
     pub body: Region,
     pub values: Vec<ValueInfo>,
     pub span: Span,
+    /// The layout of every tile value, set by the `assign-layouts` pass
+    /// (`None` from sema); codegen lowers with it.
+    pub layouts: Option<super::layout::LayoutMap>,
 }
 
 impl Function {

@@ -2,6 +2,7 @@
 
 pub mod builder;
 pub mod function;
+pub mod layout;
 pub mod printer;
 pub mod schedule;
 pub mod types;

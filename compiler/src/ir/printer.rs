@@ -19,6 +19,7 @@
 //! `.N` suffix) and as `%N` (their [`ValueId`]) otherwise.
 
 use super::function::*;
+use super::layout::Layout;
 use super::schedule::{DotEngine, LoopPipeline};
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -30,7 +31,9 @@ pub fn print_function(func: &Function) -> String {
         func,
         names,
         out: String::new(),
+        layout_names: Vec::new(),
     };
+    p.layout_aliases();
     p.function();
     p.out
 }
@@ -201,6 +204,8 @@ struct Printer<'a> {
     func: &'a Function,
     names: ValueNames,
     out: String,
+    /// Distinct layouts in order of first use; `#L{i}` names entry `i`.
+    layout_names: Vec<Layout>,
 }
 
 impl Printer<'_> {
@@ -208,10 +213,53 @@ impl Printer<'_> {
         self.names.get(v)
     }
 
+    /// The type, and for a tile of a function with layouts its layout's alias.
     fn ty(&self, v: ValueId) -> String {
-        match self.func.values.get(v.0 as usize) {
-            Some(info) => info.ty.to_string(),
-            None => "<undefined>".into(),
+        let Some(info) = self.func.values.get(v.0 as usize) else {
+            return "<undefined>".into();
+        };
+        match self.layout_of(v) {
+            Some(layout) => {
+                let alias = self.layout_names.iter().position(|l| *l == layout);
+                format!("{} #L{}", info.ty, alias.unwrap_or(usize::MAX))
+            }
+            None => info.ty.to_string(),
+        }
+    }
+
+    fn layout_of(&self, v: ValueId) -> Option<Layout> {
+        let layouts = self.func.layouts.as_ref()?;
+        let info = self.func.values.get(v.0 as usize)?;
+        (!info.ty.shape.is_empty()).then(|| layouts.get(self.func, v))
+    }
+
+    /// `#L0 = blocked<...>` lines, one per distinct layout of the tiles, in
+    /// order of first definition (MLIR prints its layout attributes so).
+    fn layout_aliases(&mut self) {
+        let mut order = Vec::new();
+        fn defs(region: &Region, out: &mut Vec<ValueId>) {
+            out.extend(&region.args);
+            for op in &region.ops {
+                for r in crate::ir::walk::regions(&op.kind) {
+                    defs(r, out);
+                }
+                out.extend(&op.results);
+            }
+        }
+        order.extend(self.func.params.iter().map(|p| p.value));
+        defs(&self.func.body, &mut order);
+        for v in order {
+            if let Some(layout) = self.layout_of(v) {
+                if !self.layout_names.contains(&layout) {
+                    self.layout_names.push(layout);
+                }
+            }
+        }
+        let lines: Vec<String> = (self.layout_names.iter().enumerate())
+            .map(|(i, l)| format!("#L{i} = {l}"))
+            .collect();
+        for line in lines {
+            self.line(0, &line);
         }
     }
 

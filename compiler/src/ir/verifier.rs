@@ -162,7 +162,38 @@ impl<'a> Verifier<'a> {
         if !body.yields.is_empty() {
             return Err(self.func_error("the body region yields nothing (kernels return no value)"));
         }
-        self.region(body, RegionContext::Normal, self.func.span)
+        self.region(body, RegionContext::Normal, self.func.span)?;
+        self.layouts()
+    }
+
+    /// Layouts, when assigned, give every tile a layout of its rank over the
+    /// threads of a power-of-two number of warps.
+    fn layouts(&self) -> Result<(), VerifyError> {
+        let Some(layouts) = &self.func.layouts else {
+            return Ok(());
+        };
+        if !layouts.num_warps.is_power_of_two() {
+            return Err(self.func_error(format!(
+                "layouts for {} warps (not a power of two)",
+                layouts.num_warps
+            )));
+        }
+        for (i, info) in self.func.values.iter().enumerate() {
+            let v = ValueId(i as u32);
+            if info.ty.shape.is_empty() || !self.defined[i] {
+                continue;
+            }
+            let layout = layouts.get(self.func, v);
+            if layout.rank() != info.ty.shape.len() {
+                return Err(self.func_error(format!(
+                    "{} ({}) has a layout of rank {}: {layout}",
+                    self.names.get(v),
+                    info.ty,
+                    layout.rank()
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// Checks a region; `owner` is the span of the op owning it (for errors

@@ -1,6 +1,7 @@
 //! The pass manager: the passes in their fixed order, run over one function,
 //! with the IR verified after every pass that ran (a pass that wrongly
 //! reports "unchanged" is caught too; it costs microseconds).
+use super::assign_layouts::AssignLayouts;
 use super::pipeline_dot_loops::PipelineDotLoops;
 use super::selection::{pass_named, UnknownPass};
 use super::unrotate_prefetch::UnrotatePrefetch;
@@ -11,7 +12,7 @@ use crate::ir::Function;
 use std::fmt;
 
 /// Every pass, in the order [`PassManager::standard`] runs them.
-pub const STANDARD: &[&dyn Pass] = &[&UnrotatePrefetch, &PipelineDotLoops];
+pub const STANDARD: &[&dyn Pass] = &[&UnrotatePrefetch, &AssignLayouts, &PipelineDotLoops];
 
 /// What one pass did to one function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -209,7 +210,10 @@ mod tests {
     #[test]
     fn standard_order_is_fixed_and_printed() {
         let names: Vec<_> = STANDARD.iter().map(|p| p.name()).collect();
-        assert_eq!(names, ["unrotate-prefetch", "pipeline-dot-loops"]);
+        assert_eq!(
+            names,
+            ["unrotate-prefetch", "assign-layouts", "pipeline-dot-loops"]
+        );
         let listing = PassManager::standard(PassOptions::all()).describe();
         assert!(
             listing.starts_with("1. unrotate-prefetch   turns"),

@@ -12,7 +12,9 @@
 //! Passes, in order:
 //! 1. [`unrotate_prefetch`]: undoes the seed's manual pre-fetch so the loop
 //!    pipeliner sees the plain loop (skipped with `TRITONC_NO_PIPELINE=1`).
-//! 2. [`pipeline_dot_loops`]: decides which dot loops are software-pipelined
+//! 2. [`assign_layouts`]: chooses every tile's thread layout (kept in
+//!    `Function::layouts`, printed on tile types); needs a target.
+//! 3. [`pipeline_dot_loops`]: decides which dot loops are software-pipelined
 //!    and how (engine, copy widths, buffers); needs a target.
 //!
 //! Adding a pass: one file here with a unit struct implementing [`Pass`],
@@ -20,6 +22,7 @@
 //! `compiler/tests/passes/` (`cargo test --test passes`).
 use crate::ir::Function;
 
+pub mod assign_layouts;
 pub mod manager;
 pub mod options;
 pub mod pipeline_dot_loops;

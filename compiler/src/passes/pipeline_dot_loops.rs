@@ -15,16 +15,16 @@
 //! - the number of buffers ([`choose_stages`], [`choose_wgmma_stages`]),
 //!   at most `num_stages` when the target options ask.
 //!
-//! Anything else keeps the plain loop. Needs the target (arch and warps): the
-//! pass is skipped without one (`tritonc --emit ir` gets it from `--arch` and
+//! Anything else keeps the plain loop. Reads the layouts `assign-layouts`
+//! chose. Needs the target (arch and warps): the pass is skipped without one (`tritonc --emit ir` gets it from `--arch` and
 //! `--num-warps`) and under `TRITONC_NO_PIPELINE=1`.
 use super::options::Target;
 use super::{Pass, PassOptions};
 use crate::analysis::axis_info::{self, AxisInfoMap};
-use crate::analysis::layout_assign::{self, LayoutMap};
 use crate::analysis::mma::{self, plan_for_op, MmaConfig};
 use crate::analysis::wgmma::{self, WgmmaConfig};
-use crate::arch::{Arch, MAX_TILE_ELEMENTS_PER_THREAD};
+use crate::arch::Arch;
+use crate::ir::layout::LayoutMap;
 use crate::ir::walk::{regions_mut, walk_ops, DefUse};
 use crate::ir::{Const, DotEngine, Function, LoopPipeline, Op, OpKind, ValueId};
 
@@ -53,12 +53,11 @@ impl Pass for PipelineDotLoops {
         let Some(target) = options.target else {
             return false;
         };
-        if !analyzable(func, target.num_warps) {
-            // Code generation refuses this function with its own error.
+        // The layouts the `assign-layouts` pass chose (none: not analyzable).
+        let Some(layouts) = func.layouts.clone() else {
             return false;
-        }
+        };
         let widths = axis_info::analyze(func);
-        let layouts = layout_assign::assign(func, target.num_warps, &widths);
         let facts = Facts {
             target,
             widths: &widths,
@@ -81,19 +80,6 @@ struct Facts<'a> {
     target: Target,
     widths: &'a AxisInfoMap,
     layouts: &'a LayoutMap,
-}
-
-/// Whether the layout analysis applies (the checks codegen makes before it):
-/// a power-of-two number of warps, power-of-two tiles, and tiles a thread can hold.
-fn analyzable(func: &Function, num_warps: usize) -> bool {
-    let threads = 32 * num_warps;
-    num_warps.is_power_of_two()
-        && num_warps <= 32
-        && func.values.iter().all(|v| {
-            v.ty.shape.iter().all(|d| d.is_power_of_two())
-                && v.ty.shape.iter().product::<usize>().div_ceil(threads)
-                    <= MAX_TILE_ELEMENTS_PER_THREAD
-        })
 }
 
 /// Writes each decision on its loop (found by its results, which are unique).

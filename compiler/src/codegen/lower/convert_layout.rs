@@ -6,9 +6,9 @@
 //! [`stage`] takes arbitrary element strides on each side, so transposes and
 //! reshapes use it too.
 use super::staging::{row_major_strides, stage};
-use crate::analysis::layout::Layout;
 use crate::codegen::lower::tile::Tile;
 use crate::codegen::lower::{Lowering, Result};
+use crate::ir::layout::Layout;
 use crate::ir::ScalarType;
 use inkwell::values::BasicValueEnum;
 
@@ -65,7 +65,7 @@ pub fn register_remap(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::layout::BlockedLayout;
+    use crate::ir::layout::BlockedLayout;
 
     #[test]
     fn remap_between_equivalent_layouts_and_subsets() {

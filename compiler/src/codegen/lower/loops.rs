@@ -2,8 +2,8 @@
 //! entering a body, closing the back edge, the values a region yields. Used
 //! by the plain and the pipelined loops alike.
 use super::{Lowering, Result};
-use crate::analysis::layout::Layout;
 use crate::codegen::lower::tile::Tile;
+use crate::ir::layout::Layout;
 use crate::ir::{Op, OpKind, ValueId};
 use inkwell::basic_block::BasicBlock;
 use inkwell::values::{BasicValueEnum, PhiValue};

@@ -3,12 +3,12 @@
 //! model). `Lowering::region` walks a region and dispatches each op to the file
 //! that lowers it.
 use crate::analysis::axis_info::AxisInfoMap;
-use crate::analysis::layout::{Layout, TileMap};
-use crate::analysis::layout_assign::LayoutMap;
 use crate::codegen::lower::shared_alloc::SharedMemory;
 use crate::codegen::lower::tile::{Slot, Tile};
 use crate::codegen::lower::types::{llvm_memory_type, llvm_scalar_type, memory_bytes};
 use crate::codegen::CodegenError;
+use crate::ir::layout::LayoutMap;
+use crate::ir::layout::{Layout, TileMap};
 use crate::ir::{Function, Op, Region, ScalarType, ValueId};
 use crate::span::Span;
 use inkwell::basic_block::BasicBlock;
@@ -130,7 +130,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
     }
 
     pub fn num_threads(&self) -> usize {
-        self.num_warps * crate::analysis::layout::WARP_SIZE
+        self.num_warps * crate::ir::layout::WARP_SIZE
     }
 
     pub fn unsupported<T>(&self, what: impl Into<String>, span: Span) -> Result<T> {
@@ -268,7 +268,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
 
     fn lane_warp_coords(
         &self,
-        a: &crate::analysis::layout::AxisMap,
+        a: &crate::ir::layout::AxisMap,
     ) -> Result<(IntValue<'ctx>, IntValue<'ctx>)> {
         let b = &self.builder;
         let l = b.build_int_unsigned_div(self.lane, self.i32_const(a.lane_stride as u64), "")?;
@@ -279,17 +279,17 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
     }
 
     /// The thread's lane coordinate along an axis.
-    pub fn lane_coord(&self, a: &crate::analysis::layout::AxisMap) -> Result<IntValue<'ctx>> {
+    pub fn lane_coord(&self, a: &crate::ir::layout::AxisMap) -> Result<IntValue<'ctx>> {
         Ok(self.lane_warp_coords(a)?.0)
     }
 
     /// The thread's warp coordinate along an axis.
-    pub fn warp_coord(&self, a: &crate::analysis::layout::AxisMap) -> Result<IntValue<'ctx>> {
+    pub fn warp_coord(&self, a: &crate::ir::layout::AxisMap) -> Result<IntValue<'ctx>> {
         Ok(self.lane_warp_coords(a)?.1)
     }
 
     /// `lane_coord + threads_per_warp * warp_coord` along an axis.
-    pub fn thread_coord(&self, a: &crate::analysis::layout::AxisMap) -> Result<IntValue<'ctx>> {
+    pub fn thread_coord(&self, a: &crate::ir::layout::AxisMap) -> Result<IntValue<'ctx>> {
         let (l, w) = self.lane_warp_coords(a)?;
         let w = self
             .builder

@@ -3,9 +3,9 @@
 //! elements of its destination registers. Layout conversions, transposes,
 //! reshapes, reductions and FMA dots all go through [`stage`] or its parts.
 use super::{Lowering, Result};
-use crate::analysis::layout::Layout;
 use crate::codegen::lower::tile::Tile;
 use crate::codegen::lower::types::{llvm_memory_type, memory_bytes};
+use crate::ir::layout::Layout;
 use crate::ir::{DType, ScalarType};
 use inkwell::values::BasicValueEnum;
 

@@ -1,7 +1,7 @@
 //! How a lowered IR value looks: per thread, the registers of the elements the
 //! thread holds in the value's layout; or a lazy tile (a splat or a range) that
 //! is built directly in whatever layout its consumer asks for.
-use crate::analysis::layout::Layout;
+use crate::ir::layout::Layout;
 use inkwell::values::BasicValueEnum;
 
 /// A tile distributed over the CTA: `regs[r]` is the element

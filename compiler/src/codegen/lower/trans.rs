@@ -11,11 +11,11 @@
 //!
 //! Layout conversions of 2-D tiles use the same buffer ([`convert_2d`]), with
 //! the result's axes not swapped.
-use crate::analysis::layout::Layout;
 use crate::codegen::lower::staging::{from_memory, stage, to_memory};
 use crate::codegen::lower::tile::Tile;
 use crate::codegen::lower::types::{llvm_memory_type, memory_bytes};
 use crate::codegen::lower::{Lowering, Result};
+use crate::ir::layout::Layout;
 use crate::ir::{Op, OpKind, ScalarType};
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::BasicValue;
@@ -311,7 +311,7 @@ fn load_vector<'ctx>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::layout::BlockedLayout;
+    use crate::ir::layout::BlockedLayout;
 
     /// The transpose kernel's layouts: the source fast along axis 0 (its
     /// pointers' contiguous axis), the result fast along axis 0 as well.

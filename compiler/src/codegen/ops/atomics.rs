@@ -148,7 +148,7 @@ fn float_atomic_add<'ctx>(
 fn share_from_owners<'ctx>(
     lw: &mut Lowering<'_, 'ctx>,
     owner: IntValue<'ctx>,
-    layout: &crate::analysis::layout::Layout,
+    layout: &crate::ir::layout::Layout,
     shape: &[usize],
     result: crate::ir::ValueId,
     regs: &[BasicValueEnum<'ctx>],

@@ -3,11 +3,11 @@
 //! condition region), a body and an exit, `Return` a branch to the kernel's
 //! exit block. Conditions are scalars, so every thread takes the same path and
 //! barriers inside regions are safe.
-use crate::analysis::layout::Layout;
 use crate::codegen::lower::loops::{
     carried_phis, close_carried, current_block, enter_body, yielded,
 };
 use crate::codegen::lower::{Lowering, Result};
+use crate::ir::layout::Layout;
 use crate::ir::{Op, OpKind};
 
 pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {

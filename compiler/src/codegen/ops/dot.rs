@@ -3,12 +3,12 @@
 //! shared memory (rows padded); then each thread, for every `k`, reads the
 //! rows of `a` and the columns of `b` its accumulator registers need and
 //! accumulates with `fmuladd` in the accumulator's layout.
-use crate::analysis::layout::Layout;
 use crate::codegen::lower::shared_alloc::next_offset;
 use crate::codegen::lower::staging::{linear, to_memory};
 use crate::codegen::lower::trans::padding;
 use crate::codegen::lower::types::llvm_memory_type;
 use crate::codegen::lower::{Lowering, Result};
+use crate::ir::layout::Layout;
 use crate::ir::{DType, Op, OpKind, ScalarType, ValueId};
 use inkwell::values::{BasicValueEnum, IntValue};
 

@@ -3,11 +3,11 @@
 //! pointer arithmetic and selects. Every element-wise op computes its result
 //! in its assigned layout, register by register, after fetching its operands
 //! in that layout (lazy splats and ranges are built there directly).
-use crate::analysis::layout::reshape_src_layout;
 use crate::codegen::lower::scalar::{binary, cast, float_suffix};
 use crate::codegen::lower::tile::{Slot, Tile};
 use crate::codegen::lower::types::{llvm_dtype, llvm_memory_type};
 use crate::codegen::lower::{Lowering, Result};
+use crate::ir::layout::reshape_src_layout;
 use crate::ir::{CmpPred, Const, DType, Op, OpKind, ScalarType, UnOp};
 use crate::span::Span;
 use inkwell::types::BasicTypeEnum;

@@ -25,7 +25,7 @@ fn access_width(
     lw: &Lowering<'_, '_>,
     ptr: crate::ir::ValueId,
     mask: Option<crate::ir::ValueId>,
-    layout: &crate::analysis::layout::Layout,
+    layout: &crate::ir::layout::Layout,
 ) -> usize {
     // Consecutive registers run along the layout's fastest axis, which need
     // not be the last one (a transpose's source is contiguous along axis 0).

@@ -4,10 +4,10 @@
 //! distinct parts of the axis, across warps through shared memory. The result
 //! is in the slice layout of the source's layout (a scalar for 1-D sources),
 //! held by every thread that holds the corresponding rows.
-use crate::analysis::layout::Layout;
 use crate::codegen::lower::staging::{from_memory, linear, row_major_strides, to_memory};
 use crate::codegen::lower::types::memory_bytes;
 use crate::codegen::lower::{int_type, Lowering, Result};
+use crate::ir::layout::Layout;
 use crate::ir::{DType, Op, OpKind, ReduceKind};
 use inkwell::values::{BasicValueEnum, IntValue};
 use inkwell::IntPredicate;

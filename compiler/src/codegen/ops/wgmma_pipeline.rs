@@ -25,7 +25,6 @@
 //! time, each waited for; otherwise the drain issues the last `S - 1` tiles.
 //! Either way no buffer is read that no copy filled, and only the tiles that
 //! exist are multiplied (small K pays for no pipeline depth it cannot use).
-use crate::analysis::layout::Layout;
 use crate::codegen::lower::asm::async_asm;
 use crate::codegen::lower::loops::{
     carried_phis, close_carried, current_block, phi_values, yielded,
@@ -36,6 +35,7 @@ use crate::codegen::tensor_cores::pipelined_loop::{
     issue_copies, loop_setup, lower_body, slot_offset, wrap_add, LoopSetup, PipelinePlan,
 };
 use crate::codegen::tensor_cores::wgmma::{self, WgmmaConfig};
+use crate::ir::layout::Layout;
 use crate::ir::{LoopPipeline, Op, OpKind, Region, ValueId};
 use inkwell::basic_block::BasicBlock;
 use inkwell::values::{BasicValueEnum, IntValue, PhiValue, PointerValue};

@@ -8,11 +8,11 @@
 //! every `k` step of 16 each warp loads its A fragments with `ldmatrix.x4`,
 //! its B fragments with `ldmatrix.x4.trans` (`.x2` for a single column group)
 //! and issues one `mma.sync` per 16x8 accumulator tile.
-use crate::analysis::layout::Layout;
 use crate::analysis::mma::{accumulator_layout, stage_bytes, swizzle_shift_mask, MmaConfig};
 use crate::codegen::lower::types::llvm_memory_type;
 use crate::codegen::lower::{Lowering, Result};
 use crate::codegen::CodegenError;
+use crate::ir::layout::Layout;
 use crate::ir::{DType, Op, OpKind, ValueId};
 use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum};
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, PointerValue};

@@ -2,12 +2,12 @@
 //! `ops::wgmma_pipeline` on wgmma) share: the pass's decision in lowering's
 //! terms ([`PipelinePlan`]), the `cp.async` copies of an operand tile into a
 //! rotating buffer, the loop's setup and its body without the operand loads.
-use crate::analysis::layout::Layout;
 use crate::analysis::mma::{accumulator_layout, MmaConfig};
 use crate::codegen::lower::loops::yielded;
 use crate::codegen::lower::{Lowering, Result};
 use crate::codegen::tensor_cores::mma::{self, mul};
 use crate::codegen::tensor_cores::wgmma::WgmmaConfig;
+use crate::ir::layout::Layout;
 use crate::ir::{DotEngine, LoopPipeline, Op, OpKind, Region, ValueId};
 use inkwell::types::BasicMetadataTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue};

@@ -37,9 +37,9 @@
 //!
 //! This file holds the pure index math (tested here); [`crate::codegen::tensor_cores::wgmma`] emits
 //! the instructions.
-use crate::analysis::layout::Layout;
 use crate::analysis::mma::accumulator_layout;
 use crate::analysis::wgmma::{WgmmaConfig, WG_K, WG_M};
+use crate::ir::layout::Layout;
 
 /// Physical row of `a` in shared memory for logical row `row` (module doc).
 pub fn physical_row(cfg: &WgmmaConfig, row: usize) -> usize {

@@ -17,6 +17,53 @@
 //! the fastest axis are contiguous elements (what vectorized accesses use).
 //! All sizes are powers of two.
 
+use super::{Function, ValueId};
+use std::collections::HashMap;
+
+/// The layout of every tile value of a function, chosen by
+/// `analysis::layout_assign` (run by the `assign-layouts` pass, which keeps
+/// it in [`Function::layouts`]): the ones chosen per value, and per tile
+/// shape the vector width of the canonical layout the others get.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LayoutMap {
+    pub num_warps: usize,
+    pub(crate) layouts: HashMap<ValueId, Layout>,
+    /// Vector width (elements) per tile shape, from the loads and stores.
+    pub(crate) vec_by_shape: HashMap<Vec<usize>, usize>,
+}
+
+impl LayoutMap {
+    /// No layout chosen yet: every tile gets its canonical layout.
+    pub fn new(num_warps: usize) -> Self {
+        LayoutMap {
+            num_warps,
+            layouts: HashMap::new(),
+            vec_by_shape: HashMap::new(),
+        }
+    }
+
+    /// The canonical blocked layout of tiles of `shape`.
+    pub fn canonical(&self, shape: &[usize]) -> Layout {
+        if shape.is_empty() {
+            return Layout::Scalar;
+        }
+        let vec = self.vec_by_shape.get(shape).copied().unwrap_or(1);
+        Layout::Blocked(BlockedLayout::for_shape(shape, self.num_warps, vec))
+    }
+
+    /// The layout chosen for `v`.
+    pub fn get(&self, func: &Function, v: ValueId) -> Layout {
+        let shape = &func.ty(v).shape;
+        if shape.is_empty() {
+            return Layout::Scalar;
+        }
+        self.layouts
+            .get(&v)
+            .cloned()
+            .unwrap_or_else(|| self.canonical(shape))
+    }
+}
+
 /// Number of threads in a warp.
 pub const WARP_SIZE: usize = 32;
 
@@ -649,5 +696,27 @@ mod tests {
         let b2 = BlockedLayout::for_shape(&[2], 4, 1);
         let m = b2.axis_maps(&[2])[0];
         assert_eq!((m.distinct_lanes(), m.distinct_warps()), (2, 1));
+    }
+}
+
+/// `blocked<spt [1, 8], tpw [4, 8], wpc [4, 1], order [1, 0]>`, `slice<dim 1 of
+/// blocked<...>>`, `scalar` (how the IR printer shows layouts).
+impl std::fmt::Display for Layout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Layout::Scalar => f.write_str("scalar"),
+            Layout::Blocked(b) => write!(f, "{b}"),
+            Layout::Slice { parent, dim } => write!(f, "slice<dim {dim} of {parent}>"),
+        }
+    }
+}
+
+impl std::fmt::Display for BlockedLayout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "blocked<spt {:?}, tpw {:?}, wpc {:?}, order {:?}>",
+            self.size_per_thread, self.threads_per_warp, self.warps_per_cta, self.order
+        )
     }
 }

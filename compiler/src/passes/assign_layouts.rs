@@ -1,0 +1,44 @@
+//! Chooses how every tile value is spread over the threads of a program
+//! ([`crate::ir::layout::Layout`], by `analysis::layout_assign`: coalesced
+//! and vectorized memory accesses, tensor-core operands and accumulators, as
+//! few conversions as possible) and keeps the choice in
+//! [`Function::layouts`], where the IR printer shows it on every tile type
+//! (`f16[128, 32] #L2`) and codegen lowers with it. Needs the target's number
+//! of warps: skipped without a target.
+use super::{Pass, PassOptions};
+use crate::analysis::{axis_info, layout_assign};
+use crate::ir::Function;
+
+pub struct AssignLayouts;
+
+impl Pass for AssignLayouts {
+    fn name(&self) -> &'static str {
+        "assign-layouts"
+    }
+
+    fn summary(&self) -> &'static str {
+        "chooses the thread layout of every tile (coalesced, vectorized, tensor-core operands)"
+    }
+
+    fn skipped_because(&self, options: &PassOptions) -> Option<&'static str> {
+        options
+            .target
+            .is_none()
+            .then_some("no target given (arch and warps)")
+    }
+
+    fn run(&self, func: &mut Function, options: &PassOptions) -> bool {
+        let Some(target) = options.target else {
+            return false;
+        };
+        if !layout_assign::applies(func, target.num_warps) {
+            // Code generation refuses this function with its own error.
+            return false;
+        }
+        let widths = axis_info::analyze(func);
+        let layouts = layout_assign::assign(func, target.num_warps, &widths);
+        let changed = func.layouts.as_ref() != Some(&layouts);
+        func.layouts = Some(layouts);
+        changed
+    }
+}
