@@ -82,12 +82,20 @@ mod tests {
         let bytes = std::fs::read(&dest).unwrap();
         assert!(bytes.starts_with(b"!<arch>\n"), "not an ar archive");
         let nm = std::process::Command::new("nm")
-            .args(["--defined-only", "-g"])
+            .args(["--defined-only", "-g", "-C"])
             .arg(&dest)
             .output()
             .unwrap();
         let symbols = String::from_utf8_lossy(&nm.stdout);
-        for entry in ["opgen_op_new", "opgen_op_launch"] {
+        // The C++ shim of the cxx bridge, the Rust functions it calls, and
+        // cxx's own runtime (rust::Error's what(), rust::String's Rust side).
+        for entry in [
+            "opgen::new_op(",
+            "opgen::launch(",
+            "$cxxbridge1$",
+            "rust::cxxbridge1::Error::what()",
+            "cxxbridge1$string$new",
+        ] {
             assert!(symbols.contains(entry), "{entry} missing from the archive");
         }
     }
@@ -99,7 +107,9 @@ mod tests {
             "runtime/Cargo.toml",
             "runtime/src/lib.rs",
             "bridge/Cargo.toml",
+            "bridge/build.rs",
             "bridge/src/lib.rs",
+            "bridge/src/ffi.rs",
         ] {
             assert!(
                 names.contains(&required),
@@ -120,6 +130,12 @@ mod tests {
             .unwrap()
             .1;
         assert!(bridge.contains("path = \"../runtime\""), "{bridge}");
+        // Its C++ boundary is a feature the ONNX Runtime crate turns off.
+        assert!(
+            bridge.contains("cxx = [\"dep:cxx\", \"dep:cxx-build\"]"),
+            "{bridge}"
+        );
+        assert!(bridge.contains("[build-dependencies"), "{bridge}");
     }
 
     #[test]

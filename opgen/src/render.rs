@@ -12,10 +12,15 @@ pub struct Template<'a> {
     pub text: &'a str,
 }
 
-/// Partials every framework's templates share: `{{> tools_cc prefix=...}}`
+/// Partials every framework's templates share: `{{> bridge_cc prefix=...}}`
+/// (a C++ op's handle in the runtime bridge), `{{> tools_cc prefix=...}}`
 /// (the C entry points of the module's tools) and `{{> tools_py prefix=...}}`
 /// (their Python side, over the module's `_tools_library(path)`).
-const PARTIALS: [(&str, &str); 2] = [
+const PARTIALS: [(&str, &str); 3] = [
+    (
+        "bridge_cc",
+        include_str!("../../templates/common/bridge.cc.hbs"),
+    ),
     (
         "tools_cc",
         include_str!("../../templates/common/tools.cc.hbs"),

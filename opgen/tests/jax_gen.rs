@@ -63,7 +63,7 @@ fn handlers_bind_one_buffer_per_tensor() {
         "const int64_t opgen_arg6 = a.stride(0);",
         // the requirements pick the candidates, as in the other frameworks
         "if (!(((N / ALIGN) * ALIGN) == N)) continue;",
-        "opgen_op_launch(opgen_this_op(), opgen_device, opgen_stream,",
+        "opgen::launch(opgen_this_op(), opgen_device, reinterpret_cast<size_t>(opgen_stream),",
     ] {
         assert!(cc.contains(needle), "missing `{needle}` in:\n{cc}");
     }

@@ -75,6 +75,21 @@ fn keywords_generated_names_and_bad_identifiers_are_errors() {
         ),
         ("t", "add", "operation", "N", "uses"),
         ("t", "add", "int64_t", "N", "uses"),
+        // the runtime bridge's C++ namespaces
+        (
+            "t",
+            "add",
+            "rust",
+            "N",
+            "`rust` is a name the generated code uses",
+        ),
+        (
+            "t",
+            "add",
+            "x",
+            "opgen",
+            "dim `opgen` is a name the generated code uses",
+        ),
         ("t", "add", "opgen_x", "N", "reserved prefixes"),
         ("t", "add", "OpgenView", "N", "reserved prefixes"),
         ("t", "add", "dtype_T", "N", "reserved prefixes"),

@@ -76,7 +76,7 @@ fn softmax_keeps_its_requirement_and_persistent_grid() {
         cc.contains("if (!((N * (int64_t(1) - LOOP)) <= TN)) continue;"),
         "{cc}"
     );
-    assert!(cc.contains("1u});"), "persistent flag");
+    assert!(cc.contains("true});"), "persistent flag");
     assert!(cc.contains(
         "no compiled config accepts these inputs (each needs N * (1 - LOOP) <= TN, LOOP * TN < N, "
     ));
@@ -121,7 +121,7 @@ fn a_pre_tuned_table_is_embedded() {
         kernels.contains(r#"triton_add_tuned[] = "{\"format_version\": 1"#),
         "{kernels}"
     );
-    assert!(read(&done.out_dir, "op.cc").contains("opgen_op_preload(op, triton_add_tuned);"));
+    assert!(read(&done.out_dir, "op.cc").contains("opgen::preload(*op, triton_add_tuned);"));
 }
 
 #[test]

@@ -23,11 +23,21 @@ static void run_case(const char* name, const std::function<std::string()>& body)
 
 int main(int argc, char** argv) {
   if (argc < 2) return 2;
+  void* add_lib = nullptr;
   for (int i = 1; i < argc; ++i) {
-    if (!dlopen(argv[i], RTLD_NOW | RTLD_GLOBAL)) {
+    void* lib = dlopen(argv[i], RTLD_NOW | RTLD_GLOBAL);
+    if (!lib) {
       std::printf("dlopen failed: %s\n", dlerror());
       return 3;
     }
+    if (i == 1) add_lib = lib;
+  }
+  // The module's pin_config entry: the bridge's rust::Error as its message.
+  using pin_fn = int (*)(const char*, char*, size_t);
+  if (auto pin = reinterpret_cast<pin_fn>(dlsym(add_lib, "triton_add_pin_config"))) {
+    char err[512];
+    const int rc = pin("SIZE=3", err, sizeof err);
+    std::printf("pin_unknown: %d %s\n", rc, rc ? err : "");
   }
   auto add = c10::Dispatcher::singleton()
                  .findSchemaOrThrow("triton::add", "")

@@ -61,7 +61,7 @@ fn softmax_sources_snapshot() {
     assert_eq!(done.variants, 144);
     let cpp = read(&done.out_dir, "op.cpp");
     // Persistent grid, the one-tile filter (LOOP=0 needs N <= TN), strided rows, no autograd.
-    assert!(cpp.contains("1u});"), "persistent flag");
+    assert!(cpp.contains("true});"), "persistent flag");
     assert!(cpp.contains("if (!((N * (int64_t(1) - LOOP)) <= TN)) continue;"));
     assert!(cpp.contains("x.stride(0)"));
     assert!(!cpp.contains("Autograd"));
@@ -78,6 +78,7 @@ fn no_build_folder_is_self_contained() {
         "triton_transpose.py",
         "build.sh",
         "include/opgen_bridge.h",
+        "include/rust/cxx.h",
         "lib/libopgen_bridge.a",
         "variants.json",
         "ptx/0.ptx",
@@ -109,8 +110,14 @@ fn no_build_folder_is_self_contained() {
     assert_eq!(list[7]["dtypes"], "T=float16");
     assert_eq!(list[7]["config"], "TM=64 TN=64 num_warps=4");
     assert_eq!(list[7]["params"][0]["type"], "f16*");
+    // The bridge's C++ API, generated from its #[cxx::bridge].
     let header = read(dir, "include/opgen_bridge.h");
-    assert!(header.contains("opgen_op_launch"));
+    assert!(header.contains("#include \"rust/cxx.h\""), "{header}");
+    assert!(
+        header.contains("void launch(::opgen::Op const &op,"),
+        "{header}"
+    );
+    assert!(read(dir, "include/rust/cxx.h").contains("class Error final : public std::exception"));
     let build = read(dir, "build.sh");
     assert!(build.contains("-D_GLIBCXX_USE_CXX11_ABI"));
     assert!(build.contains("-ltorch_cpu -lc10 -lstdc++ -ltorch"));
@@ -307,8 +314,15 @@ fn builds_against_real_torch_when_available() {
         .unwrap();
     let symbols = String::from_utf8_lossy(&nm.stdout);
     assert!(symbols.contains("triton_add_variants"));
-    // The runtime's Rust symbols stay inside the library.
-    assert!(!symbols.contains("opgen_op_launch"), "{symbols}");
+    // The archive's symbols stay inside the library: the Rust functions, the
+    // cxx shim (opgen::launch), cxx's runtime (rust::Error::what).
+    for inner in [
+        "cxxbridge1$",
+        "_ZN5opgen6launch",
+        "_ZNK4rust10cxxbridge15Error4what",
+    ] {
+        assert!(!symbols.contains(inner), "{inner} exported:\n{symbols}");
+    }
 }
 
 /// Loads the add library into torch's CPU libraries (a C++ harness, no
@@ -418,6 +432,10 @@ fn library_loads_into_torch_cpu_and_checks_inputs() {
         line("meta_rank").contains("argument `x` must have 1 dimension(s) [N], got shape [2, 4]"),
         "{out}"
     );
+    assert_eq!(
+        line("pin_unknown"),
+        "pin_unknown: 1 no variant has the config `SIZE=3`; the op's configs are: SIZE=256 num_warps=4, SIZE=1024 num_warps=4, SIZE=4096 num_warps=4"
+    );
 }
 
 /// The user-written fused op in examples/ (TK = 32, 4 or 8 warps): on sm_90a
@@ -507,7 +525,7 @@ fn attributes_are_schema_arguments() {
     for needle in [
         "m.def(\"scale_shift(Tensor x, float alpha=1.0, float beta=0.0, bool relu=False) -> Tensor\");",
         "at::Tensor scale_shift_cuda(const at::Tensor& x_arg, double alpha, double beta, bool relu) {",
-        "{ OPGEN_ARG_F32, 0, opgen_f32_bits(alpha) },  // alpha",
+        "{ opgen::ArgKind::F32, opgen_f32_bits(alpha) },  // alpha",
         "const int64_t opgen_arg5 = relu;",
         "int opgen_check_inputs(const at::Tensor& x_arg) {",
     ] {
@@ -583,7 +601,7 @@ fn attention_takes_a_required_scale() {
     let cpp = read(&done.out_dir, "op.cpp");
     for needle in [
         "m.def(\"attention(Tensor q, Tensor k, Tensor v, float scale, bool causal=False) -> Tensor\");",
-        "{ OPGEN_ARG_F32, 0, opgen_f32_bits(scale) },  // scale",
+        "{ opgen::ArgKind::F32, opgen_f32_bits(scale) },  // scale",
         "if (!(HD == HEAD)) continue;",
     ] {
         assert!(cpp.contains(needle), "missing `{needle}` in:\n{cpp}");

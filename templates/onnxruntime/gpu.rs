@@ -7,9 +7,9 @@
 use crate::call::{Call, LaunchArg};
 use crate::op_spec::{self, CFG_NAMES, GROUP_VARIANTS, VARIANT_DATA};
 use crate::stats;
-use opgen_bridge::{OpgenArg, OpgenGrid, OpgenVariant, ARG_F32, ARG_F64, ARG_I32, ARG_I64, ARG_PTR};
+use opgen_bridge::{KernelArg, LaunchGrid, Op, VariantRef};
 use opgen_runtime::{Device, DeviceBuffer, EventTimer, KernelTimer, RuntimeError, Stream};
-use std::ffi::{c_char, c_void};
+use std::ffi::c_void;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
@@ -48,8 +48,7 @@ pub struct EpStream {
 /// The device, or why there is none (as the runtime words it); first, what
 /// makes the embedded variants unusable anywhere, found without a GPU.
 pub fn device(ordinal: usize) -> Result<Arc<Device>, Failure> {
-    // SAFETY: the handle comes from opgen_op_new and lives for the process.
-    if let Some(problem) = unsafe { opgen_bridge::opgen_op_problem(op_handle().cast()) } {
+    if let Some(problem) = op().problem() {
         return Err(Failure::Broken(problem));
     }
     Device::open(ordinal).map_err(|e| match e {
@@ -58,45 +57,34 @@ pub fn device(ordinal: usize) -> Result<Arc<Device>, Failure> {
     })
 }
 
-/// The bridge's op handle over the embedded variants (created once), and how
-/// many entries of the pre-tuned table it took.
-fn op_handle_and_tuned() -> (*mut c_void, usize) {
-    static HANDLE: OnceLock<(usize, usize)> = OnceLock::new();
-    let (addr, taken) = *HANDLE.get_or_init(|| {
-        let table: Vec<OpgenVariant> = VARIANT_DATA
+/// The bridge's op over the embedded variants (created once), and how many
+/// entries of the pre-tuned table it took.
+fn op_and_tuned() -> &'static (Op, usize) {
+    static OP: OnceLock<(Op, usize)> = OnceLock::new();
+    OP.get_or_init(|| {
+        let table: Vec<VariantRef> = VARIANT_DATA
             .iter()
-            .map(|v| OpgenVariant {
-                kernel: v.kernel.as_ptr().cast(),
-                config: v.config.as_ptr().cast(),
-                variant_json: v.json.as_ptr().cast(),
-                image: v.ptx.as_ptr(),
-                image_len: v.ptx.len(),
+            .map(|v| VariantRef {
+                kernel: v.kernel,
+                config: v.config,
+                json: v.json,
+                image: v.ptx.as_bytes(),
             })
             .collect();
-        // The table points into static data and lives as long as the process.
-        let table: &'static [OpgenVariant] = Box::leak(table.into_boxed_slice());
-        let name = format!("{}\0", op_spec::QUALIFIED);
-        // SAFETY: NUL-terminated name (copied by the bridge) and a static table.
-        let op = unsafe { opgen_bridge::opgen_op_new(name.as_ptr().cast(), table.as_ptr(), table.len()) };
+        let op = opgen_bridge::new_op(op_spec::QUALIFIED, &table);
         // The pre-tuned table (`--tuned`): its shapes are never benchmarked.
-        let taken = if op_spec::TUNED.is_empty() {
-            0
-        } else {
-            // SAFETY: the handle was just created; the table is NUL-terminated.
-            unsafe { opgen_bridge::opgen_op_preload(op, op_spec::TUNED.as_ptr().cast()) }
-        };
-        (op as usize, taken)
-    });
-    (addr as *mut c_void, taken)
+        let taken = opgen_bridge::preload(&op, op_spec::TUNED);
+        (op, taken)
+    })
 }
 
-fn op_handle() -> *mut c_void {
-    op_handle_and_tuned().0
+fn op() -> &'static Op {
+    &op_and_tuned().0
 }
 
 /// Entries of the embedded pre-tuned table (`--tuned`) the op took.
 pub fn tuned_entries() -> usize {
-    op_handle_and_tuned().1
+    op_and_tuned().1
 }
 
 /// What a call launches, worked out before any GPU work: the kernel's
@@ -106,7 +94,7 @@ pub struct Plan {
     call: Call,
     args: Vec<(LaunchArg, &'static str)>,
     candidates: Vec<u32>,
-    grids: Vec<OpgenGrid>,
+    grids: Vec<LaunchGrid>,
 }
 
 /// Plans made, by dtype group and shapes: a serving graph calls a node with
@@ -259,45 +247,29 @@ fn bridge_launch(
         grids,
     } = plan;
     let addr = |i: usize| addrs.get(i).copied().unwrap_or(0);
-    let raw_args: Vec<OpgenArg> = args
+    let kernel_args: Vec<KernelArg> = args
         .iter()
         .map(|(arg, _)| match *arg {
-            LaunchArg::Ptr(i) => OpgenArg { kind: ARG_PTR, reserved: 0, bits: addr(i) },
-            LaunchArg::I32(v) => OpgenArg { kind: ARG_I32, reserved: 0, bits: v as i32 as u32 as u64 },
-            LaunchArg::I64(v) => OpgenArg { kind: ARG_I64, reserved: 0, bits: v as u64 },
-            LaunchArg::F32(v) => OpgenArg { kind: ARG_F32, reserved: 0, bits: (v as f32).to_bits() as u64 },
-            LaunchArg::F64(v) => OpgenArg { kind: ARG_F64, reserved: 0, bits: v.to_bits() },
+            LaunchArg::Ptr(i) => KernelArg::Ptr(addr(i)),
+            LaunchArg::I32(v) => KernelArg::I32(v as i32),
+            LaunchArg::I64(v) => KernelArg::I64(v),
+            LaunchArg::F32(v) => KernelArg::F32(v as f32),
+            LaunchArg::F64(v) => KernelArg::F64(v),
         })
         .collect();
     let key_dims: Vec<i64> = call.dims.iter().map(|&(_, v)| v).collect();
-    let dtype_key = GROUP_VARIANTS[*group].0;
-    let mut message = vec![0 as c_char; 2048];
-    // SAFETY: every slice outlives the call; the handle is the bridge's.
-    let rc = unsafe {
-        opgen_bridge::opgen_op_launch(
-            op_handle().cast(),
-            device.ordinal() as i32,
-            stream,
-            candidates.as_ptr(),
-            grids.as_ptr(),
-            candidates.len(),
-            raw_args.as_ptr(),
-            raw_args.len(),
-            dtype_key.as_ptr().cast(),
-            key_dims.as_ptr(),
-            key_dims.len(),
-            message.as_mut_ptr(),
-            message.len(),
-        )
+    let launch = opgen_bridge::Call {
+        device: device.ordinal() as i32,
+        stream,
+        candidates,
+        grids,
+        args: &kernel_args,
+        dtype_key: GROUP_VARIANTS[*group].0,
+        dims: &key_dims,
     };
-    if rc == 0 {
-        return Ok(());
-    }
-    // SAFETY: the bridge NUL-terminates the message.
-    let text = unsafe { std::ffi::CStr::from_ptr(message.as_ptr()) };
-    Err(RuntimeError::InvalidLaunch {
+    opgen_bridge::launch(op(), &launch).map_err(|reason| RuntimeError::InvalidLaunch {
         kernel: op_spec::QUALIFIED.to_string(),
-        reason: text.to_string_lossy().into_owned(),
+        reason,
     })
 }
 
@@ -306,7 +278,7 @@ fn cuda(e: RuntimeError) -> Failure {
 }
 
 /// The group's variants that meet the spec's requirements, with their grids.
-fn candidates(call: &Call, group: usize) -> Result<(Vec<u32>, Vec<OpgenGrid>), Failure> {
+fn candidates(call: &Call, group: usize) -> Result<(Vec<u32>, Vec<LaunchGrid>), Failure> {
     let (_, first, count) = GROUP_VARIANTS[group];
     let mut picked = Vec::new();
     let mut grids = Vec::new();
@@ -329,16 +301,16 @@ fn candidates(call: &Call, group: usize) -> Result<(Vec<u32>, Vec<OpgenGrid>), F
                 Failure::Invalid(format!(
                     "{}: grid axis {axis} is {v} for config `{}`, out of range",
                     op_spec::QUALIFIED,
-                    variant.config.trim_end_matches('\0')
+                    variant.config
                 ))
             })?;
         }
         picked.push(index as u32);
-        grids.push(OpgenGrid {
+        grids.push(LaunchGrid {
             x: axes[0],
             y: axes[1],
             z: axes[2],
-            persistent: u32::from(op_spec::PERSISTENT),
+            persistent: op_spec::PERSISTENT,
         });
     }
     if picked.is_empty() {
@@ -360,9 +332,9 @@ pub fn variant_listing() -> String {
         for v in &VARIANT_DATA[first..first + count] {
             out.push_str(&format!(
                 "{}\t{}\t{}\t{}\n",
-                label.trim_end_matches('\0'),
-                v.config.trim_end_matches('\0'),
-                v.kernel.trim_end_matches('\0'),
+                label,
+                v.config,
+                v.kernel,
                 v.ptx.len()
             ));
         }

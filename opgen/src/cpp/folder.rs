@@ -1,6 +1,7 @@
-//! The build folder of a C++ op (TensorFlow's, JAX's): the rendered files,
-//! the bridge's header in `include/` and its prebuilt archive in `lib/`, so
-//! that build.sh needs no Rust.
+//! The build folder of a C++ op (torch's, TensorFlow's, JAX's): the rendered
+//! files, the bridge's headers in `include/` (`opgen_bridge.h` and cxx's
+//! `rust/cxx.h`) and its prebuilt archive in `lib/`, so that build.sh needs
+//! no Rust.
 
 use super::CppLaunch;
 use crate::render::{render_templates, Template};
@@ -26,15 +27,18 @@ pub fn render_folder<T: Serialize>(
     Ok(files)
 }
 
-/// Writes `files` (name, contents) into `dir` with the bridge's header and
+/// Writes `files` (name, contents) into `dir` with the bridge's headers and
 /// archive (`bridge`), and makes build.sh runnable.
 pub fn write_build_folder<'a>(
     dir: &Path,
     files: impl IntoIterator<Item = (&'a str, &'a str)>,
     bridge: &crate::bundled::BridgeLib,
 ) -> Result<(), String> {
-    let header = ("include/opgen_bridge.h", super::BRIDGE_HEADER);
-    crate::generate::write_files(dir, files.into_iter().chain([header])).map_err(|e| e.0)?;
+    let headers = [
+        ("include/opgen_bridge.h", super::BRIDGE_HEADER),
+        ("include/rust/cxx.h", super::CXX_HEADER),
+    ];
+    crate::generate::write_files(dir, files.into_iter().chain(headers)).map_err(|e| e.0)?;
     let lib = dir.join("lib");
     std::fs::create_dir_all(&lib).map_err(|e| format!("cannot create {}: {e}", lib.display()))?;
     bridge.write_to(&lib.join("libopgen_bridge.a"))?;

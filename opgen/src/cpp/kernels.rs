@@ -1,10 +1,11 @@
 //! `kernels.cpp`/`kernels.cc`: every variant's PTX as a byte array and the
-//! variant table the bridge's `opgen_op_new` reads.
+//! variant table the bridge's `opgen::new_op` reads.
 
 use crate::variants::{variant_json, Group};
 use std::fmt::Write as _;
 
-/// The variants' PTX as byte arrays plus the table `opgen_op_new` reads.
+/// The variants' PTX as byte arrays plus the table `opgen::new_op` reads
+/// (`opgen::Variant`s borrowing them: rust::Str and rust::Slice fields).
 pub fn kernels_cpp(prefix: &str, source: &str, groups: &[Group], tuned: &str) -> String {
     let mut out = String::new();
     let _ = writeln!(
@@ -23,13 +24,13 @@ pub fn kernels_cpp(prefix: &str, source: &str, groups: &[Group], tuned: &str) ->
     }
     let _ = writeln!(
         out,
-        "extern \"C\" const opgen_variant {prefix}_variants[] = {{"
+        "extern \"C\" const opgen::Variant {prefix}_variants[] = {{"
     );
     for (i, v) in variants.iter().enumerate() {
         let json = variant_json(v);
         let _ = writeln!(
             out,
-            "    {{\"{}\", \"{}\", {}, image_{i}, sizeof(image_{i})}},",
+            "    {{\"{}\", \"{}\", {}, {{image_{i}, sizeof(image_{i})}}}},",
             v.kernel,
             v.config,
             cpp_string(&json)

@@ -273,7 +273,7 @@ pub fn build(
             match kind {
                 ArgKind::Ptr(t) => ArgCtx {
                     index,
-                    kind: "OPGEN_ARG_PTR".into(),
+                    kind: "opgen::ArgKind::Ptr".into(),
                     value: (words.data_ptr)(t),
                     is_int: false,
                     is_i32: false,
@@ -282,9 +282,9 @@ pub fn build(
                 ArgKind::I32 | ArgKind::I64 => ArgCtx {
                     index,
                     kind: if *kind == ArgKind::I32 {
-                        "OPGEN_ARG_I32".into()
+                        "opgen::ArgKind::I32".into()
                     } else {
-                        "OPGEN_ARG_I64".into()
+                        "opgen::ArgKind::I64".into()
                     },
                     value: arg.value.to_cpp(&plain),
                     is_int: true,
@@ -297,9 +297,9 @@ pub fn build(
                     ArgCtx {
                         index,
                         kind: if single {
-                            "OPGEN_ARG_F32"
+                            "opgen::ArgKind::F32"
                         } else {
-                            "OPGEN_ARG_F64"
+                            "opgen::ArgKind::F64"
                         }
                         .into(),
                         value: if single {

@@ -49,7 +49,7 @@ pub struct LaunchContext {
 #[derive(Debug, Serialize)]
 pub struct VariantRow {
     pub index: usize,
-    /// Rust string literals, NUL-terminated for the bridge's C ABI.
+    /// Rust string literals.
     pub kernel: String,
     pub config: String,
     pub json: String,
@@ -157,11 +157,7 @@ pub fn build(
         outputs,
         attrs: spec.attrs.iter().map(attr_desc).collect(),
         launch: launch_context(spec, groups, kinds, plugins_dir)?,
-        tuned: if tuned.is_empty() {
-            "\"\"".to_string()
-        } else {
-            c_literal(tuned)
-        },
+        tuned: rust_literal(tuned),
     })
 }
 
@@ -190,9 +186,9 @@ fn attr_index(spec: &OpSpec, name: &str) -> usize {
     spec.attrs.iter().position(|a| a.name == name).unwrap_or(0)
 }
 
-/// A Rust string literal of `text` plus a NUL.
-fn c_literal(text: &str) -> String {
-    format!("{:?}", format!("{text}\0"))
+/// A Rust string literal of `text`.
+fn rust_literal(text: &str) -> String {
+    format!("{text:?}")
 }
 
 fn launch_context(
@@ -265,7 +261,7 @@ fn launch_context(
     let mut group_rows = Vec::new();
     for g in groups {
         group_rows.push(GroupRow {
-            label: c_literal(&group_label(g)),
+            label: rust_literal(&group_label(g)),
             first: variants.len(),
             count: g.variants.len(),
         });
@@ -273,9 +269,9 @@ fn launch_context(
             let cfg = macro_values(v, &cfg_names)?;
             variants.push(VariantRow {
                 index: variants.len(),
-                kernel: c_literal(&v.kernel),
-                config: c_literal(&v.config),
-                json: c_literal(&variant_json(v)),
+                kernel: rust_literal(&v.kernel),
+                config: rust_literal(&v.config),
+                json: rust_literal(&variant_json(v)),
                 cfg: cfg.join(", "),
             });
         }

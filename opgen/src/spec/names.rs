@@ -130,6 +130,9 @@ const GENERATED: &[&str] = &[
     "tensorflow",
     "absl",
     "stream_executor",
+    // the runtime bridge's namespaces (its cxx header: opgen::launch, rust::Error)
+    "opgen",
+    "rust",
     "int64_t",
     "int32_t",
     "uint32_t",
@@ -163,7 +166,7 @@ const GENERATED: &[&str] = &[
 ];
 
 /// Prefixes the generator keeps for itself (`opgen_cdiv`, `opgen_arg0`,
-/// `OPGEN_ARG_PTR`, `OpgenDenseView`, `dtype_T`).
+/// `OpgenDenseView`, `dtype_T`).
 const RESERVED_PREFIXES: &[&str] = &["opgen_", "OPGEN_", "Opgen", "dtype_"];
 
 /// Checks every name of `spec` (see the module doc).

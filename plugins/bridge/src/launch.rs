@@ -3,13 +3,12 @@
 
 use crate::per_device::PerDevice;
 use crate::pin::Pin;
-use crate::{OpgenArg, OpgenGrid, OpgenVariant, ARG_F32, ARG_F64, ARG_I32, ARG_I64, ARG_PTR};
 use opgen_runtime::{
     Chooser, Device, EventTimer, Grid, Kernel, KernelArg, KernelTimer, ModuleImage, Stream, Variant,
 };
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
-use std::ffi::{c_void, CStr};
+use std::ffi::c_void;
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -40,27 +39,52 @@ pub struct Op {
     pin: Pin,
 }
 
-/// One call's inputs, already copied out of C pointers.
+/// One compiled variant as a generated library embeds it: static data,
+/// borrowed (the op copies what it keeps).
+#[derive(Clone, Copy, Debug)]
+pub struct VariantRef<'a> {
+    /// The entry point in the image ("": the description's).
+    pub kernel: &'a str,
+    /// "SIZE=256 num_warps=4": the autotuner's name for it.
+    pub config: &'a str,
+    /// The manifest entry: macros, num_warps, shared_bytes, params.
+    pub json: &'a str,
+    /// PTX text (no NUL needed) or a cubin.
+    pub image: &'a [u8],
+}
+
+/// Programs per axis; `persistent`: x is a work count, and the runtime
+/// launches min(x, SMs x blocks per SM) programs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchGrid {
+    pub x: u32,
+    pub y: u32,
+    pub z: u32,
+    pub persistent: bool,
+}
+
+/// One call: the candidates (indices into the variants) with their grids,
+/// the kernel arguments, the framework's stream of `device`, and what keys
+/// the autotuner's choice (dtype group, dims).
 pub struct Call<'a> {
     pub device: i32,
+    /// The framework's `CUstream` (null: the default stream).
     pub stream: *mut c_void,
     pub candidates: &'a [u32],
-    pub grids: &'a [OpgenGrid],
-    pub args: &'a [OpgenArg],
-    pub dtype_key: String,
+    pub grids: &'a [LaunchGrid],
+    pub args: &'a [KernelArg],
+    pub dtype_key: &'a str,
     pub dims: &'a [i64],
 }
 
 impl Op {
-    /// # Safety
-    /// The strings and images of `raw` are valid.
-    pub unsafe fn new(name: String, raw: &[OpgenVariant]) -> Op {
+    pub fn new(name: &str, raw: &[VariantRef]) -> Op {
         let entries = raw
             .iter()
             .enumerate()
             .map(|(i, v)| read_entry(i, v))
             .collect::<Result<Vec<_>, String>>();
-        Op::with_entries(name, entries)
+        Op::with_entries(name.to_string(), entries)
     }
 
     pub fn broken(reason: &str) -> Op {
@@ -154,11 +178,7 @@ impl Op {
         let device = Device::open(ordinal).map_err(|e| e.to_string())?;
         // SAFETY: the framework's stream of this device, alive during the call.
         let stream = unsafe { Stream::from_raw(&device, call.stream.cast()) };
-        let args: Vec<KernelArg> = call
-            .args
-            .iter()
-            .map(to_kernel_arg)
-            .collect::<Result<_, _>>()?;
+        let args = call.args;
         let pick = if let Some(pos) = pinned {
             pos
         } else if call.candidates.len() == 1 {
@@ -174,7 +194,7 @@ impl Op {
             match known {
                 Some(pick) => pick,
                 None => {
-                    let pick = self.choose(entries, &device, &stream, call, &args)?;
+                    let pick = self.choose(entries, &device, &stream, call, args)?;
                     let mut decided = lock(&self.decided);
                     if decided.len() >= MAX_DECIDED {
                         decided.clear(); // many shapes: the chooser still remembers them
@@ -185,7 +205,7 @@ impl Op {
             }
         };
         let index = call.candidates[pick] as usize;
-        self.launch_one(entries, &device, &stream, index, call.grids[pick], &args)
+        self.launch_one(entries, &device, &stream, index, call.grids[pick], args)
             .map_err(|e| format!("variant `{}`: {e}", entries[index].config))?;
         self.last_launched.store(index, Ordering::Relaxed);
         Ok(())
@@ -207,7 +227,7 @@ impl Op {
             .collect();
         let key = self
             .chooser
-            .key(call.dims, &call.dtype_key, device.name(), &configs);
+            .key(call.dims, call.dtype_key, device.name(), &configs);
         // Called only when the key is not decided yet: tuning waits on events,
         // which a stream being captured into a CUDA graph forbids.
         let mut make_timer = || -> opgen_runtime::Result<Box<dyn KernelTimer + '_>> {
@@ -237,11 +257,11 @@ impl Op {
         device: &Arc<Device>,
         stream: &Stream,
         index: usize,
-        grid: OpgenGrid,
+        grid: LaunchGrid,
         args: &[KernelArg],
     ) -> opgen_runtime::Result<()> {
         let kernel = self.kernel(entries, device, index)?;
-        let x = if grid.persistent != 0 {
+        let x = if grid.persistent {
             let resident = self
                 .resident
                 .get_or_make(device.ordinal(), index, || kernel.persistent_grid(u32::MAX))?;
@@ -283,7 +303,7 @@ impl Decided {
         Decided {
             candidates: call.candidates.to_vec(),
             dims: call.dims.to_vec(),
-            dtype_key: call.dtype_key.clone(),
+            dtype_key: call.dtype_key.to_string(),
             device,
             pick,
         }
@@ -291,7 +311,7 @@ impl Decided {
 
     fn fingerprint(call: &Call, device: usize) -> u64 {
         let mut h = DefaultHasher::new();
-        (call.candidates, call.dims, &call.dtype_key, device).hash(&mut h);
+        (call.candidates, call.dims, call.dtype_key, device).hash(&mut h);
         h.finish()
     }
 
@@ -303,33 +323,20 @@ impl Decided {
     }
 }
 
-unsafe fn read_entry(i: usize, v: &OpgenVariant) -> Result<Entry, String> {
-    let text = |p: *const std::ffi::c_char| -> String {
-        if p.is_null() {
-            String::new()
-        } else {
-            CStr::from_ptr(p).to_string_lossy().into_owned()
-        }
-    };
-    let json = text(v.variant_json);
-    let mut variant: Variant = serde_json::from_str(&json)
+fn read_entry(i: usize, v: &VariantRef) -> Result<Entry, String> {
+    let mut variant: Variant = serde_json::from_str(v.json)
         .map_err(|e| format!("variant {i} of the op has an invalid description: {e}"))?;
-    let kernel = text(v.kernel);
-    if !kernel.is_empty() {
-        variant.kernel = kernel;
+    if !v.kernel.is_empty() {
+        variant.kernel = v.kernel.to_string();
     }
-    let bytes = if v.image.is_null() {
-        &[][..]
-    } else {
-        std::slice::from_raw_parts(v.image, v.image_len)
-    };
+    let bytes = v.image;
     if let Some(expected) = &variant.image_digest {
         let actual = opgen_runtime::image_digest(bytes);
         if &actual != expected {
             return Err(format!(
                 "the PTX of variant {i} ({}) is not the one triton-opgen compiled (digest {actual}, \
                  expected {expected}): the build folder was edited or damaged; generate it again",
-                text(v.config)
+                v.config
             ));
         }
     }
@@ -343,18 +350,7 @@ unsafe fn read_entry(i: usize, v: &OpgenVariant) -> Result<Entry, String> {
     Ok(Entry {
         variant,
         image,
-        config: text(v.config),
-    })
-}
-
-fn to_kernel_arg(a: &OpgenArg) -> Result<KernelArg, String> {
-    Ok(match a.kind {
-        ARG_PTR => KernelArg::Ptr(a.bits),
-        ARG_I32 => KernelArg::I32(a.bits as u32 as i32),
-        ARG_I64 => KernelArg::I64(a.bits as i64),
-        ARG_F32 => KernelArg::F32(f32::from_bits(a.bits as u32)),
-        ARG_F64 => KernelArg::F64(f64::from_bits(a.bits)),
-        other => return Err(format!("unknown argument kind {other}")),
+        config: v.config.to_string(),
     })
 }
 
@@ -368,18 +364,16 @@ mod tests {
 
     /// An op of one variant whose description records `digest` for `image`.
     fn op_with_digest(image: &[u8], digest: &str) -> Op {
-        let json = std::ffi::CString::new(format!(
+        let json = format!(
             "{{\"file\":\"x\",\"kernel\":\"add\",\"num_warps\":4,\"params\":[],\"image_digest\":\"{digest}\"}}"
-        ))
-        .unwrap();
-        let raw = [OpgenVariant {
-            kernel: c"add".as_ptr(),
-            config: c"SIZE=128 num_warps=4".as_ptr(),
-            variant_json: json.as_ptr(),
-            image: image.as_ptr(),
-            image_len: image.len(),
+        );
+        let raw = [VariantRef {
+            kernel: "add",
+            config: "SIZE=128 num_warps=4",
+            json: &json,
+            image,
         }];
-        unsafe { Op::new("t::add".into(), &raw) }
+        Op::new("t::add", &raw)
     }
 
     #[test]
@@ -400,14 +394,14 @@ mod tests {
         assert!(!err.contains("triton-opgen compiled"), "{err}");
     }
 
-    fn call<'a>(candidates: &'a [u32], dims: &'a [i64], dtype: &str) -> Call<'a> {
+    fn call<'a>(candidates: &'a [u32], dims: &'a [i64], dtype: &'a str) -> Call<'a> {
         Call {
             device: 0,
             stream: std::ptr::null_mut(),
             candidates,
             grids: &[],
             args: &[],
-            dtype_key: dtype.to_string(),
+            dtype_key: dtype,
             dims,
         }
     }
