@@ -21,10 +21,7 @@ impl Pass for AssignLayouts {
     }
 
     fn skipped_because(&self, options: &PassOptions) -> Option<&'static str> {
-        options
-            .target
-            .is_none()
-            .then_some("no target given (arch and warps)")
+        options.without_target()
     }
 
     fn run(&self, func: &mut Function, options: &PassOptions) -> bool {

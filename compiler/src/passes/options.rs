@@ -38,6 +38,14 @@ impl PassOptions {
         }
     }
 
+    /// Why a target-aware pass cannot run under these options (`None` when
+    /// they name a target).
+    pub fn without_target(&self) -> Option<&'static str> {
+        self.target
+            .is_none()
+            .then_some("no target given (arch and warps)")
+    }
+
     /// These options planning for `target`.
     pub fn with_target(self, target: Target) -> Self {
         PassOptions {

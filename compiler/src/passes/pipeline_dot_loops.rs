@@ -43,10 +43,7 @@ impl Pass for PipelineDotLoops {
         if !options.pipelining {
             return Some("TRITONC_NO_PIPELINE=1 is set");
         }
-        options
-            .target
-            .is_none()
-            .then_some("no target given (arch and warps)")
+        options.without_target()
     }
 
     fn run(&self, func: &mut Function, options: &PassOptions) -> bool {
