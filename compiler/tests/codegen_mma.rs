@@ -284,3 +284,45 @@ fn masked_operand_loads_zero_fill_through_the_source_size() {
         }
     }
 }
+
+/// FlashAttention's chain of dots (`s = q @ k^T`, then `p @ v` with `p` from
+/// `s`, tests/ops/attention.tc): when the rows allow it, both dots split
+/// their warps along M only, `q` and `p` arrive in the accumulator layout and
+/// are packed into A fragments straight from registers, so every `ldmatrix`
+/// reads a B operand (`.trans`). With too few rows for that (64 rows, 8
+/// warps) `a` is staged through shared memory as for any dot.
+#[test]
+fn chained_dots_take_their_a_operand_from_registers() {
+    for (tm, warps, from_registers) in [
+        (128, 4, true),
+        (128, 8, true),
+        (64, 4, true),
+        (64, 8, false),
+    ] {
+        for ty in ["half", "bf16"] {
+            let defs = defines(&[
+                ("TYPE", ty),
+                ("TM", &tm.to_string()),
+                ("TN", "64"),
+                ("HEAD", "64"),
+            ]);
+            let ptx = ptx_of("../ops/attention.tc", &defs, Arch::Sm80, warps);
+            let what = format!("attention {ty} TM={tm} {warps} warps");
+            let loads: Vec<&str> = ptx.lines().filter(|l| l.contains("ldmatrix")).collect();
+            let a_loads = loads.iter().filter(|l| !l.contains(".trans")).count();
+            assert!(!loads.is_empty(), "{what}: no ldmatrix");
+            assert_eq!(
+                a_loads == 0,
+                from_registers,
+                "{what}: {a_loads} A-operand ldmatrix"
+            );
+            let kind = if ty == "half" { "f16" } else { "bf16" };
+            assert!(
+                ptx.contains(&format!(
+                    "mma.sync.aligned.m16n8k16.row.col.f32.{kind}.{kind}.f32"
+                )),
+                "{what}"
+            );
+        }
+    }
+}

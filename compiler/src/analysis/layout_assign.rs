@@ -124,11 +124,21 @@ fn collect_vector_widths(
 fn seed_mma(func: &Function, region: &Region, map: &mut LayoutMap) {
     for op in &region.ops {
         match &op.kind {
-            OpKind::Dot { acc, .. } => {
+            OpKind::Dot { a, acc, .. } => {
                 if let Some(cfg) = mma::plan_for_op(func, op, map.num_warps) {
                     let l = Layout::Blocked(mma::accumulator_layout(&cfg));
                     map.suggest(func, op.results[0], l.clone());
-                    map.suggest(func, *acc, l);
+                    map.suggest(func, *acc, l.clone());
+                    // In a chain of dots (FlashAttention's `q @ k^T`, then
+                    // `p @ v`) warps split along M only, and `a` takes the
+                    // accumulator layout, which is this dot's A fragments:
+                    // codegen reads them from registers. `p` stays where the
+                    // first dot left it; `q`, loaded once before the loop,
+                    // is loaded in that layout instead of being staged
+                    // through shared memory at every iteration.
+                    if cfg.warps[1] == 1 && mma::in_dot_chain(func, op) {
+                        map.suggest(func, *a, l);
+                    }
                 }
             }
             OpKind::If {

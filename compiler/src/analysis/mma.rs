@@ -25,7 +25,9 @@
 //! B fragment wants pairs along `k`.
 use super::smem::next_offset;
 use crate::ir::layout::BlockedLayout;
-use crate::ir::{DType, Function, Op, OpKind};
+use crate::ir::walk::{walk_ops, DefUse, Use};
+use crate::ir::{DType, Function, Op, OpKind, ValueId};
+use std::collections::HashMap;
 
 /// Shape of one instruction.
 pub const MMA_M: usize = 16;
@@ -121,7 +123,109 @@ pub fn plan_for_op(func: &Function, op: &Op, num_warps: usize) -> Option<MmaConf
     if ta != tb {
         return None;
     }
-    plan(sa[0], sb[1], sa[1], input, func.dtype(result), num_warps)
+    let cfg = plan(sa[0], sb[1], sa[1], input, func.dtype(result), num_warps)?;
+    // Chained dots (FlashAttention's `p @ v` with `p` from `q @ k^T`) split
+    // their warps along M only, when the rows allow it: then the first's
+    // accumulator is, register for register, the second's A fragments, and
+    // `p` never goes through shared memory.
+    let along_m = [num_warps, 1];
+    if cfg.warps != along_m && cfg.m % (MMA_M * num_warps) == 0 && in_dot_chain(func, op) {
+        return Some(MmaConfig {
+            warps: along_m,
+            ..cfg
+        });
+    }
+    Some(cfg)
+}
+
+/// Whether `dot`'s `a` is computed from another dot's result, or its result
+/// feeds another dot's `a`, through element-wise ops on tiles of that shape.
+pub fn in_dot_chain(func: &Function, dot: &Op) -> bool {
+    a_from_dot(func, dot) || feeds_a_of_dot(func, dot)
+}
+
+/// Whether `dot`'s `a` is another dot's result, through element-wise ops.
+fn a_from_dot(func: &Function, dot: &Op) -> bool {
+    let OpKind::Dot { a, .. } = dot.kind else {
+        return false;
+    };
+    let defs: HashMap<ValueId, &Op> = walk_ops(func)
+        .into_iter()
+        .flat_map(|visit| visit.op.results.iter().map(move |r| (*r, visit.op)))
+        .collect();
+    from_dot(func, &defs, a, &func.ty(a).shape, 0)
+}
+
+/// Whether `dot`'s result is another dot's `a`, through element-wise ops.
+fn feeds_a_of_dot(func: &Function, dot: &Op) -> bool {
+    let ops: Vec<&Op> = walk_ops(func).into_iter().map(|visit| visit.op).collect();
+    let du = DefUse::compute(func);
+    dot.results
+        .first()
+        .is_some_and(|&r| feeds_dot_a(func, &du, &ops, r, 0))
+}
+
+/// How deep the element-wise chains between two dots are followed.
+const CHAIN_DEPTH: usize = 16;
+
+/// An element-wise op, and its operands of `shape` (the tiles a chain runs through).
+fn chain_operands(func: &Function, op: &Op, shape: &[usize]) -> Option<Vec<ValueId>> {
+    let operands = match &op.kind {
+        OpKind::Binary { lhs, rhs, .. } => vec![*lhs, *rhs],
+        OpKind::Unary { src, .. } | OpKind::Cast { src } => vec![*src],
+        OpKind::Select {
+            on_true, on_false, ..
+        } => vec![*on_true, *on_false],
+        _ => return None,
+    };
+    Some(
+        operands
+            .into_iter()
+            .filter(|v| func.ty(*v).shape == shape)
+            .collect(),
+    )
+}
+
+fn from_dot(
+    func: &Function,
+    defs: &HashMap<ValueId, &Op>,
+    v: ValueId,
+    shape: &[usize],
+    depth: usize,
+) -> bool {
+    let Some(op) = defs.get(&v) else {
+        return false;
+    };
+    if matches!(op.kind, OpKind::Dot { .. }) {
+        return true;
+    }
+    depth < CHAIN_DEPTH
+        && chain_operands(func, op, shape).is_some_and(|operands| {
+            operands
+                .into_iter()
+                .any(|o| from_dot(func, defs, o, shape, depth + 1))
+        })
+}
+
+fn feeds_dot_a(func: &Function, du: &DefUse, ops: &[&Op], v: ValueId, depth: usize) -> bool {
+    let shape = &func.ty(v).shape;
+    du.uses_of(v).iter().any(|u| {
+        let Use::Operand { op, .. } = *u else {
+            return false;
+        };
+        let op = ops[op];
+        match &op.kind {
+            OpKind::Dot { a, .. } => *a == v,
+            _ => {
+                depth < CHAIN_DEPTH
+                    && chain_operands(func, op, shape).is_some_and(|o| o.contains(&v))
+                    && op
+                        .results
+                        .first()
+                        .is_some_and(|&r| feeds_dot_a(func, du, ops, r, depth + 1))
+            }
+        }
+    })
 }
 
 /// Bytes of one stage of operands in shared memory: `a` at 0, `b` at the

@@ -32,16 +32,31 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op, cfg: &MmaConfig) -> Result<()> 
     let layout = Layout::Blocked(accumulator_layout(cfg));
     let acc_regs = lw.value(*acc, &layout)?;
 
+    // `a` in this dot's accumulator layout with warps along M only (layout
+    // assignment gives it that to a chained dot's `a`): its registers are
+    // the A fragments, and only `b` goes through shared memory.
+    let a_tile = lw.tile(*a)?;
+    let a_in_registers = cfg.warps[1] == 1 && a_tile.layout == layout;
+    let a_frags = if a_in_registers {
+        Some(fragments_of(lw, cfg, &a_tile)?)
+    } else {
+        None
+    };
     let (b_offset, stage_bytes) = stage_bytes(cfg);
     // Wait for the previous readers of the scratch memory (the last execution
-    // of this dot included), write both operands, wait for the writers.
+    // of this dot included), write the operands, wait for the writers.
     lw.smem.reserve(stage_bytes);
     lw.barrier()?;
     let base = lw.smem_elem_ptr(0, lw.ctx.i8_type().into(), lw.i32_const(0))?;
-    write_swizzled(lw, *a, k, base, 0)?;
+    if !a_in_registers {
+        write_swizzled(lw, *a, k, base, 0)?;
+    }
     write_swizzled(lw, *b, n, base, b_offset)?;
     lw.barrier()?;
-    let acc_regs = compute(lw, cfg, input, base, b_offset, acc_regs)?;
+    let acc_regs = match a_frags {
+        Some(frags) => compute_from(lw, cfg, input, base, b_offset, acc_regs, Some(&frags))?,
+        None => compute(lw, cfg, input, base, b_offset, acc_regs)?,
+    };
     lw.define_tile(result, layout, acc_regs);
     Ok(())
 }
@@ -55,6 +70,54 @@ pub fn input_name(dtype: DType) -> Option<&'static str> {
     }
 }
 
+/// A fragments per `k` step and 16-row tile, `[a0, a1, a2, a3]` of the PTX
+/// m16n8k16 A operand, each two 16-bit elements in 32 bits.
+type AFragments<'ctx> = Vec<Vec<[IntValue<'ctx>; 4]>>;
+
+/// The A fragments of `tile`, a `[M, K]` 16-bit tile in the accumulator
+/// layout of `cfg` (warps along M only): register `(i, l)` (row rep `i`,
+/// column local `l`) holds row `8 w + lane / 4 + 8 wm i`, column
+/// `8 (l / 2) + 2 (lane % 4) + l % 2`, so the fragment of row tile `tm` and
+/// `k` step `s` packs locals `(2 tm, 4 s + {0,1})`, `(2 tm + 1, 4 s + {0,1})`,
+/// `(2 tm, 4 s + {2,3})`, `(2 tm + 1, 4 s + {2,3})` (FlashAttention's P).
+fn fragments_of<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    cfg: &MmaConfig,
+    tile: &crate::codegen::lower::tile::Tile<'ctx>,
+) -> Result<AFragments<'ctx>> {
+    let map = tile.layout.tile_map(&[cfg.m, cfg.k]);
+    let i32t = lw.ctx.i32_type();
+    let pack = |i: usize, l: usize| -> Result<IntValue<'ctx>> {
+        let lo = tile.regs[map.reg_of_locals(&[i, l])];
+        let hi = tile.regs[map.reg_of_locals(&[i, l + 1])];
+        let vty = vector_of(lo.get_type(), 2)?;
+        let v = lw
+            .builder
+            .build_insert_element(vty.get_undef(), lo, lw.i32_const(0), "")?;
+        let v = lw
+            .builder
+            .build_insert_element(v, hi, lw.i32_const(1), "")?;
+        Ok(lw
+            .builder
+            .build_bit_cast(v, i32t, "afrag")?
+            .into_int_value())
+    };
+    (0..cfg.steps_k())
+        .map(|s| {
+            (0..cfg.tiles_m())
+                .map(|tm| {
+                    Ok([
+                        pack(2 * tm, 4 * s)?,
+                        pack(2 * tm + 1, 4 * s)?,
+                        pack(2 * tm, 4 * s + 2)?,
+                        pack(2 * tm + 1, 4 * s + 2)?,
+                    ])
+                })
+                .collect()
+        })
+        .collect()
+}
+
 /// `acc + a @ b` with `a` (`[M][K]`) at `base` and `b` (`[K][N]`) at
 /// `base + b_offset` in shared memory, both swizzled: `ldmatrix` + `mma.sync`.
 pub fn compute<'ctx>(
@@ -63,7 +126,21 @@ pub fn compute<'ctx>(
     input: &str,
     base: PointerValue<'ctx>,
     b_offset: usize,
+    acc_regs: Vec<BasicValueEnum<'ctx>>,
+) -> Result<Vec<BasicValueEnum<'ctx>>> {
+    compute_from(lw, cfg, input, base, b_offset, acc_regs, None)
+}
+
+/// [`compute`], with `a`'s fragments from `a_frags` instead of shared memory
+/// when given.
+fn compute_from<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    cfg: &MmaConfig,
+    input: &str,
+    base: PointerValue<'ctx>,
+    b_offset: usize,
     mut acc_regs: Vec<BasicValueEnum<'ctx>>,
+    a_frags: Option<&AFragments<'ctx>>,
 ) -> Result<Vec<BasicValueEnum<'ctx>>> {
     let (n, k) = (cfg.n, cfg.k);
     let layout = Layout::Blocked(accumulator_layout(cfg));
@@ -119,15 +196,21 @@ pub fn compute<'ctx>(
 
     for step in 0..cfg.steps_k() {
         let k0 = step * 16;
-        let chunk = lw
-            .builder
-            .build_xor(a_x, lw.i32_const((k0 / 8) as u64), "")?;
-        let elem = add(lw, a_row_elem, mul(lw, chunk, CHUNK as u64)?)?;
-        let a_addr = shared_address(lw, base, 0, elem)?;
-        let mut a_frags = Vec::with_capacity(cfg.tiles_m());
-        for tm in 0..cfg.tiles_m() {
-            a_frags.push(ldmatrix(lw, a_addr, tm * a_tile_bytes, 4, false)?);
-        }
+        let a_frags: Vec<Vec<IntValue>> = match a_frags {
+            Some(frags) => frags[step].iter().map(|f| f.to_vec()).collect(),
+            None => {
+                let chunk = lw
+                    .builder
+                    .build_xor(a_x, lw.i32_const((k0 / 8) as u64), "")?;
+                let elem = add(lw, a_row_elem, mul(lw, chunk, CHUNK as u64)?)?;
+                let a_addr = shared_address(lw, base, 0, elem)?;
+                let mut frags = Vec::with_capacity(cfg.tiles_m());
+                for tm in 0..cfg.tiles_m() {
+                    frags.push(ldmatrix(lw, a_addr, tm * a_tile_bytes, 4, false)?);
+                }
+                frags
+            }
+        };
         let mut b_frags: Vec<[IntValue; 2]> = Vec::with_capacity(cfg.tiles_n());
         for addr in &b_addrs {
             let count = if pairs { 4 } else { 2 };
