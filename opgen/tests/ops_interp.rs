@@ -690,12 +690,24 @@ fn cross_entropy_forward_and_backward() {
 
 /// Fused attention on the interpreter (small tiles, fp16 data) against
 /// softmax(scale q k^T) v in f64, causal and not, on an odd sequence length
-/// that leaves partial query and key blocks.
+/// that leaves partial query and key blocks; with and without the next
+/// blocks' loads issued a step ahead (`PREFETCH`).
 #[test]
 fn attention_matches_softmax_qk_v() {
+    for prefetch in ["0", "1"] {
+        attention_case(prefetch);
+    }
+}
+
+fn attention_case(prefetch: &str) {
     let (spec, source) = read_spec(&op_path("attention")).unwrap();
     let mut defines = dtype_macros(&spec, "float16");
-    for (n, v) in [("TM", "16"), ("TN", "16"), ("HEAD", "16")] {
+    for (n, v) in [
+        ("TM", "16"),
+        ("TN", "16"),
+        ("HEAD", "16"),
+        ("PREFETCH", prefetch),
+    ] {
         defines.push((n.into(), v.into()));
     }
     let func = lower(&source, &defines, &[])
@@ -754,7 +766,7 @@ fn attention_matches_softmax_qk_v() {
                     let got = o[(h * s + i) * d + c].to_f64();
                     assert!(
                         (got - want).abs() <= 1e-2,
-                        "causal={causal} z={h} row {i} col {c}: {got} vs {want}"
+                        "prefetch={prefetch} causal={causal} z={h} row {i} col {c}: {got} vs {want}"
                     );
                 }
             }
