@@ -1,7 +1,8 @@
 //! The lowering context: LLVM handles, the table of lowered values, thread
 //! indices and the helpers every per-op lowering uses (see `mod.rs` for the
-//! model). `Lowering::region` walks a region and dispatches each op to the file
-//! that lowers it.
+//! model). `Lowering::region` walks a region and hands each op to the op
+//! table it was made with (`codegen::ops::lower`, as a [`LowerOp`]), so the
+//! context imports no op file.
 use crate::analysis::axis_info::AxisInfoMap;
 use crate::codegen::lower::shared_alloc::SharedMemory;
 use crate::codegen::lower::tile::{Slot, Tile};
