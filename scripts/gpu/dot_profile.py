@@ -7,7 +7,7 @@ one torch.matmul, for cuBLAS's kernel) runs inside it.
         --section WarpStateStats --section LaunchStats \
         python3 scripts/gpu/dot_profile.py out/torch 8192x8192x128 3000x3000x3000
 
-Shapes are MxNxK (fp16, or append `:bf16`). Without ncu it prints the picked
+Shapes are MxNxK (fp16, or append `:bf16` or `:fp32`). Without ncu it prints the picked
 config and the op's and cuBLAS's time per shape (the suite's interleaved do_bench rounds).
 """
 
@@ -21,7 +21,7 @@ sys.path.insert(0, HERE)
 def parse(spec):
     dims, _, dtype = spec.partition(":")
     m, n, k = (int(x) for x in dims.split("x"))
-    return m, n, k, {"": "float16", "bf16": "bfloat16", "fp16": "float16"}[dtype]
+    return m, n, k, {"": "float16", "bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}[dtype]
 
 
 def main():
