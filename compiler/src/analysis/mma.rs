@@ -141,28 +141,21 @@ pub fn plan_for_op(func: &Function, op: &Op, num_warps: usize) -> Option<MmaConf
 /// Whether `dot`'s `a` is computed from another dot's result, or its result
 /// feeds another dot's `a`, through element-wise ops on tiles of that shape.
 pub fn in_dot_chain(func: &Function, dot: &Op) -> bool {
-    a_from_dot(func, dot) || feeds_a_of_dot(func, dot)
-}
-
-/// Whether `dot`'s `a` is another dot's result, through element-wise ops.
-fn a_from_dot(func: &Function, dot: &Op) -> bool {
     let OpKind::Dot { a, .. } = dot.kind else {
         return false;
     };
-    let defs: HashMap<ValueId, &Op> = walk_ops(func)
-        .into_iter()
-        .flat_map(|visit| visit.op.results.iter().map(move |r| (*r, visit.op)))
+    // One walk serves both directions: ops by pre-order number (what
+    // `DefUse` names them by) and by the values they define.
+    let ops: Vec<&Op> = walk_ops(func).into_iter().map(|visit| visit.op).collect();
+    let defs: HashMap<ValueId, &Op> = ops
+        .iter()
+        .flat_map(|op| op.results.iter().map(move |r| (*r, *op)))
         .collect();
     from_dot(func, &defs, a, &func.ty(a).shape, 0)
-}
-
-/// Whether `dot`'s result is another dot's `a`, through element-wise ops.
-fn feeds_a_of_dot(func: &Function, dot: &Op) -> bool {
-    let ops: Vec<&Op> = walk_ops(func).into_iter().map(|visit| visit.op).collect();
-    let du = DefUse::compute(func);
-    dot.results
-        .first()
-        .is_some_and(|&r| feeds_dot_a(func, &du, &ops, r, 0))
+        || dot
+            .results
+            .first()
+            .is_some_and(|&r| feeds_dot_a(func, &DefUse::compute(func), &ops, r, 0))
 }
 
 /// How deep the element-wise chains between two dots are followed.

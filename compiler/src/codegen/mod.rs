@@ -73,6 +73,7 @@ use crate::analysis::{axis_info, layout_assign};
 use crate::ir::Function;
 use crate::timings::{Phase, PhaseTimes};
 use inkwell::context::Context;
+use std::borrow::Cow;
 
 pub mod limits;
 pub mod lower;
@@ -155,8 +156,8 @@ pub fn compile_timed(
         // The `assign-layouts` pass's choice; IR that skipped the passes
         // (`compile` of sema's IR) gets the same assignment here.
         let layouts = match &func.layouts {
-            Some(l) if l.num_warps == num_warps => l.clone(),
-            _ => layout_assign::assign(func, num_warps, &widths),
+            Some(l) if l.num_warps == num_warps => Cow::Borrowed(l),
+            _ => Cow::Owned(layout_assign::assign(func, num_warps, &widths)),
         };
         (widths, layouts)
     });

@@ -51,14 +51,14 @@ impl Pass for PipelineDotLoops {
             return false;
         };
         // The layouts the `assign-layouts` pass chose (none: not analyzable).
-        let Some(layouts) = func.layouts.clone() else {
+        let Some(layouts) = &func.layouts else {
             return false;
         };
         let widths = axis_info::analyze(func);
         let facts = Facts {
             target,
             widths: &widths,
-            layouts: &layouts,
+            layouts,
         };
         let mut decided = Vec::new();
         for visit in walk_ops(func) {

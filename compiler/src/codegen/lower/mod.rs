@@ -18,6 +18,7 @@ use inkwell::context::Context;
 use inkwell::module::Module;
 use inkwell::types::{BasicType, BasicTypeEnum};
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FunctionValue, IntValue};
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 pub mod asm;
@@ -48,7 +49,9 @@ pub struct Lowering<'a, 'ctx> {
     pub builder: Builder<'ctx>,
     pub func: &'a Function,
     pub kernel: FunctionValue<'ctx>,
-    pub layouts: LayoutMap,
+    /// The `assign-layouts` pass's choice (borrowed from the function), or
+    /// the same assignment made for IR that skipped the passes.
+    pub layouts: Cow<'a, LayoutMap>,
     pub widths: AxisInfoMap,
     pub num_warps: usize,
     pub smem: SharedMemory<'ctx>,
@@ -76,7 +79,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         module: &'a Module<'ctx>,
         kernel: FunctionValue<'ctx>,
         func: &'a Function,
-        layouts: LayoutMap,
+        layouts: Cow<'a, LayoutMap>,
         widths: AxisInfoMap,
         lower_op: LowerOp,
     ) -> Result<Self> {

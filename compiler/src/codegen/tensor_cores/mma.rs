@@ -131,6 +131,21 @@ pub fn compute<'ctx>(
     compute_from(lw, cfg, input, base, b_offset, acc_regs, None)
 }
 
+/// Where a dot's A fragments come from.
+#[derive(Clone, Copy)]
+enum ASource<'a, 'ctx> {
+    /// Packed from registers already ([`fragments_of`]).
+    Registers(&'a AFragments<'ctx>),
+    /// `ldmatrix` from the swizzled `[M][K]` stage: this lane's swizzle
+    /// phase XOR its chunk (`x`), its row's first element, and the bytes
+    /// between the 16-row tiles of one warp.
+    Shared {
+        x: IntValue<'ctx>,
+        row_elem: IntValue<'ctx>,
+        tile_bytes: usize,
+    },
+}
+
 /// [`compute`], with `a`'s fragments from `a_frags` instead of shared memory
 /// when given.
 fn compute_from<'ctx>(
@@ -155,19 +170,27 @@ fn compute_from<'ctx>(
     let q_hi = bld.build_right_shift(q, lw.i32_const(1), false, "q_hi")?;
 
     // A: lane addresses row `(2 tm + q_lo) * 8 wm + 8 warp_m + r`, chunk `k0 / 8 + q_hi`.
-    let a_row0 = add(lw, mul(lw, warp_m, 8)?, r)?;
-    let a_row0 = add(lw, a_row0, mul(lw, q_lo, 8 * wm)?)?;
     // Rows of one lane differ by multiples of 16 between instructions (and
     // `k` rows between steps), which keeps the swizzle phase: the per-lane
     // address is a register per `k` step (A) or column group (B), the rest
     // an immediate offset.
-    let (a_shift, a_mask) = swizzle_shift_mask(k / CHUNK);
-    let a_x = {
-        let ph = phase(lw, a_row0, a_shift, a_mask)?;
-        lw.builder.build_xor(ph, q_hi, "")?
+    let a_source = match a_frags {
+        Some(frags) => ASource::Registers(frags),
+        None => {
+            let a_row0 = add(lw, mul(lw, warp_m, 8)?, r)?;
+            let a_row0 = add(lw, a_row0, mul(lw, q_lo, 8 * wm)?)?;
+            let (a_shift, a_mask) = swizzle_shift_mask(k / CHUNK);
+            let x = {
+                let ph = phase(lw, a_row0, a_shift, a_mask)?;
+                lw.builder.build_xor(ph, q_hi, "")?
+            };
+            ASource::Shared {
+                x,
+                row_elem: mul(lw, a_row0, k as u64)?,
+                tile_bytes: 2 * 8 * wm as usize * k * 2,
+            }
+        }
     };
-    let a_row_elem = mul(lw, a_row0, k as u64)?;
-    let a_tile_bytes = 2 * 8 * wm as usize * k * 2;
     // B: lane addresses `k` row `k0 + r + 8 q_lo`, column chunk
     // `(2 p + q_hi) wn + warp_n` (x4) or `warp_n` (x2, one column group).
     let pairs = cfg.tiles_n() >= 2;
@@ -196,17 +219,19 @@ fn compute_from<'ctx>(
 
     for step in 0..cfg.steps_k() {
         let k0 = step * 16;
-        let a_frags: Vec<Vec<IntValue>> = match a_frags {
-            Some(frags) => frags[step].iter().map(|f| f.to_vec()).collect(),
-            None => {
-                let chunk = lw
-                    .builder
-                    .build_xor(a_x, lw.i32_const((k0 / 8) as u64), "")?;
-                let elem = add(lw, a_row_elem, mul(lw, chunk, CHUNK as u64)?)?;
+        let a_frags: Vec<Vec<IntValue>> = match a_source {
+            ASource::Registers(frags) => frags[step].iter().map(|f| f.to_vec()).collect(),
+            ASource::Shared {
+                x,
+                row_elem,
+                tile_bytes,
+            } => {
+                let chunk = lw.builder.build_xor(x, lw.i32_const((k0 / 8) as u64), "")?;
+                let elem = add(lw, row_elem, mul(lw, chunk, CHUNK as u64)?)?;
                 let a_addr = shared_address(lw, base, 0, elem)?;
                 let mut frags = Vec::with_capacity(cfg.tiles_m());
                 for tm in 0..cfg.tiles_m() {
-                    frags.push(ldmatrix(lw, a_addr, tm * a_tile_bytes, 4, false)?);
+                    frags.push(ldmatrix(lw, a_addr, tm * tile_bytes, 4, false)?);
                 }
                 frags
             }
