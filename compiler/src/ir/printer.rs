@@ -173,19 +173,7 @@ impl ValueNames {
         for p in &func.params {
             define(p.value, &mut namer.names);
         }
-        fn region_defs(region: &Region, out: &mut Vec<ValueId>) {
-            out.extend(&region.args);
-            for op in &region.ops {
-                // Region args come before the op's results, as they are printed.
-                for r in super::walk::regions(&op.kind) {
-                    region_defs(r, out);
-                }
-                out.extend(&op.results);
-            }
-        }
-        let mut defs = Vec::new();
-        region_defs(&func.body, &mut defs);
-        for v in defs {
+        for v in definition_order(&func.body) {
             define(v, &mut namer.names);
         }
         namer
@@ -198,6 +186,23 @@ impl ValueNames {
             None => format!("%{}", v.0),
         }
     }
+}
+
+/// The values `region` defines, in the order they are printed: a region's
+/// args, then per op its nested regions' definitions before its results.
+fn definition_order(region: &Region) -> Vec<ValueId> {
+    fn collect(region: &Region, out: &mut Vec<ValueId>) {
+        out.extend(&region.args);
+        for op in &region.ops {
+            for r in super::walk::regions(&op.kind) {
+                collect(r, out);
+            }
+            out.extend(&op.results);
+        }
+    }
+    let mut out = Vec::new();
+    collect(region, &mut out);
+    out
 }
 
 struct Printer<'a> {
@@ -236,19 +241,8 @@ impl Printer<'_> {
     /// `#L0 = blocked<...>` lines, one per distinct layout of the tiles, in
     /// order of first definition (MLIR prints its layout attributes so).
     fn layout_aliases(&mut self) {
-        let mut order = Vec::new();
-        fn defs(region: &Region, out: &mut Vec<ValueId>) {
-            out.extend(&region.args);
-            for op in &region.ops {
-                for r in crate::ir::walk::regions(&op.kind) {
-                    defs(r, out);
-                }
-                out.extend(&op.results);
-            }
-        }
-        order.extend(self.func.params.iter().map(|p| p.value));
-        defs(&self.func.body, &mut order);
-        for v in order {
+        let params = self.func.params.iter().map(|p| p.value);
+        for v in params.chain(definition_order(&self.func.body)) {
             if let Some(layout) = self.layout_of(v) {
                 if !self.layout_names.contains(&layout) {
                     self.layout_names.push(layout);
