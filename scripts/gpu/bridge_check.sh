@@ -9,6 +9,7 @@
 # (scripts/gpu/jax_ops_prepare.sh); results and logs go to $OUT (or $1).
 set -u
 cd "$(dirname "$0")/../.."
+source scripts/gpu/smem_fault_folders.sh
 R=${1:-${OUT:-out/bridge-results}}
 mkdir -p "$R"
 : >"$R/summary.txt"
@@ -16,19 +17,10 @@ nvidia-smi --query-gpu=name --format=csv,noheader >"$R/gpu.txt"
 rm -rf out/torch && tar -C out -xJf out/torch.tar.xz
 python3 scripts/gpu/torch_ops_check.py out/torch >"$R/torch_ops.log" 2>&1
 echo "torch ops: rc=$?" >>"$R/summary.txt"
-# The add op with its variants claiming 300,000 bytes of shared memory (one, all).
+# The add op with its variants claiming 300,000 bytes of shared memory (one,
+# all); the packed folders share one copy of the bridge archive in $W/lib.
 W=out/torch
-for which in one all; do
-  rm -rf "$W/add_smem_$which" && cp -r "$W/add" "$W/add_smem_$which"
-done
-sed -i '0,/shared_bytes\\":0/s//shared_bytes\\":300000/' "$W/add_smem_one/kernels.cpp"
-sed -i 's/shared_bytes\\":0/shared_bytes\\":300000/g' "$W/add_smem_all/kernels.cpp"
-# The packed folders share one copy of the bridge archive in $W/lib.
-export BRIDGE_LIB=$PWD/$W/lib/libopgen_bridge.a
-(cd "$W/add_smem_one" && bash build.sh >"$R/add_smem_one.build.log" 2>&1) &
-(cd "$W/add_smem_all" && bash build.sh >"$R/add_smem_all.build.log" 2>&1) &
-wait
-unset BRIDGE_LIB
+BRIDGE_LIB=$PWD/$W/lib/libopgen_bridge.a smem_fault_folders "$W" "$R"
 : >"$R/faults.txt"
 # A fresh autotune cache: the torch checks above tuned the real add op, and
 # the edited ones share its name and configs, so a remembered choice would be

@@ -18,6 +18,7 @@
 # Writes OUT/sanitize.tsv (op, tool, exit code, errors reported, the script's
 # summary), OUT/faults.txt, OUT/cache.txt and OUT/logs.tar.xz (every run's log).
 set -euo pipefail
+source "$(dirname "$0")/smem_fault_folders.sh"
 OUT=${1:?usage: sanitize_variants.sh OUT [build|faults|cache|sanitize]}
 STAGE=${2:-all}
 ALL_OPS="add transpose softmax col_sum cross_entropy cross_entropy_dx layer_norm layer_norm_dx layer_norm_dw dot dot_nt dot_tn attention"
@@ -42,16 +43,7 @@ build() {
     [ -f "$W/$op/libtriton_$op.so" ] || { echo "building $op failed:"; tail -20 "$W/$op.gen.log"; exit 1; }
     tail -1 "$W/$op.gen.log"
   done
-  # The variant descriptions are C strings in kernels.cpp: ...shared_bytes\":0}...
-  rm -rf "$W/add_smem_one" "$W/add_smem_all"
-  cp -r "$W/add" "$W/add_smem_one"
-  cp -r "$W/add" "$W/add_smem_all"
-  sed -i '0,/shared_bytes\\":0/s//shared_bytes\\":300000/' "$W/add_smem_one/kernels.cpp"
-  sed -i 's/shared_bytes\\":0/shared_bytes\\":300000/g' "$W/add_smem_all/kernels.cpp"
-  [ "$(grep -c 'shared_bytes\\":300000' "$W/add_smem_one/kernels.cpp")" = 1 ]
-  (cd "$W/add_smem_one" && bash build.sh >/dev/null) &
-  (cd "$W/add_smem_all" && bash build.sh >/dev/null) &
-  wait
+  smem_fault_folders "$W"
 }
 
 faults() {
