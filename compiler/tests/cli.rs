@@ -197,10 +197,23 @@ fn print_passes_lists_the_order_without_a_file() {
     let out = tritonc(&["--print-passes"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let listing = String::from_utf8(out.stdout).unwrap();
-    assert!(listing.starts_with("1. unrotate-prefetch   "), "{listing}");
-    assert!(listing.contains("\n2. assign-layouts      "), "{listing}");
-    assert!(listing.contains("\n3. pipeline-dot-loops  "), "{listing}");
-    assert_eq!(listing.lines().count(), 3, "{listing}");
+    assert!(
+        listing.starts_with("1. unrotate-prefetch          "),
+        "{listing}"
+    );
+    assert!(
+        listing.contains("\n2. assign-layouts             "),
+        "{listing}"
+    );
+    assert!(
+        listing.contains("\n3. pipeline-dot-loops         "),
+        "{listing}"
+    );
+    assert!(
+        listing.contains("\n4. insert-layout-conversions  "),
+        "{listing}"
+    );
+    assert_eq!(listing.lines().count(), 4, "{listing}");
     // The target comes from --arch and --num-warps (defaults included), so
     // the target-aware pass is not listed as skipped.
     assert!(!listing.contains("skipped"), "{listing}");
@@ -296,7 +309,7 @@ fn an_unknown_pass_is_an_error_listing_the_passes() {
     assert_eq!(
         stderr(&out),
         "error: unknown pass `unroll`; the passes are: unrotate-prefetch, assign-layouts, \
-         pipeline-dot-loops, or `all`\n"
+         pipeline-dot-loops, insert-layout-conversions, or `all`\n"
     );
     assert!(out.stdout.is_empty());
 }

@@ -47,7 +47,48 @@ pub fn assign(func: &Function, num_warps: usize, widths: &AxisInfoMap) -> Layout
     collect_vector_widths(func, &func.body, widths, &mut map);
     seed_mma(func, &func.body, &mut map);
     backward(func, &func.body, widths, &mut map);
+    settle_reductions(func, &func.body, &mut map);
     map
+}
+
+/// A reduction leaves its result in its source's layout minus the reduced
+/// axis, whatever its users wanted (they get a conversion): the map says so.
+fn settle_reductions(func: &Function, region: &Region, map: &mut LayoutMap) {
+    for op in &region.ops {
+        if let OpKind::Reduce { src, axis, .. } = &op.kind {
+            let result = op.results[0];
+            if let Some(l) = reduction_layout(func, map, *src, *axis) {
+                if !func.ty(result).is_scalar() {
+                    map.layouts.insert(result, l);
+                }
+            }
+        }
+        for nested in crate::ir::walk::regions(&op.kind) {
+            settle_reductions(func, nested, map);
+        }
+    }
+}
+
+/// The layout a reduction of `src` along `axis` produces: its source's
+/// blocked layout (the canonical one for other layouts) minus the axis.
+pub fn reduction_layout(
+    func: &Function,
+    map: &LayoutMap,
+    src: ValueId,
+    axis: usize,
+) -> Option<Layout> {
+    reduction_source_layout(func, map, src)?.reduced(axis)
+}
+
+/// The blocked layout a reduction reads `src` in.
+pub fn reduction_source_layout(func: &Function, map: &LayoutMap, src: ValueId) -> Option<Layout> {
+    match map.get(func, src) {
+        Layout::Blocked(b) => Some(Layout::Blocked(b)),
+        _ => match map.canonical(&func.ty(src).shape) {
+            Layout::Blocked(b) => Some(Layout::Blocked(b)),
+            _ => None,
+        },
+    }
 }
 
 /// The layout a load or store through `ptr` wants: the canonical layout when
@@ -270,6 +311,8 @@ fn backward(func: &Function, region: &Region, widths: &AxisInfoMap, map: &mut La
             // The source keeps its own layout (a load's access layout): the
             // transpose goes through shared memory either way.
             OpKind::Trans { .. } => {}
+            // Inserted after assignment, with both sides' layouts known.
+            OpKind::ConvertLayout { .. } => {}
             OpKind::Dot { a, b, acc } => {
                 let la = map.canonical(&func.ty(*a).shape);
                 let lb = map.canonical(&func.ty(*b).shape);

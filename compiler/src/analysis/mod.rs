@@ -3,5 +3,6 @@ pub mod axis_info;
 pub mod layout_assign;
 pub mod liveness;
 pub mod mma;
+pub mod operand_layouts;
 pub mod smem;
 pub mod wgmma;

@@ -8,16 +8,18 @@
 //! `get_program_id(axis)` is `ctaid.{x,y,z}`. Every tile value is distributed
 //! over the threads by a [`Layout`](crate::ir::layout::Layout), the one the
 //! `assign-layouts` pass chose ([`Function::layouts`]; IR that skipped the
-//! passes gets the same [`layout_assign`] here); scalars are held by every
-//! thread.
+//! passes gets that pass and `insert-layout-conversions` here); scalars are
+//! held by every thread.
 //!
 //! # Internal API (what per-op lowerings use)
 //! - A lowered value is a [`lower::tile::Tile`]: its layout and, per thread, `regs[r]`
 //!   = the element at `layout.tile_map(shape).element_index(tid, r)`; scalars
 //!   have `Layout::Scalar` and one register. Splats and ranges stay lazy
 //!   ([`lower::tile::Slot`]) and are built in whatever layout a consumer asks for.
-//! - [`lower::Lowering::value`]`(v, layout)` gives `v`'s registers in `layout`,
-//!   converting through shared memory when needed ([`lower::convert_layout`]);
+//! - [`lower::Lowering::value`]`(v, layout)` gives `v`'s registers in `layout`
+//!   (lazy tiles are built there; any other tile must already be in it: the
+//!   `insert-layout-conversions` pass put a `convert_layout` op, lowered by
+//!   [`ops::convert_layout`] through [`lower::convert_layout`], before it);
 //!   [`lower::Lowering::tile`] gives `v` as produced; `define_tile` records a
 //!   result. [`lower::Lowering::indices`] gives each register's per-axis
 //!   index (`i32` LLVM values), `owner_pred` the predicate that masks off
@@ -151,13 +153,22 @@ pub fn compile_timed(
         let kernel = target::declare_kernel(&ctx, &module, func, options.num_warps * 32)?;
         Ok::<_, CodegenError>((tm, module, kernel))
     })?;
+    // IR that skipped the passes (`compile` of sema's IR) gets the layouts
+    // and their conversions here, for these warps.
+    let prepared;
+    let func = match &func.layouts {
+        Some(l) if l.num_warps == num_warps => func,
+        _ => {
+            prepared = with_layouts(func, options)?;
+            &prepared
+        }
+    };
     let (widths, layouts) = times.time(Phase::Analyses, || {
         let widths = axis_info::analyze(func);
-        // The `assign-layouts` pass's choice; IR that skipped the passes
-        // (`compile` of sema's IR) gets the same assignment here.
         let layouts = match &func.layouts {
-            Some(l) if l.num_warps == num_warps => Cow::Borrowed(l),
-            _ => Cow::Owned(layout_assign::assign(func, num_warps, &widths)),
+            Some(l) => Cow::Borrowed(l),
+            // Not assignable (codegen refuses it below with its own error).
+            None => Cow::Owned(layout_assign::assign(func, num_warps, &widths)),
         };
         (widths, layouts)
     });
@@ -188,6 +199,21 @@ pub fn compile_timed(
         shared_bytes,
         num_warps: options.num_warps,
     })
+}
+
+/// `func` through the layout passes for the target of `options`.
+fn with_layouts(func: &Function, options: &CodegenOptions) -> Result<Function, CodegenError> {
+    let mut func = func.clone();
+    func.layouts = None;
+    let target = crate::passes::Target {
+        arch: options.arch,
+        num_warps: options.num_warps as usize,
+        num_stages: options.num_stages.map(|s| s as usize),
+    };
+    crate::passes::PassManager::layouts_only(target)
+        .run(&mut func, &mut |_| {})
+        .map_err(|e| CodegenError::Llvm(e.to_string()))?;
+    Ok(func)
 }
 
 /// Tile sizes must be powers of two (the layout math relies on it).

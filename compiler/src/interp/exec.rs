@@ -268,6 +268,8 @@ impl<'a> Program<'a> {
             OpKind::Broadcast { src } => shape::broadcast(&*get(*src)?, &out_ty.shape)?,
             OpKind::Reshape { src } => shape::reshape(&*get(*src)?, &out_ty.shape)?,
             OpKind::Trans { src } => shape::trans(&*get(*src)?)?,
+            // Layouts place elements on threads; the values stay.
+            OpKind::ConvertLayout { src } => get(*src)?.data.clone(),
             OpKind::Binary { op, lhs, rhs } => {
                 elementwise::binary(*op, &*get(*lhs)?, &*get(*rhs)?)?
             }

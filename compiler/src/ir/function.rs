@@ -234,6 +234,12 @@ pub enum OpKind {
     Trans {
         src: ValueId,
     },
+    /// The same tile in another thread layout (the result's, in
+    /// `Function::layouts`): inserted by the `insert-layout-conversions`
+    /// pass where an op reads a tile in a layout other than its producer's.
+    ConvertLayout {
+        src: ValueId,
+    },
     /// Removes `axis`; reducing a 1-D tile gives a scalar.
     Reduce {
         src: ValueId,

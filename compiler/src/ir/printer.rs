@@ -68,6 +68,7 @@ pub fn op_name(kind: &OpKind) -> String {
         Load { .. } => "load".into(),
         Store { .. } => "store".into(),
         Trans { .. } => "trans".into(),
+        ConvertLayout { .. } => "convert_layout".into(),
         Reduce { kind, .. } => format!("reduce {}", reduce_name(*kind)),
         Dot { .. } => "dot".into(),
         AtomicRmw { op, .. } => format!("atomic_rmw {}", atomic_name(*op)),
@@ -348,7 +349,12 @@ impl Printer<'_> {
             Constant { value } => format!("{lhs}{name} {} : {res_ty}", const_text(value)),
             ProgramId { axis } | NumPrograms { axis } => format!("{lhs}{name} {axis} : {res_ty}"),
             MakeRange { start, end } => format!("{lhs}{name} {start}..{end} : {res_ty}"),
-            Splat { src } | Broadcast { src } | Reshape { src } | Cast { src } | Trans { src } => {
+            Splat { src }
+            | Broadcast { src }
+            | Reshape { src }
+            | Cast { src }
+            | Trans { src }
+            | ConvertLayout { src } => {
                 format!(
                     "{lhs}{name} {} : {} -> {res_ty}",
                     self.v(*src),

@@ -461,6 +461,12 @@ impl<'a> Verifier<'a> {
                 expect_type(self.ty(*value), &p.with_scalar(elem), "stored value")?;
                 self.check_mask(*mask, p)?;
             }
+            ConvertLayout { src } => {
+                if self.ty(*src).is_scalar() {
+                    return Err(format!("converts a scalar ({})", self.ty(*src)));
+                }
+                expect_type(res(), self.ty(*src), "result")?;
+            }
             Trans { src } => {
                 let s = self.ty(*src);
                 if s.rank() != 2 {

@@ -23,6 +23,7 @@ pub fn operands(kind: &OpKind) -> Vec<ValueId> {
         | Unary { src, .. }
         | Cast { src }
         | Trans { src }
+        | ConvertLayout { src }
         | Reduce { src, .. } => vec![*src],
         Binary { lhs, rhs, .. } | Cmp { lhs, rhs, .. } => vec![*lhs, *rhs],
         AddPtr { ptr, offset } => vec![*ptr, *offset],
@@ -88,6 +89,7 @@ pub fn operands_mut(kind: &mut OpKind) -> Vec<&mut ValueId> {
         | Unary { src, .. }
         | Cast { src }
         | Trans { src }
+        | ConvertLayout { src }
         | Reduce { src, .. } => vec![src],
         Binary { lhs, rhs, .. } | Cmp { lhs, rhs, .. } => vec![lhs, rhs],
         AddPtr { ptr, offset } => vec![ptr, offset],

@@ -6,8 +6,8 @@
 //! (`tritonc --print-passes`); `tritonc --print-after PASS|all` prints the IR
 //! after the named passes. Target-aware passes read [`PassOptions::target`]
 //! (arch, warps, buffers) and write GPU-level facts on the IR
-//! ([`crate::ir::schedule`]) that codegen follows. Codegen still places
-//! scratch shared memory and barriers itself.
+//! ([`crate::ir::schedule`], `convert_layout` ops) that codegen follows.
+//! Codegen still places scratch shared memory and barriers itself.
 //!
 //! Passes, in order:
 //! 1. [`unrotate_prefetch`]: undoes the seed's manual pre-fetch so the loop
@@ -16,6 +16,8 @@
 //!    `Function::layouts`, printed on tile types); needs a target.
 //! 3. [`pipeline_dot_loops`]: decides which dot loops are software-pipelined
 //!    and how (engine, copy widths, buffers); needs a target.
+//! 4. [`insert_layout_conversions`]: a `convert_layout` op wherever a tile
+//!    is read in another layout than its producer's; needs a target.
 //!
 //! Adding a pass: one file here with a unit struct implementing [`Pass`],
 //! its place in [`manager::STANDARD`], and a file test in
@@ -23,6 +25,7 @@
 use crate::ir::Function;
 
 pub mod assign_layouts;
+pub mod insert_layout_conversions;
 pub mod manager;
 pub mod options;
 pub mod pipeline_dot_loops;

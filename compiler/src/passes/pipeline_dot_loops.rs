@@ -24,7 +24,7 @@ use crate::analysis::axis_info::{self, AxisInfoMap};
 use crate::analysis::mma::{self, plan_for_op, MmaConfig};
 use crate::analysis::wgmma::{self, WgmmaConfig};
 use crate::arch::Arch;
-use crate::ir::layout::LayoutMap;
+use crate::ir::layout::{Layout, LayoutMap};
 use crate::ir::walk::{regions_mut, walk_ops, DefUse};
 use crate::ir::{Const, DotEngine, Function, LoopPipeline, Op, OpKind, ValueId};
 
@@ -61,13 +61,21 @@ impl Pass for PipelineDotLoops {
             layouts,
         };
         let mut decided = Vec::new();
+        let mut acc_layouts = Vec::new();
         for visit in walk_ops(func) {
-            if let Some(p) = plan(func, &facts, visit.op) {
+            if let Some((p, acc_layout)) = plan(func, &facts, visit.op) {
+                let chain = accumulator_chain(visit.op, &p);
+                acc_layouts.extend(chain.into_iter().map(|v| (v, acc_layout.clone())));
                 decided.push((visit.op.span, visit.op.results.clone(), p));
             }
         }
         let changed = !decided.is_empty();
         annotate(&mut func.body, &mut decided);
+        // The engine's warps may split the tile unlike the plain dot's plan:
+        // the accumulator lives in the engine's layout through the loop.
+        if let Some(layouts) = &mut func.layouts {
+            layouts.layouts.extend(acc_layouts);
+        }
         changed
     }
 }
@@ -100,8 +108,32 @@ fn annotate(
     }
 }
 
-/// The pipeline for `op` when it is a loop of the pattern.
-fn plan(func: &Function, facts: &Facts<'_>, op: &Op) -> Option<LoopPipeline> {
+/// The values that hold the pipelined loop's accumulator: the loop's result,
+/// the regions' arguments and the dot's result (its init is converted).
+fn accumulator_chain(op: &Op, p: &LoopPipeline) -> Vec<ValueId> {
+    let OpKind::While {
+        cond_region,
+        body_region,
+        ..
+    } = &op.kind
+    else {
+        unreachable!("a pipeline is planned for loops only")
+    };
+    [
+        op.results.get(p.acc),
+        cond_region.args.get(p.acc),
+        body_region.args.get(p.acc),
+        Some(&p.dot),
+    ]
+    .into_iter()
+    .flatten()
+    .copied()
+    .collect()
+}
+
+/// The pipeline for `op` when it is a loop of the pattern, with the layout
+/// of its accumulator on the chosen engine.
+fn plan(func: &Function, facts: &Facts<'_>, op: &Op) -> Option<(LoopPipeline, Layout)> {
     let OpKind::While {
         inits, body_region, ..
     } = &op.kind
@@ -142,21 +174,24 @@ fn plan(func: &Function, facts: &Facts<'_>, op: &Op) -> Option<LoopPipeline> {
         }
         copy_widths[i] = copy_width(func, facts, ptr, mask)?;
     }
-    let (stages, stage_bytes, engine) = match &wgmma {
+    let (stages, stage_bytes, engine, engine_cfg) = match &wgmma {
         Some(w) => (
             choose_wgmma_stages(w, facts.target.num_stages)?,
             w.stage_bytes(),
             DotEngine::Wgmma {
                 warpgroups: w.groups(),
             },
+            w.mma(),
         ),
         None => (
             choose_stages(&cfg, num_warps, facts.target.num_stages)?,
             mma::stage_bytes(&cfg).1,
             DotEngine::MmaSync { warps: cfg.warps },
+            cfg,
         ),
     };
-    Some(LoopPipeline {
+    let acc_layout = Layout::Blocked(mma::accumulator_layout(&engine_cfg));
+    let pipeline = LoopPipeline {
         stages,
         dot: result,
         loads: [a, b],
@@ -164,7 +199,8 @@ fn plan(func: &Function, facts: &Facts<'_>, op: &Op) -> Option<LoopPipeline> {
         copy_widths,
         engine,
         shared_bytes: stages * stage_bytes,
-    })
+    };
+    Some((pipeline, acc_layout))
 }
 
 /// Whether `v` is a `constant 0` (what `cp.async`'s zero fill gives).

@@ -36,6 +36,7 @@ pub fn transfer(kind: &OpKind, result: &Type, f: &impl Facts) -> AxisInfo {
         }
         OpKind::Broadcast { src } => broadcast(&f.info(*src), f.ty(*src), shape),
         OpKind::Reshape { src } => reshape(&f.info(*src), f.ty(*src), shape),
+        OpKind::ConvertLayout { src } => f.info(*src),
         OpKind::Trans { src } => {
             let mut s = f.info(*src);
             s.contiguity.reverse();

@@ -58,10 +58,6 @@ pub struct Lowering<'a, 'ctx> {
     /// The block holding `ret void`; `Return` branches here.
     pub exit_block: BasicBlock<'ctx>,
     values: HashMap<ValueId, Slot<'ctx>>,
-    /// Layout conversions already emitted, with the block their registers
-    /// are ready in: reused later in that block (where they dominate), so a
-    /// tile read by several ops in another layout crosses shared memory once.
-    converted: HashMap<(ValueId, Layout), (BasicBlock<'ctx>, Vec<BasicValueEnum<'ctx>>)>,
     /// `tid.x`, its lane and warp: computed once in the entry block.
     pub tid: IntValue<'ctx>,
     pub lane: IntValue<'ctx>,
@@ -123,7 +119,6 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             smem: SharedMemory::new(ctx, module),
             exit_block,
             values,
-            converted: HashMap::new(),
             tid,
             lane,
             warp,
@@ -174,19 +169,11 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
     }
 
     pub fn define(&mut self, v: ValueId, slot: Slot<'ctx>) {
-        self.forget_conversions(v);
         self.values.insert(v, slot);
     }
 
     pub fn define_tile(&mut self, v: ValueId, layout: Layout, regs: Vec<BasicValueEnum<'ctx>>) {
-        self.forget_conversions(v);
         self.values.insert(v, Slot::Tile(Tile { layout, regs }));
-    }
-
-    fn forget_conversions(&mut self, v: ValueId) {
-        if !self.converted.is_empty() {
-            self.converted.retain(|(x, _), _| *x != v);
-        }
     }
 
     fn slot(&self, v: ValueId) -> Result<Slot<'ctx>> {
@@ -213,28 +200,18 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         }
     }
 
-    /// The registers of `v` in `layout`: lazy tiles are built there, tiles in
-    /// another layout are converted (through shared memory).
+    /// The registers of `v` in `layout`: lazy tiles are built there; other
+    /// tiles must already be in it.
     pub fn value(&mut self, v: ValueId, layout: &Layout) -> Result<Vec<BasicValueEnum<'ctx>>> {
         let shape = self.shape(v);
         match self.slot(v)? {
             Slot::Tile(t) if &t.layout == layout => Ok(t.regs),
-            Slot::Tile(t) => {
-                let key = (v, layout.clone());
-                let here = self.builder.get_insert_block();
-                if let Some((block, regs)) = self.converted.get(&key) {
-                    if Some(*block) == here {
-                        return Ok(regs.clone());
-                    }
-                }
-                let ty = self.func.ty(v).scalar;
-                let regs =
-                    crate::codegen::lower::convert_layout::convert(self, &t, ty, &shape, layout)?;
-                if let Some(block) = self.builder.get_insert_block() {
-                    self.converted.insert(key, (block, regs.clone()));
-                }
-                Ok(regs)
-            }
+            // The `insert-layout-conversions` pass put a conversion before
+            // every read in another layout: this one is a compiler bug.
+            Slot::Tile(t) => Err(CodegenError::Llvm(format!(
+                "%{} is read in {layout:?} but lives in {:?} (no convert_layout before its reader)",
+                v.0, t.layout
+            ))),
             Slot::Splat(s) => Ok(vec![s; layout.tile_map(&shape).regs()]),
             Slot::Range { start } => {
                 let idx = self.indices(layout, &shape)?;

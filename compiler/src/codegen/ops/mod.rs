@@ -8,6 +8,7 @@ use crate::ir::{DotEngine, Op, OpKind};
 
 pub mod atomics;
 pub mod control_flow;
+pub mod convert_layout;
 pub mod dot;
 pub mod elementwise;
 pub mod memory;
@@ -41,6 +42,7 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
         },
         OpKind::If { .. } | OpKind::While { .. } | OpKind::Return => control_flow::lower(lw, op),
         OpKind::Trans { .. } => trans::lower(lw, op),
+        OpKind::ConvertLayout { .. } => convert_layout::lower(lw, op),
         OpKind::Reduce { .. } => reduce::lower(lw, op),
         OpKind::Dot { .. } => dot::lower(lw, op),
         OpKind::AtomicRmw { .. } | OpKind::AtomicCas { .. } => atomics::lower(lw, op),

@@ -4,10 +4,10 @@
 //! distinct parts of the axis, across warps through shared memory. The result
 //! is in the slice layout of the source's layout (a scalar for 1-D sources),
 //! held by every thread that holds the corresponding rows.
+use crate::analysis::layout_assign::reduction_source_layout;
 use crate::codegen::lower::staging::{from_memory, linear, row_major_strides, to_memory};
 use crate::codegen::lower::types::memory_bytes;
 use crate::codegen::lower::{int_type, Lowering, Result};
-use crate::ir::layout::Layout;
 use crate::ir::{DType, Op, OpKind, ReduceKind};
 use inkwell::values::{BasicValueEnum, IntValue};
 use inkwell::IntPredicate;
@@ -27,14 +27,9 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
         return lw.unsupported("reducing pointers", op.span);
     }
     let dtype = scalar.dtype();
-    let parent = match lw.assigned_layout(*src) {
-        Layout::Blocked(b) => b,
-        _ => match lw.layouts.canonical(&shape) {
-            Layout::Blocked(b) => b,
-            _ => return lw.unsupported("reducing a scalar", op.span),
-        },
+    let Some(src_layout) = reduction_source_layout(lw.func, &lw.layouts, *src) else {
+        return lw.unsupported("reducing a scalar", op.span);
     };
-    let src_layout = Layout::Blocked(parent);
     let regs = lw.value(*src, &src_layout)?;
     let map = src_layout.tile_map(&shape);
     let Some(result_layout) = src_layout.reduced(axis) else {

@@ -301,12 +301,8 @@ fn write_swizzled<'ctx>(
     offset: usize,
 ) -> Result<()> {
     let shape = lw.shape(v);
-    let mut tile = lw.tile(v)?;
-    if !matches!(tile.layout, Layout::Blocked(_)) {
-        let canonical = lw.layouts.canonical(&shape);
-        tile.regs = lw.value(v, &canonical)?;
-        tile.layout = canonical;
-    }
+    // Blocked (`insert-layout-conversions` converted any other layout).
+    let tile = lw.tile(v)?;
     let map = tile.layout.tile_map(&shape);
     let width = map.contiguous_run().clamp(1, CHUNK);
     let elem_ty = llvm_memory_type(lw.ctx, lw.scalar_type(v));

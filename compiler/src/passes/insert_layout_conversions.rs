@@ -1,0 +1,190 @@
+//! Makes every layout conversion an op: wherever an op reads a tile in a
+//! layout other than the one its producer left it in
+//! ([`crate::analysis::operand_layouts`]), a `convert_layout` goes right
+//! before the op (before a region's yields, for the values an `If` or a
+//! `While` carries) and the op reads its result. A tile read in the same
+//! layout again later in the same region reuses that conversion.
+//!
+//! Lowering then never converts on its own: it finds each operand in the
+//! layout it reads it in. Runs after `pipeline-dot-loops` (a pipelined loop
+//! reads its loads and accumulator its own way). Needs the layouts: skipped
+//! without a target.
+use super::{Pass, PassOptions};
+use crate::analysis::operand_layouts::{OperandLayouts, Read};
+use crate::ir::layout::{Layout, LayoutMap};
+use crate::ir::walk::{operands_mut, regions_mut};
+use crate::ir::{Function, LoopPipeline, Op, OpKind, Region, ValueId, ValueInfo};
+use crate::span::Span;
+use std::collections::HashMap;
+
+pub struct InsertLayoutConversions;
+
+impl Pass for InsertLayoutConversions {
+    fn name(&self) -> &'static str {
+        "insert-layout-conversions"
+    }
+
+    fn summary(&self) -> &'static str {
+        "puts a convert_layout wherever an op reads a tile in another layout than its producer's"
+    }
+
+    fn skipped_because(&self, options: &PassOptions) -> Option<&'static str> {
+        options.without_target()
+    }
+
+    fn run(&self, func: &mut Function, _options: &PassOptions) -> bool {
+        let Some(mut layouts) = func.layouts.take() else {
+            return false;
+        };
+        let reads = OperandLayouts::new(func);
+        let mut body = std::mem::take(&mut func.body);
+        let mut cx = Rewriter {
+            func,
+            layouts: &mut layouts,
+            reads: &reads,
+            inserted: 0,
+        };
+        cx.region(&mut body, None, None);
+        let changed = cx.inserted > 0;
+        func.body = body;
+        func.layouts = Some(layouts);
+        changed
+    }
+}
+
+struct Rewriter<'a> {
+    func: &'a mut Function,
+    layouts: &'a mut LayoutMap,
+    reads: &'a OperandLayouts,
+    inserted: usize,
+}
+
+/// Conversions already made in a region, by value and layout.
+type Made = HashMap<(ValueId, Layout), ValueId>;
+
+impl Rewriter<'_> {
+    /// Rewrites `region`'s ops; `carrier` is the op that reads the region's
+    /// yields (an `If` or a `While` body), `pipeline` the plan of the loop
+    /// whose body this is.
+    fn region(
+        &mut self,
+        region: &mut Region,
+        carrier: Option<&Op>,
+        pipeline: Option<&LoopPipeline>,
+    ) {
+        let mut made = Made::new();
+        let mut ops = Vec::with_capacity(region.ops.len());
+        for mut op in std::mem::take(&mut region.ops) {
+            let wanted = self.reads.reads(self.func, self.layouts, &op, pipeline);
+            let renames = self.convert(&wanted, op.span, &mut made, &mut ops);
+            for operand in operands_mut(&mut op.kind) {
+                if let Some(to) = renames.get(operand) {
+                    *operand = *to;
+                }
+            }
+            self.nested(&mut op);
+            ops.push(op);
+        }
+        if let Some(carrier) = carrier {
+            let wanted = self
+                .reads
+                .yield_reads(self.func, self.layouts, carrier, &region.yields);
+            let span = ops.last().map_or(carrier.span, |o: &Op| o.span);
+            let renames = self.convert(&wanted, span, &mut made, &mut ops);
+            for y in &mut region.yields {
+                if let Some(to) = renames.get(y) {
+                    *y = *to;
+                }
+            }
+        }
+        region.ops = ops;
+    }
+
+    /// The regions of `op`, each with what reads its yields.
+    fn nested(&mut self, op: &mut Op) {
+        // A copy of the op without its regions names the reader of the yields.
+        let carrier = Op {
+            kind: match &op.kind {
+                OpKind::If { cond, .. } => OpKind::If {
+                    cond: *cond,
+                    then_region: Region::default(),
+                    else_region: Region::default(),
+                },
+                _ => OpKind::Return,
+            },
+            results: op.results.clone(),
+            span: op.span,
+        };
+        match &mut op.kind {
+            OpKind::If {
+                then_region,
+                else_region,
+                ..
+            } => {
+                self.region(then_region, Some(&carrier), None);
+                self.region(else_region, Some(&carrier), None);
+            }
+            OpKind::While {
+                cond_region,
+                body_region,
+                pipeline,
+                ..
+            } => {
+                self.region(cond_region, None, None);
+                self.region(body_region, Some(&carrier), pipeline.as_deref());
+            }
+            other => {
+                for r in regions_mut(other) {
+                    self.region(r, None, None);
+                }
+            }
+        }
+    }
+
+    /// Emits into `ops` a conversion for every read whose value is in
+    /// another layout (reusing those `made` earlier in the region); returns
+    /// the renaming the reader applies.
+    fn convert(
+        &mut self,
+        wanted: &[Read],
+        span: Span,
+        made: &mut Made,
+        ops: &mut Vec<Op>,
+    ) -> HashMap<ValueId, ValueId> {
+        let mut renames = HashMap::new();
+        for (v, layout) in wanted {
+            if self.layouts.get(self.func, *v) == *layout || renames.contains_key(v) {
+                continue;
+            }
+            let key = (*v, layout.clone());
+            let converted = match made.get(&key) {
+                Some(c) => *c,
+                None => {
+                    let c = self.new_value_like(*v);
+                    self.layouts.layouts.insert(c, layout.clone());
+                    ops.push(Op {
+                        kind: OpKind::ConvertLayout { src: *v },
+                        results: vec![c],
+                        span,
+                    });
+                    self.inserted += 1;
+                    made.insert(key, c);
+                    c
+                }
+            };
+            renames.insert(*v, converted);
+        }
+        renames
+    }
+
+    fn new_value_like(&mut self, v: ValueId) -> ValueId {
+        let info = &self.func.values[v.0 as usize];
+        let copy = ValueInfo {
+            ty: info.ty.clone(),
+            name: info.name.clone(),
+        };
+        let id = ValueId(self.func.values.len() as u32);
+        self.func.values.push(copy);
+        id
+    }
+}
