@@ -8,3 +8,8 @@ pub const BUFFER_ALIGN: usize = 16;
 pub fn next_offset(offset: usize, bytes: usize) -> usize {
     (offset + bytes).next_multiple_of(BUFFER_ALIGN)
 }
+
+/// Elements added to each row of the element-by-element fallback: one 4-byte bank's worth.
+pub fn padding(elem_bytes: usize) -> usize {
+    (4 / elem_bytes.max(1)).max(1)
+}

@@ -25,7 +25,9 @@
 //!   index (`i32` LLVM values), `owner_pred` the predicate that masks off
 //!   replicas, `barrier` a `bar.sync`.
 //! - Shared memory: one dynamic array `@global_smem`; every op's scratch
-//!   buffers start at offset 0 and are fenced by barriers ([`lower::shared_alloc`]).
+//!   buffer is where the `allocate-shared-memory` pass placed it (its
+//!   [`crate::ir::SharedPlan`]), current while the op lowers, and fenced by
+//!   barriers ([`lower::shared_alloc`]).
 //!
 //! # Known limits (each an `Unsupported` error or a documented slow path)
 //! - `Dot` with f16/bf16 inputs and an f32 accumulator runs on tensor cores
@@ -72,7 +74,7 @@
 //! Beside them: [`target`] (module, kernel declaration, PTX), [`limits`]
 //! (what a program may use), [`pass_pipeline`] (LLVM's passes).
 use crate::analysis::{axis_info, layout_assign};
-use crate::ir::Function;
+use crate::ir::{Function, SharedPlan};
 use crate::timings::{Phase, PhaseTimes};
 use inkwell::context::Context;
 use std::borrow::Cow;
@@ -172,15 +174,27 @@ pub fn compile_timed(
         };
         (widths, layouts)
     });
-    let shared_bytes = times.time(Phase::LowerToLlvm, || {
-        let mut lw =
-            lower::Lowering::new(&ctx, &module, kernel, func, layouts, widths, ops::lower)?;
+    // Without a plan (layouts not assignable) no op gets shared memory.
+    let no_plan = SharedPlan::default();
+    let shared = func.shared.as_ref().unwrap_or(&no_plan);
+    times.time(Phase::LowerToLlvm, || {
+        let mut lw = lower::Lowering::new(
+            &ctx,
+            &module,
+            kernel,
+            func,
+            layouts,
+            shared,
+            widths,
+            ops::lower,
+        )?;
         lw.arch = options.arch;
         lw.num_stages = options.num_stages.map(|s| s as usize);
         lw.region(&func.body)?;
         lw.builder.build_unconditional_branch(lw.exit_block)?;
-        Ok::<_, CodegenError>(lw.smem.peak_bytes)
+        Ok::<_, CodegenError>(())
     })?;
+    let shared_bytes = shared.total_bytes;
     limits::check_shared(func, shared_bytes, options.arch)?;
     times
         .time(Phase::LlvmVerify, || module.verify())

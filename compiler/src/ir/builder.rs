@@ -14,6 +14,7 @@ impl FunctionBuilder {
     pub fn new(name: impl Into<String>, span: Span) -> Self {
         let func = Function {
             layouts: None,
+            shared: None,
             name: name.into(),
             params: Vec::new(),
             body: Region::default(),

@@ -61,6 +61,9 @@ pub struct Function {
     /// The layout of every tile value, set by the `assign-layouts` pass
     /// (`None` from sema); codegen lowers with it.
     pub layouts: Option<super::layout::LayoutMap>,
+    /// Every op's scratch shared memory and the kernel's total, set by the
+    /// `allocate-shared-memory` pass (`None` before it).
+    pub shared: Option<super::schedule::SharedPlan>,
 }
 
 impl Function {

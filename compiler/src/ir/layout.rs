@@ -489,6 +489,34 @@ impl TileMap {
     }
 }
 
+/// For each register of `dst`, the register of `src` holding the same element
+/// in the same thread, when that register number is the same in every thread.
+pub fn register_remap(
+    src: &Layout,
+    dst: &Layout,
+    shape: &[usize],
+    threads: usize,
+) -> Option<Vec<usize>> {
+    if src.rank() != shape.len() || dst.rank() != shape.len() {
+        return None;
+    }
+    let (sm, dm) = (src.tile_map(shape), dst.tile_map(shape));
+    let mut remap = Vec::with_capacity(dm.regs());
+    for r in 0..dm.regs() {
+        let want = dm.element_index(0, r);
+        let s = (0..sm.regs()).find(|&s| sm.element_index(0, s) == want)?;
+        remap.push(s);
+    }
+    for tid in 1..threads {
+        for (r, &s) in remap.iter().enumerate() {
+            if sm.element_index(tid, s) != dm.element_index(tid, r) {
+                return None;
+            }
+        }
+    }
+    Some(remap)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,5 +11,5 @@ pub mod walk;
 
 pub use builder::FunctionBuilder;
 pub use function::*;
-pub use schedule::{DotEngine, LoopPipeline};
+pub use schedule::{DotEngine, LoopPipeline, SharedBuffer, SharedPlan};
 pub use types::*;

@@ -314,7 +314,11 @@ impl Printer<'_> {
                 s
             })
             .collect();
-        let header = format!("func @{}({}) {{", self.func.name, params.join(", "));
+        let shared = match &self.func.shared {
+            Some(plan) => format!(" smem {} bytes", plan.total_bytes),
+            None => String::new(),
+        };
+        let header = format!("func @{}({}){shared} {{", self.func.name, params.join(", "));
         self.line(0, &header);
         let body = &self.func.body;
         self.region_contents(body, 1);
@@ -473,6 +477,7 @@ impl Printer<'_> {
                 if let Some(p) = pipeline {
                     head += &format!(" {}", self.pipeline(p));
                 }
+                head += &self.shared_buffer(op);
                 self.line(depth, &head);
                 let cond_head = format!("cond({}) {{", self.typed_list(&cond_region.args));
                 self.line(depth, &cond_head);
@@ -484,7 +489,22 @@ impl Printer<'_> {
                 return;
             }
         };
+        let text = text + &self.shared_buffer(op);
         self.line(depth, &text);
+    }
+
+    /// ` smem [offset, end)` for an op the shared-memory plan gave a buffer.
+    fn shared_buffer(&self, op: &Op) -> String {
+        let buffer = self
+            .func
+            .shared
+            .as_ref()
+            .zip(op.results.first())
+            .and_then(|(plan, r)| plan.buffers.get(r));
+        match buffer {
+            Some(b) => format!(" smem [{}, {})", b.offset, b.end()),
+            None => String::new(),
+        }
     }
 }
 

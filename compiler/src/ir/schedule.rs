@@ -4,6 +4,7 @@
 //! verifier.
 
 use super::ValueId;
+use std::collections::BTreeMap;
 
 /// A `While` whose dot runs software-pipelined: the loads of its operands
 /// become asynchronous copies (`cp.async`) global -> shared memory into
@@ -33,4 +34,29 @@ pub enum DotEngine {
     MmaSync { warps: [usize; 2] },
     /// `wgmma.mma_async` (sm_90a) on this many warpgroups, which split `M`.
     Wgmma { warpgroups: usize },
+}
+
+/// Where each op's scratch shared memory lies, and how much dynamic shared
+/// memory the kernel needs: the `allocate-shared-memory` pass's plan, which
+/// codegen addresses with (printed as `smem [offset, end)` on each op that
+/// has a buffer and `smem N bytes` on the function).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SharedPlan {
+    /// By the op's first result (every op with scratch memory has one).
+    pub buffers: BTreeMap<ValueId, SharedBuffer>,
+    /// Bytes the kernel launches with (every buffer's end, aligned).
+    pub total_bytes: usize,
+}
+
+/// One op's bytes of shared memory, from byte `offset`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SharedBuffer {
+    pub offset: usize,
+    pub bytes: usize,
+}
+
+impl SharedBuffer {
+    pub fn end(&self) -> usize {
+        self.offset + self.bytes
+    }
 }

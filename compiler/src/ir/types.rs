@@ -64,6 +64,14 @@ pub enum ScalarType {
 }
 
 impl ScalarType {
+    /// Bytes of one element in memory (pointers are 64-bit).
+    pub fn memory_bytes(self) -> usize {
+        match self {
+            ScalarType::Num(d) => d.size_bytes(),
+            ScalarType::Ptr(_) => 8,
+        }
+    }
+
     pub fn is_ptr(self) -> bool {
         matches!(self, ScalarType::Ptr(_))
     }

@@ -163,7 +163,33 @@ impl<'a> Verifier<'a> {
             return Err(self.func_error("the body region yields nothing (kernels return no value)"));
         }
         self.region(body, RegionContext::Normal, self.func.span)?;
-        self.layouts()
+        self.layouts()?;
+        self.shared_plan()
+    }
+
+    /// The shared-memory plan, when made, keeps every buffer inside the
+    /// kernel's shared memory and gives buffers only to defined values.
+    fn shared_plan(&self) -> Result<(), VerifyError> {
+        let Some(plan) = &self.func.shared else {
+            return Ok(());
+        };
+        for (v, b) in &plan.buffers {
+            if !self.defined.get(v.0 as usize).copied().unwrap_or(false) {
+                return Err(self.func_error(format!(
+                    "the shared-memory plan gives a buffer to %{}, which no op defines",
+                    v.0
+                )));
+            }
+            if b.end() > plan.total_bytes {
+                return Err(self.func_error(format!(
+                    "the shared-memory buffer of {} ends at byte {}, past the kernel's {} bytes",
+                    self.names.get(*v),
+                    b.end(),
+                    plan.total_bytes
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// Layouts, when assigned, give every tile a layout of its rank over the

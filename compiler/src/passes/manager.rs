@@ -1,6 +1,7 @@
 //! The pass manager: the passes in their fixed order, run over one function,
 //! with the IR verified after every pass that ran (a pass that wrongly
 //! reports "unchanged" is caught too; it costs microseconds).
+use super::allocate_shared_memory::AllocateSharedMemory;
 use super::assign_layouts::AssignLayouts;
 use super::insert_layout_conversions::InsertLayoutConversions;
 use super::pipeline_dot_loops::PipelineDotLoops;
@@ -18,6 +19,7 @@ pub const STANDARD: &[&dyn Pass] = &[
     &AssignLayouts,
     &PipelineDotLoops,
     &InsertLayoutConversions,
+    &AllocateSharedMemory,
 ];
 
 /// What one pass did to one function.
@@ -85,14 +87,21 @@ impl PassManager {
     }
 
     /// What codegen needs at the least, for IR that skipped the passes
-    /// (`codegen::compile` of sema's IR): layouts and their conversions
-    /// for `target`, nothing pipelined.
+    /// (`codegen::compile` of sema's IR): layouts, their conversions and
+    /// the shared-memory plan for `target`, nothing pipelined.
     pub fn layouts_only(target: Target) -> Self {
         let options = PassOptions {
             pipelining: false,
             target: Some(target),
         };
-        Self::new(vec![&AssignLayouts, &InsertLayoutConversions], options)
+        Self::new(
+            vec![
+                &AssignLayouts,
+                &InsertLayoutConversions,
+                &AllocateSharedMemory,
+            ],
+            options,
+        )
     }
 
     /// Just the pass called `name` (file tests run one pass at a time).
@@ -233,7 +242,8 @@ mod tests {
                 "unrotate-prefetch",
                 "assign-layouts",
                 "pipeline-dot-loops",
-                "insert-layout-conversions"
+                "insert-layout-conversions",
+                "allocate-shared-memory"
             ]
         );
         let listing = PassManager::standard(PassOptions::all()).describe();

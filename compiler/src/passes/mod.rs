@@ -7,7 +7,7 @@
 //! after the named passes. Target-aware passes read [`PassOptions::target`]
 //! (arch, warps, buffers) and write GPU-level facts on the IR
 //! ([`crate::ir::schedule`], `convert_layout` ops) that codegen follows.
-//! Codegen still places scratch shared memory and barriers itself.
+//! Codegen still places the barriers around shared-memory staging itself.
 //!
 //! Passes, in order:
 //! 1. [`unrotate_prefetch`]: undoes the seed's manual pre-fetch so the loop
@@ -18,12 +18,15 @@
 //!    and how (engine, copy widths, buffers); needs a target.
 //! 4. [`insert_layout_conversions`]: a `convert_layout` op wherever a tile
 //!    is read in another layout than its producer's; needs a target.
+//! 5. [`allocate_shared_memory`]: every op's scratch shared memory placed
+//!    and the kernel's total sized ([`crate::ir::SharedPlan`]); needs a target.
 //!
 //! Adding a pass: one file here with a unit struct implementing [`Pass`],
 //! its place in [`manager::STANDARD`], and a file test in
 //! `compiler/tests/passes/` (`cargo test --test passes`).
 use crate::ir::Function;
 
+pub mod allocate_shared_memory;
 pub mod assign_layouts;
 pub mod insert_layout_conversions;
 pub mod manager;

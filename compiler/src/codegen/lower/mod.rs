@@ -4,13 +4,13 @@
 //! table it was made with (`codegen::ops::lower`, as a [`LowerOp`]), so the
 //! context imports no op file.
 use crate::analysis::axis_info::AxisInfoMap;
-use crate::codegen::lower::shared_alloc::SharedMemory;
+use crate::codegen::lower::shared_alloc::{buffer_of, SharedMemory};
 use crate::codegen::lower::tile::{Slot, Tile};
 use crate::codegen::lower::types::{llvm_memory_type, llvm_scalar_type, memory_bytes};
 use crate::codegen::CodegenError;
 use crate::ir::layout::LayoutMap;
 use crate::ir::layout::{Layout, TileMap};
-use crate::ir::{Function, Op, Region, ScalarType, ValueId};
+use crate::ir::{Function, Op, Region, ScalarType, SharedPlan, ValueId};
 use crate::span::Span;
 use inkwell::basic_block::BasicBlock;
 use inkwell::builder::{Builder, BuilderError};
@@ -55,6 +55,8 @@ pub struct Lowering<'a, 'ctx> {
     pub widths: AxisInfoMap,
     pub num_warps: usize,
     pub smem: SharedMemory<'ctx>,
+    /// The `allocate-shared-memory` pass's plan.
+    pub shared: &'a SharedPlan,
     /// The block holding `ret void`; `Return` branches here.
     pub exit_block: BasicBlock<'ctx>,
     values: HashMap<ValueId, Slot<'ctx>>,
@@ -76,6 +78,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         kernel: FunctionValue<'ctx>,
         func: &'a Function,
         layouts: Cow<'a, LayoutMap>,
+        shared: &'a SharedPlan,
         widths: AxisInfoMap,
         lower_op: LowerOp,
     ) -> Result<Self> {
@@ -117,6 +120,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             widths,
             num_warps,
             smem: SharedMemory::new(ctx, module),
+            shared,
             exit_block,
             values,
             tid,
@@ -397,9 +401,14 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         Ok(())
     }
 
-    /// Lowers `op` through the op table the context was made with.
+    /// Lowers `op` through the op table the context was made with, with
+    /// its shared-memory buffer as the current one.
     pub fn op(&mut self, op: &Op) -> Result<()> {
-        (self.lower_op)(self, op)
+        let outer = self.smem.current;
+        self.smem.current = buffer_of(self.shared, op.results.first());
+        let lowered = (self.lower_op)(self, op);
+        self.smem.current = outer;
+        lowered
     }
 
     /// The single result of `op`.

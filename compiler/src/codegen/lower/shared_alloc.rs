@@ -1,13 +1,13 @@
-//! Shared memory: the kernel's dynamic shared memory `@global_smem` and the
-//! scratch buffers of layout conversions, transposes and reductions.
-//!
-//! Allocation rule: a scratch buffer lives only inside the op that uses it,
-//! so every buffer starts at offset 0 (several buffers of one op are packed
-//! one after another), and the kernel needs the largest op's total. Reuse is
-//! made safe by barriers: each op waits before writing its buffer (earlier
-//! readers are done) and after writing it (writers are done before anybody reads).
+//! Shared memory: the kernel's dynamic shared memory `@global_smem`, in which
+//! the `allocate-shared-memory` pass placed every op's scratch buffer
+//! ([`crate::ir::SharedPlan`]). While an op is lowered its buffer is the
+//! current one: addresses are relative to it, and what the op writes must
+//! fit in it (a misfit is a compiler bug, reported as such).
 use super::types::shared_space;
+use crate::analysis::smem::BUFFER_ALIGN;
 use crate::codegen::lower::{Lowering, Result};
+use crate::codegen::CodegenError;
+use crate::ir::{SharedBuffer, SharedPlan};
 use inkwell::context::Context;
 use inkwell::module::{Linkage, Module};
 use inkwell::types::BasicTypeEnum;
@@ -15,14 +15,9 @@ use inkwell::values::{GlobalValue, IntValue, PointerValue};
 
 pub struct SharedMemory<'ctx> {
     global: GlobalValue<'ctx>,
-    /// Peak bytes needed by any op.
-    pub peak_bytes: usize,
-    /// Bytes below which scratch buffers must not go: a pipelined loop's
-    /// operand buffers live there while the loop runs (0 otherwise).
-    pub floor: usize,
+    /// The buffer of the op being lowered (empty when it has none).
+    pub current: SharedBuffer,
 }
-
-pub use crate::analysis::smem::{next_offset, BUFFER_ALIGN};
 
 impl<'ctx> SharedMemory<'ctx> {
     pub fn new(ctx: &'ctx Context, module: &Module<'ctx>) -> Self {
@@ -32,15 +27,20 @@ impl<'ctx> SharedMemory<'ctx> {
         global.set_alignment(BUFFER_ALIGN as u32);
         SharedMemory {
             global,
-            peak_bytes: 0,
-            floor: 0,
+            current: SharedBuffer::default(),
         }
     }
 
-    /// Records that one op uses `bytes` bytes from offset 0.
-    pub fn reserve(&mut self, bytes: usize) {
-        let end = self.floor + bytes;
-        self.peak_bytes = self.peak_bytes.max(end.next_multiple_of(BUFFER_ALIGN));
+    /// Checks that the op being lowered may use `bytes` bytes of its buffer.
+    pub fn claim(&self, bytes: usize) -> Result<()> {
+        if bytes > self.current.bytes {
+            return Err(CodegenError::Llvm(format!(
+                "an op stages {bytes} bytes through shared memory, but the shared-memory \
+                 plan gave it {} (allocate-shared-memory and codegen disagree)",
+                self.current.bytes
+            )));
+        }
+        Ok(())
     }
 
     pub fn base(&self) -> PointerValue<'ctx> {
@@ -48,8 +48,17 @@ impl<'ctx> SharedMemory<'ctx> {
     }
 }
 
+/// The plan's buffer for the op whose first result is `result`.
+pub fn buffer_of(plan: &SharedPlan, result: Option<&crate::ir::ValueId>) -> SharedBuffer {
+    result
+        .and_then(|r| plan.buffers.get(r))
+        .copied()
+        .unwrap_or_default()
+}
+
 impl<'a, 'ctx> Lowering<'a, 'ctx> {
-    /// Pointer to element `index` of type `elem` of the buffer at byte `offset`.
+    /// Pointer to element `index` of type `elem` at byte `offset` of the
+    /// current op's buffer.
     pub fn smem_elem_ptr(
         &self,
         offset: usize,
@@ -61,7 +70,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             self.builder.build_in_bounds_gep(
                 i8t,
                 self.smem.base(),
-                &[self.i32_const((self.smem.floor + offset) as u64)],
+                &[self.i32_const((self.smem.current.offset + offset) as u64)],
                 "smem",
             )?
         };

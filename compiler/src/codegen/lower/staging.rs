@@ -35,7 +35,7 @@ pub fn stage<'ctx>(
     buffer_elems: usize,
 ) -> Result<Vec<BasicValueEnum<'ctx>>> {
     let elem_ty = llvm_memory_type(lw.ctx, scalar);
-    lw.smem.reserve(buffer_elems * memory_bytes(scalar));
+    lw.smem.claim(buffer_elems * memory_bytes(scalar))?;
     lw.barrier()?;
     let src_idx = lw.indices(&src.layout, src_shape)?;
     for (reg, idx) in src.regs.iter().zip(&src_idx) {

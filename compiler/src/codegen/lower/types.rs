@@ -37,10 +37,7 @@ pub fn llvm_memory_type(ctx: &Context, s: ScalarType) -> BasicTypeEnum<'_> {
 
 /// Bytes of one element in memory.
 pub fn memory_bytes(s: ScalarType) -> usize {
-    match s {
-        ScalarType::Num(d) => d.size_bytes(),
-        ScalarType::Ptr(_) => 8,
-    }
+    s.memory_bytes()
 }
 
 pub fn global_space() -> AddressSpace {

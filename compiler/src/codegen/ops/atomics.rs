@@ -157,7 +157,7 @@ fn share_from_owners<'ctx>(
     let scalar = lw.scalar_type(result);
     let elem_ty = lw.mem_type(result);
     let numel: usize = shape.iter().product();
-    lw.smem.reserve(numel * lw.mem_bytes(result));
+    lw.smem.claim(numel * lw.mem_bytes(result))?;
     let strides = row_major_strides(shape);
     let idx = lw.indices(layout, shape)?;
     lw.barrier()?;

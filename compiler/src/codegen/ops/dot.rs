@@ -3,9 +3,9 @@
 //! shared memory (rows padded); then each thread, for every `k`, reads the
 //! rows of `a` and the columns of `b` its accumulator registers need and
 //! accumulates with `fmuladd` in the accumulator's layout.
-use crate::codegen::lower::shared_alloc::next_offset;
+use crate::analysis::smem::next_offset;
+use crate::analysis::smem::padding;
 use crate::codegen::lower::staging::{linear, to_memory};
-use crate::codegen::lower::trans::padding;
 use crate::codegen::lower::types::llvm_memory_type;
 use crate::codegen::lower::{Lowering, Result};
 use crate::ir::layout::Layout;
@@ -51,7 +51,7 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
     let (row_a, row_b) = (k + pad, n + pad);
     let bytes = lw.mem_bytes(*a);
     let b_offset = next_offset(0, m * row_a * bytes);
-    lw.smem.reserve(b_offset + k * row_b * bytes);
+    lw.smem.claim(b_offset + k * row_b * bytes)?;
     lw.barrier()?;
     write_tile(lw, *a, &[row_a, 1], 0)?;
     write_tile(lw, *b, &[row_b, 1], b_offset)?;

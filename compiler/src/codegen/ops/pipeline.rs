@@ -7,9 +7,8 @@
 //! delayed: iteration `i` issues the copies of tile `i` into buffer
 //! `i % stages` and computes tile `i - stages + 1`, so the copies of the next
 //! tiles fly while the tensor cores work. After the loop the last
-//! `stages - 1` tiles are drained. The buffers sit at the bottom of the
-//! shared memory; other scratch users start above them
-//! (`SharedMemory::floor`) until the drain is done. A loop on wgmma is
+//! `stages - 1` tiles are drained. The buffers are the loop's in the
+//! shared-memory plan (the ops inside the loop have theirs above them). A loop on wgmma is
 //! lowered by [`crate::codegen::ops::wgmma_pipeline`] (same copies, `wgmma` for the dot).
 use crate::analysis::mma::{stage_bytes, swizzle_shift_mask, MmaConfig};
 use crate::codegen::lower::asm::async_asm;
@@ -52,7 +51,6 @@ fn pipelined<'ctx>(
         acc_layout,
         layouts,
         init_vals,
-        saved_floor,
     } = loop_setup(lw, op, plan, inits, body_region, stage_bytes)?;
     let pre = current_block(lw)?;
     let (header, body, exit) = (
@@ -147,7 +145,6 @@ fn pipelined<'ctx>(
             acc_regs,
         )?;
     }
-    lw.smem.floor = saved_floor;
     lw.define_tile(op.results[plan.acc], acc_layout, acc_regs);
     Ok(())
 }

@@ -71,7 +71,7 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
     if warps > 1 {
         let elem_ty = lw.mem_type(*src);
         let numel: usize = result_shape.iter().product();
-        lw.smem.reserve(warps * numel * memory_bytes(scalar));
+        lw.smem.claim(warps * numel * memory_bytes(scalar))?;
         let idx = lw.indices(&result_layout, &result_shape)?;
         let strides = row_major_strides(&result_shape);
         let elems: Vec<IntValue> = idx

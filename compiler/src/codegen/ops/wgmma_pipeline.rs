@@ -78,7 +78,6 @@ fn pipelined<'ctx>(
         acc_layout,
         layouts,
         init_vals,
-        saved_floor,
     } = loop_setup(lw, op, plan, inits, body_region, stage_bytes)?;
     // Earlier scratch users (a layout conversion, say) may still read there.
     lw.barrier()?;
@@ -204,7 +203,6 @@ fn pipelined<'ctx>(
         };
         lw.define_tile(op.results[i], layout, row);
     }
-    lw.smem.floor = saved_floor;
     Ok(())
 }
 

@@ -45,7 +45,7 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op, cfg: &MmaConfig) -> Result<()> 
     let (b_offset, stage_bytes) = stage_bytes(cfg);
     // Wait for the previous readers of the scratch memory (the last execution
     // of this dot included), write the operands, wait for the writers.
-    lw.smem.reserve(stage_bytes);
+    lw.smem.claim(stage_bytes)?;
     lw.barrier()?;
     let base = lw.smem_elem_ptr(0, lw.ctx.i8_type().into(), lw.i32_const(0))?;
     if !a_in_registers {

@@ -5,7 +5,7 @@
 use crate::analysis::mma::{accumulator_layout, MmaConfig};
 use crate::codegen::lower::loops::yielded;
 use crate::codegen::lower::{Lowering, Result};
-use crate::codegen::tensor_cores::mma::{self, mul};
+use crate::codegen::tensor_cores::mma::{self, add, mul};
 use crate::codegen::tensor_cores::wgmma::WgmmaConfig;
 use crate::ir::layout::Layout;
 use crate::ir::{DotEngine, LoopPipeline, Op, OpKind, Region, ValueId};
@@ -99,7 +99,10 @@ pub(crate) fn slot_offset<'ctx>(
     slot: IntValue<'ctx>,
     stage_bytes: usize,
 ) -> Result<inkwell::values::PointerValue<'ctx>> {
-    let off = mul(lw, slot, stage_bytes as u64)?;
+    let mut off = mul(lw, slot, stage_bytes as u64)?;
+    if lw.smem.current.offset != 0 {
+        off = add(lw, off, lw.i32_const(lw.smem.current.offset as u64))?;
+    }
     Ok(unsafe {
         lw.builder
             .build_in_bounds_gep(lw.ctx.i8_type(), lw.smem.base(), &[off], "slot")?
@@ -198,13 +201,12 @@ pub(crate) struct LoopSetup<'ctx> {
     /// Layouts of the loop's results, the accumulator's replaced by `acc_layout`.
     pub layouts: Vec<Layout>,
     pub init_vals: Vec<Vec<BasicValueEnum<'ctx>>>,
-    /// The shared-memory floor to restore once the drain is done.
-    pub saved_floor: usize,
 }
 
-/// The operands' element type, the layouts, the initial carried values, and
-/// `stages` operand buffers of `stage_bytes` reserved at the bottom of the
-/// shared memory (other scratch users start above them until the drain).
+/// The operands' element type, the layouts and the initial carried values;
+/// checks that the loop's shared-memory buffer (placed by the
+/// `allocate-shared-memory` pass, below every scratch buffer of the ops
+/// inside the loop) holds `stages` operand stages of `stage_bytes`.
 pub(crate) fn loop_setup<'ctx>(
     lw: &mut Lowering<'_, 'ctx>,
     op: &Op,
@@ -221,15 +223,12 @@ pub(crate) fn loop_setup<'ctx>(
     let mut layouts: Vec<Layout> = op.results.iter().map(|r| lw.assigned_layout(*r)).collect();
     layouts[plan.acc] = acc_layout.clone();
     let init_vals = yielded(lw, inits, &layouts, op)?;
-    let saved_floor = lw.smem.floor;
-    lw.smem.reserve(plan.stages * stage_bytes);
-    lw.smem.floor = saved_floor + plan.stages * stage_bytes;
+    lw.smem.claim(plan.stages * stage_bytes)?;
     Ok(LoopSetup {
         input,
         acc_layout,
         layouts,
         init_vals,
-        saved_floor,
     })
 }
 

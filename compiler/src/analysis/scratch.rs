@@ -1,0 +1,100 @@
+//! How many bytes of shared memory each op's lowering stages through:
+//! conversions that cannot renumber registers, reshapes that reorder
+//! elements, transposes, reductions across warps, dots (their operands),
+//! atomics whose result threads hold replicas of, and a pipelined loop's
+//! operand buffers. The `allocate-shared-memory` pass places them; codegen
+//! addresses them and checks that what it writes fits.
+use super::layout_assign::reduction_source_layout;
+use super::mma::{plan_for_op, stage_bytes};
+use super::smem::{next_offset, padding};
+use super::swizzle::Swizzle;
+use crate::ir::layout::{register_remap, reshape_src_layout, Layout, LayoutMap, WARP_SIZE};
+use crate::ir::{Function, Op, OpKind, ValueId};
+
+/// Bytes `op` needs (0: none). `pipelined_dot`: the dot of the pipelined
+/// loop `op` sits in, which multiplies from the loop's buffers instead.
+pub fn scratch_bytes(
+    func: &Function,
+    layouts: &LayoutMap,
+    op: &Op,
+    pipelined_dot: Option<ValueId>,
+) -> usize {
+    let Some(&result) = op.results.first() else {
+        return 0;
+    };
+    let threads = layouts.num_warps * WARP_SIZE;
+    let shape = |v: ValueId| func.ty(v).shape.clone();
+    let elem_bytes = |v: ValueId| func.ty(v).scalar.memory_bytes();
+    let elements = |v: ValueId| shape(v).iter().product::<usize>();
+    match &op.kind {
+        OpKind::ConvertLayout { src } => {
+            let (from, to) = (layouts.get(func, *src), layouts.get(func, result));
+            match register_remap(&from, &to, &shape(*src), threads) {
+                Some(_) => 0,
+                None => elements(*src) * elem_bytes(*src),
+            }
+        }
+        OpKind::Reshape { src } => {
+            let to = layouts.get(func, result);
+            match reshape_src_layout(&to, &shape(*src), &shape(result)) {
+                Some(_) => 0,
+                None => elements(*src) * elem_bytes(result),
+            }
+        }
+        OpKind::Trans { src } => transpose_bytes(func, layouts, *src, result),
+        OpKind::Reduce { src, axis, .. } => {
+            let Some(from) = reduction_source_layout(func, layouts, *src) else {
+                return 0;
+            };
+            let Some(along) = from.tile_map(&shape(*src)).axes.get(*axis).copied() else {
+                return 0;
+            };
+            match along.distinct_warps() {
+                1 => 0,
+                warps => warps * elements(result) * elem_bytes(*src),
+            }
+        }
+        OpKind::Dot { .. } if pipelined_dot == Some(result) => 0,
+        OpKind::Dot { a, b, .. } => match plan_for_op(func, op, layouts.num_warps) {
+            Some(cfg) => stage_bytes(&cfg).1,
+            None => fma_dot_bytes(&shape(*a), &shape(*b), elem_bytes(*a)),
+        },
+        OpKind::AtomicRmw { .. } | OpKind::AtomicCas { .. } => {
+            let layout = layouts.get(func, result);
+            let shared_with_replicas = matches!(layout, Layout::Scalar)
+                || layout.tile_map(&shape(result)).has_replicas(threads);
+            if shared_with_replicas {
+                elements(result) * elem_bytes(result)
+            } else {
+                0
+            }
+        }
+        OpKind::While {
+            pipeline: Some(p), ..
+        } => p.shared_bytes,
+        _ => 0,
+    }
+}
+
+/// A transpose's buffer: the swizzled one, or rows padded by a bank.
+fn transpose_bytes(func: &Function, layouts: &LayoutMap, src: ValueId, result: ValueId) -> usize {
+    let ty = func.ty(src);
+    let [m, n] = ty.shape[..] else {
+        return 0;
+    };
+    let bytes = ty.scalar.memory_bytes();
+    let (from, to) = (layouts.get(func, src), layouts.get(func, result));
+    match Swizzle::plan(&from, &to, &ty.shape, bytes, true) {
+        Some(_) if !ty.scalar.is_ptr() => m * n * bytes,
+        _ => m * (n + padding(bytes)) * bytes,
+    }
+}
+
+/// A dot on FMA units stages `a` as `[M][K + pad]`, then `b` as `[K][N + pad]`.
+fn fma_dot_bytes(a: &[usize], b: &[usize], bytes: usize) -> usize {
+    let ([m, k], [_, n]) = (a, b) else {
+        return 0;
+    };
+    let pad = padding(bytes);
+    next_offset(0, m * (k + pad) * bytes) + k * (n + pad) * bytes
+}
