@@ -208,7 +208,8 @@ fn print_passes_lists_the_order_without_a_file() {
             "assign-layouts",
             "pipeline-dot-loops",
             "insert-layout-conversions",
-            "allocate-shared-memory"
+            "allocate-shared-memory",
+            "place-barriers"
         ],
         "{listing}"
     );
@@ -307,7 +308,7 @@ fn an_unknown_pass_is_an_error_listing_the_passes() {
     assert_eq!(
         stderr(&out),
         "error: unknown pass `unroll`; the passes are: unrotate-prefetch, assign-layouts, \
-         pipeline-dot-loops, insert-layout-conversions, allocate-shared-memory, or `all`\n"
+         pipeline-dot-loops, insert-layout-conversions, allocate-shared-memory, place-barriers, or `all`\n"
     );
     assert!(out.stdout.is_empty());
 }

@@ -26,8 +26,9 @@
 //!   replicas, `barrier` a `bar.sync`.
 //! - Shared memory: one dynamic array `@global_smem`; every op's scratch
 //!   buffer is where the `allocate-shared-memory` pass placed it (its
-//!   [`crate::ir::SharedPlan`]), current while the op lowers, and fenced by
-//!   barriers ([`lower::shared_alloc`]).
+//!   [`crate::ir::SharedPlan`]), current while the op lowers; the op waits
+//!   before writing it where the `place-barriers` pass says, and always
+//!   between its writes and its reads ([`lower::shared_alloc`]).
 //!
 //! # Known limits (each an `Unsupported` error or a documented slow path)
 //! - `Dot` with f16/bf16 inputs and an f32 accumulator runs on tensor cores
@@ -224,7 +225,7 @@ fn with_layouts(func: &Function, options: &CodegenOptions) -> Result<Function, C
         num_warps: options.num_warps as usize,
         num_stages: options.num_stages.map(|s| s as usize),
     };
-    crate::passes::PassManager::layouts_only(target)
+    crate::passes::PassManager::codegen_minimum(target)
         .run(&mut func, &mut |_| {})
         .map_err(|e| CodegenError::Llvm(e.to_string()))?;
     Ok(func)

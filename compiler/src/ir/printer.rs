@@ -502,6 +502,9 @@ impl Printer<'_> {
             .zip(op.results.first())
             .and_then(|(plan, r)| plan.buffers.get(r));
         match buffer {
+            Some(b) if b.barrier_first => {
+                format!(" smem [{}, {}) after barrier", b.offset, b.end())
+            }
             Some(b) => format!(" smem [{}, {})", b.offset, b.end()),
             None => String::new(),
         }

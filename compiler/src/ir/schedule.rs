@@ -53,6 +53,11 @@ pub struct SharedPlan {
 pub struct SharedBuffer {
     pub offset: usize,
     pub bytes: usize,
+    /// Whether every thread waits (`bar.sync`) before the op writes its
+    /// buffer: earlier accesses to overlapping bytes may not be done. Set
+    /// by `place-barriers`; an op always waits between its writes and its
+    /// reads.
+    pub barrier_first: bool,
 }
 
 impl SharedBuffer {

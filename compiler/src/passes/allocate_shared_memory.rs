@@ -54,9 +54,11 @@ fn place(
     for op in &region.ops {
         let bytes = scratch_bytes(func, layouts, op, pipelined_dot);
         if bytes > 0 {
+            // Every op waits first until `place-barriers` proves it need not.
             let buffer = SharedBuffer {
                 offset: floor,
                 bytes,
+                barrier_first: true,
             };
             plan.total_bytes = plan
                 .total_bytes

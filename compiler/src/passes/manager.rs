@@ -5,6 +5,7 @@ use super::allocate_shared_memory::AllocateSharedMemory;
 use super::assign_layouts::AssignLayouts;
 use super::insert_layout_conversions::InsertLayoutConversions;
 use super::pipeline_dot_loops::PipelineDotLoops;
+use super::place_barriers::PlaceBarriers;
 use super::selection::{pass_named, UnknownPass};
 use super::unrotate_prefetch::UnrotatePrefetch;
 use super::{Pass, PassOptions, Target};
@@ -20,6 +21,7 @@ pub const STANDARD: &[&dyn Pass] = &[
     &PipelineDotLoops,
     &InsertLayoutConversions,
     &AllocateSharedMemory,
+    &PlaceBarriers,
 ];
 
 /// What one pass did to one function.
@@ -87,9 +89,9 @@ impl PassManager {
     }
 
     /// What codegen needs at the least, for IR that skipped the passes
-    /// (`codegen::compile` of sema's IR): layouts, their conversions and
-    /// the shared-memory plan for `target`, nothing pipelined.
-    pub fn layouts_only(target: Target) -> Self {
+    /// (`codegen::compile` of sema's IR): layouts, their conversions, the
+    /// shared-memory plan and its barriers for `target`, nothing pipelined.
+    pub fn codegen_minimum(target: Target) -> Self {
         let options = PassOptions {
             pipelining: false,
             target: Some(target),
@@ -99,6 +101,7 @@ impl PassManager {
                 &AssignLayouts,
                 &InsertLayoutConversions,
                 &AllocateSharedMemory,
+                &PlaceBarriers,
             ],
             options,
         )
@@ -243,7 +246,8 @@ mod tests {
                 "assign-layouts",
                 "pipeline-dot-loops",
                 "insert-layout-conversions",
-                "allocate-shared-memory"
+                "allocate-shared-memory",
+                "place-barriers"
             ]
         );
         let listing = PassManager::standard(PassOptions::all()).describe();

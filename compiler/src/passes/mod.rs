@@ -6,8 +6,8 @@
 //! (`tritonc --print-passes`); `tritonc --print-after PASS|all` prints the IR
 //! after the named passes. Target-aware passes read [`PassOptions::target`]
 //! (arch, warps, buffers) and write GPU-level facts on the IR
-//! ([`crate::ir::schedule`], `convert_layout` ops) that codegen follows.
-//! Codegen still places the barriers around shared-memory staging itself.
+//! ([`crate::ir::schedule`], `convert_layout` ops, the shared-memory plan
+//! and its barriers) that codegen follows without deciding again.
 //!
 //! Passes, in order:
 //! 1. [`unrotate_prefetch`]: undoes the seed's manual pre-fetch so the loop
@@ -20,6 +20,8 @@
 //!    is read in another layout than its producer's; needs a target.
 //! 5. [`allocate_shared_memory`]: every op's scratch shared memory placed
 //!    and the kernel's total sized ([`crate::ir::SharedPlan`]); needs a target.
+//! 6. [`place_barriers`]: which ops wait for every thread before writing
+//!    their buffer (earlier accesses may overlap); needs the plan.
 //!
 //! Adding a pass: one file here with a unit struct implementing [`Pass`],
 //! its place in [`manager::STANDARD`], and a file test in
@@ -32,6 +34,7 @@ pub mod insert_layout_conversions;
 pub mod manager;
 pub mod options;
 pub mod pipeline_dot_loops;
+pub mod place_barriers;
 pub mod selection;
 pub mod unrotate_prefetch;
 

@@ -57,6 +57,15 @@ pub fn buffer_of(plan: &SharedPlan, result: Option<&crate::ir::ValueId>) -> Shar
 }
 
 impl<'a, 'ctx> Lowering<'a, 'ctx> {
+    /// `bar.sync` before the current op writes its buffer, when the
+    /// `place-barriers` pass found that earlier accesses may overlap it.
+    pub fn barrier_before_writing(&self) -> Result<()> {
+        if self.smem.current.barrier_first {
+            self.barrier()?;
+        }
+        Ok(())
+    }
+
     /// Pointer to element `index` of type `elem` at byte `offset` of the
     /// current op's buffer.
     pub fn smem_elem_ptr(

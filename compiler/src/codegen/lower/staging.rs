@@ -36,7 +36,7 @@ pub fn stage<'ctx>(
 ) -> Result<Vec<BasicValueEnum<'ctx>>> {
     let elem_ty = llvm_memory_type(lw.ctx, scalar);
     lw.smem.claim(buffer_elems * memory_bytes(scalar))?;
-    lw.barrier()?;
+    lw.barrier_before_writing()?;
     let src_idx = lw.indices(&src.layout, src_shape)?;
     for (reg, idx) in src.regs.iter().zip(&src_idx) {
         let addr = linear(lw, idx, src_strides)?;

@@ -81,7 +81,7 @@ fn swizzled<'ctx>(
     let elem_ty = llvm_memory_type(lw.ctx, scalar);
     let bytes = memory_bytes(scalar);
     lw.smem.claim(shape[0] * shape[1] * bytes)?;
-    lw.barrier()?;
+    lw.barrier_before_writing()?;
     let src_idx = lw.indices(&src.layout, shape)?;
     for g in (0..src.regs.len()).step_by(plan.vec) {
         let (ia, ib) = (src_idx[g][plan.axis], src_idx[g][1 - plan.axis]);

@@ -160,7 +160,7 @@ fn share_from_owners<'ctx>(
     lw.smem.claim(numel * lw.mem_bytes(result))?;
     let strides = row_major_strides(shape);
     let idx = lw.indices(layout, shape)?;
-    lw.barrier()?;
+    lw.barrier_before_writing()?;
     let (write_bb, read_bb) = (lw.new_block("share_write"), lw.new_block("share_read"));
     lw.builder
         .build_conditional_branch(owner, write_bb, read_bb)?;

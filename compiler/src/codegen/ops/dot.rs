@@ -52,7 +52,7 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
     let bytes = lw.mem_bytes(*a);
     let b_offset = next_offset(0, m * row_a * bytes);
     lw.smem.claim(b_offset + k * row_b * bytes)?;
-    lw.barrier()?;
+    lw.barrier_before_writing()?;
     write_tile(lw, *a, &[row_a, 1], 0)?;
     write_tile(lw, *b, &[row_b, 1], b_offset)?;
     lw.barrier()?;

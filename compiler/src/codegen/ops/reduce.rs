@@ -80,7 +80,7 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
             .collect::<Result<_>>()?;
         let lane_c = lw.lane_coord(&am)?;
         let warp_c = lw.warp_coord(&am)?;
-        lw.barrier()?;
+        lw.barrier_before_writing()?;
         let b = &lw.builder;
         let first_lane = b.build_int_compare(IntPredicate::EQ, lane_c, lw.i32_const(0), "")?;
         let distinct =

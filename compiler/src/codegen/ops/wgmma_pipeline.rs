@@ -80,7 +80,7 @@ fn pipelined<'ctx>(
         init_vals,
     } = loop_setup(lw, op, plan, inits, body_region, stage_bytes)?;
     // Earlier scratch users (a layout conversion, say) may still read there.
-    lw.barrier()?;
+    lw.barrier_before_writing()?;
     let pre = current_block(lw)?;
     let exit = lw.new_block("wgmma_endwhile");
     // The loop ended before the prologue filled `stages - 1` buffers.

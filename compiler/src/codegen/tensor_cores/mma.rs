@@ -46,7 +46,7 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op, cfg: &MmaConfig) -> Result<()> 
     // Wait for the previous readers of the scratch memory (the last execution
     // of this dot included), write the operands, wait for the writers.
     lw.smem.claim(stage_bytes)?;
-    lw.barrier()?;
+    lw.barrier_before_writing()?;
     let base = lw.smem_elem_ptr(0, lw.ctx.i8_type().into(), lw.i32_const(0))?;
     if !a_in_registers {
         write_swizzled(lw, *a, k, base, 0)?;
