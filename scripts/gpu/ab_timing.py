@@ -99,7 +99,8 @@ def run_one(root, op):
     import triton
 
     sys.path.insert(0, os.path.join(root, op))
-    __import__(f"triton_{op}")
+    module = __import__(f"triton_{op}")
+    module.load()
     torch.manual_seed(0)
     out = {}
     for shape in CASES[op]:
@@ -107,7 +108,7 @@ def run_one(root, op):
         got, want = ours().float(), ref().float()
         err = ((got - want).abs().max() / want.abs().max().clamp(min=1e-3)).item()
         ms = triton.testing.do_bench(ours, warmup=50, rep=200)
-        out["x".join(map(str, shape))] = {"ms": ms, "rel_err": err}
+        out["x".join(map(str, shape))] = {"ms": ms, "rel_err": err, "config": str(module.last_config())}
     print("RESULT " + json.dumps(out), flush=True)
 
 
@@ -127,6 +128,7 @@ def main():
         roots[side] = unpack_and_build(bundle, name, ops)
         sys.path[:] = [p for p in sys.path if not p.startswith(roots[side])]
     times = {op: {"a": {}, "b": {}} for op in ops}
+    configs = {op: {"a": {}, "b": {}} for op in ops}
     failed = 0
     for op in ops:
         for _ in range(rounds):
@@ -143,6 +145,7 @@ def main():
                     break
                 for shape, r in json.loads(line[7:]).items():
                     times[op][side].setdefault(shape, []).append(r["ms"])
+                    configs[op][side].setdefault(shape, set()).add(r["config"])
                     if r["rel_err"] > 2e-2:
                         print(f"[FAIL] {op} {shape} ({side}): relative error {r['rel_err']:.2e}", flush=True)
                         failed += 1
@@ -153,8 +156,11 @@ def main():
             if not b:
                 continue
             ma, mb = statistics.median(a), statistics.median(b)
-            rows.append({"op": op, "shape": shape, "a_ms": ma, "b_ms": mb, "b_over_a": mb / ma, "a_runs": a, "b_runs": b})
-            print(f"{op:17} {shape:16} A {ma:.4f} ms  B {mb:.4f} ms  B/A {mb / ma:.3f}", flush=True)
+            ca, cb = sorted(configs[op]["a"][shape]), sorted(configs[op]["b"].get(shape, []))
+            same = "same" if ca == cb else f"A {ca} B {cb}"
+            rows.append({"op": op, "shape": shape, "a_ms": ma, "b_ms": mb, "b_over_a": mb / ma, "a_runs": a, "b_runs": b,
+                         "configs": same})
+            print(f"{op:17} {shape:16} A {ma:.4f} ms  B {mb:.4f} ms  B/A {mb / ma:.3f}  configs {same}", flush=True)
     os.makedirs(results, exist_ok=True)
     env = {"device": __import__("torch").cuda.get_device_name(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
            "rounds": rounds, "command": " ".join(["python3", "scripts/gpu/ab_timing.py"] + sys.argv[1:])}
@@ -162,9 +168,9 @@ def main():
         json.dump({"env": env, "rows": rows, "failed": failed}, f, indent=1)
     with open(os.path.join(results, "ab_timing.md"), "w") as f:
         f.write(f"{env['device']}, {env['date']}, median of {rounds} processes per side (A, B alternating)\n\n")
-        f.write("| op | shape | A ms | B ms | B/A |\n| --- | --- | --- | --- | --- |\n")
+        f.write("| op | shape | A ms | B ms | B/A | tuned configs |\n| --- | --- | --- | --- | --- | --- |\n")
         for r in rows:
-            f.write(f"| {r['op']} | {r['shape']} | {r['a_ms']:.4f} | {r['b_ms']:.4f} | {r['b_over_a']:.3f} |\n")
+            f.write(f"| {r['op']} | {r['shape']} | {r['a_ms']:.4f} | {r['b_ms']:.4f} | {r['b_over_a']:.3f} | {r['configs']} |\n")
         ratios = [r["b_over_a"] for r in rows]
         if ratios:
             geo = statistics.geometric_mean(ratios)
