@@ -201,18 +201,12 @@ fn print_passes_lists_the_order_without_a_file() {
         .lines()
         .map(|l| l.split_whitespace().nth(1).unwrap_or(""))
         .collect();
-    assert_eq!(
-        order,
-        [
-            "unrotate-prefetch",
-            "assign-layouts",
-            "pipeline-dot-loops",
-            "insert-layout-conversions",
-            "allocate-shared-memory",
-            "place-barriers"
-        ],
-        "{listing}"
-    );
+    // The order itself is pinned by the pass manager's unit test.
+    let standard: Vec<&str> = tritonc::passes::manager::STANDARD
+        .iter()
+        .map(|p| p.name())
+        .collect();
+    assert_eq!(order, standard, "{listing}");
     // The target comes from --arch and --num-warps (defaults included), so
     // the target-aware pass is not listed as skipped.
     assert!(!listing.contains("skipped"), "{listing}");

@@ -26,8 +26,8 @@
 use super::smem::next_offset;
 use crate::ir::layout::BlockedLayout;
 use crate::ir::walk::{walk_ops, DefUse, Use};
-use crate::ir::{DType, Function, Op, OpKind, ValueId};
-use std::collections::HashMap;
+use crate::ir::{DType, DotEngine, Function, Op, OpKind, ValueId};
+use std::collections::{BTreeMap, HashMap};
 
 /// Shape of one instruction.
 pub const MMA_M: usize = 16;
@@ -100,6 +100,40 @@ pub fn plan(
 }
 
 /// The plan for a `Dot` op of `func`, if it runs on tensor cores.
+/// The `mma.sync` engine of every dot that runs on tensor cores.
+pub fn dot_engines(func: &Function, num_warps: usize) -> BTreeMap<ValueId, DotEngine> {
+    walk_ops(func)
+        .iter()
+        .filter_map(|visit| {
+            let cfg = plan_for_op(func, visit.op, num_warps)?;
+            Some((visit.op.results[0], DotEngine::MmaSync { warps: cfg.warps }))
+        })
+        .collect()
+}
+
+/// The mma tile plan of the dot `op` (`[M, K] @ [K, N]` from the types) on
+/// `engine` (a wgmma plan as the warps it splits M over).
+pub fn engine_config(func: &Function, op: &Op, engine: DotEngine) -> Option<MmaConfig> {
+    let OpKind::Dot { a, b, .. } = &op.kind else {
+        return None;
+    };
+    let (sa, sb) = (&func.ty(*a).shape, &func.ty(*b).shape);
+    let (&[m, k], &[_, n]) = (&sa[..], &sb[..]) else {
+        return None;
+    };
+    let warps = match engine {
+        DotEngine::MmaSync { warps } => warps,
+        DotEngine::Wgmma { warpgroups } => [4 * warpgroups, 1],
+    };
+    Some(MmaConfig { warps, m, n, k })
+}
+
+/// The mma plan of a dot as `Function::dot_engines` says (`None`: FMA units).
+pub fn planned_config(func: &Function, op: &Op) -> Option<MmaConfig> {
+    let engine = *func.dot_engines.get(op.results.first()?)?;
+    engine_config(func, op, engine)
+}
+
 pub fn plan_for_op(func: &Function, op: &Op, num_warps: usize) -> Option<MmaConfig> {
     let OpKind::Dot { a, b, .. } = &op.kind else {
         return None;

@@ -8,7 +8,7 @@
 //!
 //! Scalars (one layout) and lazy tiles (constants, ranges and splats, built
 //! directly in whatever layout their reader asks for) never need one.
-use super::mma::{accumulator_layout, plan_for_op};
+use super::mma::{accumulator_layout, planned_config};
 use crate::ir::layout::{reshape_src_layout, Layout, LayoutMap};
 use crate::ir::walk::walk_ops;
 use crate::ir::{Function, LoopPipeline, Op, OpKind, ValueId};
@@ -166,7 +166,7 @@ fn dot_reads(
     b: ValueId,
     acc: ValueId,
 ) -> Vec<Read> {
-    let Some(cfg) = plan_for_op(func, op, layouts.num_warps) else {
+    let Some(cfg) = planned_config(func, op) else {
         let result = op.results[0];
         let layout = match layouts.get(func, result) {
             Layout::Blocked(b) => Layout::Blocked(b),

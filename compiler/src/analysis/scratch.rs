@@ -5,7 +5,7 @@
 //! operand buffers. The `allocate-shared-memory` pass places them; codegen
 //! addresses them and checks that what it writes fits.
 use super::layout_assign::reduction_source_layout;
-use super::mma::{plan_for_op, stage_bytes};
+use super::mma::{planned_config, stage_bytes};
 use super::smem::{next_offset, padding};
 use super::swizzle::Swizzle;
 use crate::ir::layout::{register_remap, reshape_src_layout, Layout, LayoutMap, WARP_SIZE};
@@ -55,7 +55,7 @@ pub fn scratch_bytes(
             }
         }
         OpKind::Dot { .. } if pipelined_dot == Some(result) => 0,
-        OpKind::Dot { a, b, .. } => match plan_for_op(func, op, layouts.num_warps) {
+        OpKind::Dot { a, b, .. } => match planned_config(func, op) {
             Some(cfg) => stage_bytes(&cfg).1,
             None => fma_dot_bytes(&shape(*a), &shape(*b), elem_bytes(*a)),
         },

@@ -15,6 +15,7 @@ impl FunctionBuilder {
         let func = Function {
             layouts: None,
             shared: None,
+            dot_engines: Default::default(),
             name: name.into(),
             params: Vec::new(),
             body: Region::default(),

@@ -64,6 +64,10 @@ pub struct Function {
     /// Every op's scratch shared memory and the kernel's total, set by the
     /// `allocate-shared-memory` pass (`None` before it).
     pub shared: Option<super::schedule::SharedPlan>,
+    /// The tensor-core instructions of each dot that runs on them (by its
+    /// result), set by `assign-layouts` (and by `pipeline-dot-loops` for the
+    /// loops it pipelines); a dot not here runs on FMA units.
+    pub dot_engines: std::collections::BTreeMap<ValueId, super::schedule::DotEngine>,
 }
 
 impl Function {

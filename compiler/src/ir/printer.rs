@@ -260,10 +260,7 @@ impl Printer<'_> {
 
     /// `pipeline(stages 3, mma.sync warps 2x2, dot %c, cp.async %a x8 %b x8, acc #1, smem 49152 bytes)`.
     fn pipeline(&self, p: &LoopPipeline) -> String {
-        let engine = match p.engine {
-            DotEngine::MmaSync { warps } => format!("mma.sync warps {}x{}", warps[0], warps[1]),
-            DotEngine::Wgmma { warpgroups } => format!("wgmma warpgroups {warpgroups}"),
-        };
+        let engine = engine_text(p.engine);
         format!(
             "pipeline(stages {}, {engine}, dot {}, cp.async {} x{} {} x{}, acc #{}, smem {} bytes)",
             p.stages,
@@ -416,14 +413,21 @@ impl Printer<'_> {
                 self.v(*src),
                 self.ty(*src)
             ),
-            Dot { a, b, acc } => format!(
-                "{lhs}{name} {}, {}, {} : {}, {} -> {res_ty}",
-                self.v(*a),
-                self.v(*b),
-                self.v(*acc),
-                self.ty(*a),
-                self.ty(*b)
-            ),
+            Dot { a, b, acc } => {
+                let engine = op
+                    .results
+                    .first()
+                    .and_then(|r| self.func.dot_engines.get(r))
+                    .map_or(String::new(), |e| format!(" on {}", engine_text(*e)));
+                format!(
+                    "{lhs}{name} {}, {}, {} : {}, {} -> {res_ty}{engine}",
+                    self.v(*a),
+                    self.v(*b),
+                    self.v(*acc),
+                    self.ty(*a),
+                    self.ty(*b)
+                )
+            }
             AtomicRmw {
                 ptr, value, mask, ..
             } => {
@@ -508,6 +512,14 @@ impl Printer<'_> {
             Some(b) => format!(" smem [{}, {})", b.offset, b.end()),
             None => String::new(),
         }
+    }
+}
+
+/// `mma.sync warps 2x2` or `wgmma warpgroups 2`.
+fn engine_text(engine: DotEngine) -> String {
+    match engine {
+        DotEngine::MmaSync { warps } => format!("mma.sync warps {}x{}", warps[0], warps[1]),
+        DotEngine::Wgmma { warpgroups } => format!("wgmma warpgroups {warpgroups}"),
     }
 }
 

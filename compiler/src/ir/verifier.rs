@@ -164,11 +164,28 @@ impl<'a> Verifier<'a> {
         }
         self.region(body, RegionContext::Normal, self.func.span)?;
         self.layouts()?;
+        self.dot_engines()?;
         self.shared_plan()
     }
 
     /// The shared-memory plan, when made, keeps every buffer inside the
     /// kernel's shared memory and gives buffers only to defined values.
+    /// Tensor-core engines are given to dots only.
+    fn dot_engines(&self) -> Result<(), VerifyError> {
+        let dots: std::collections::HashSet<ValueId> = crate::ir::walk::walk_ops(self.func)
+            .iter()
+            .filter(|visit| matches!(visit.op.kind, OpKind::Dot { .. }))
+            .filter_map(|visit| visit.op.results.first().copied())
+            .collect();
+        match self.func.dot_engines.keys().find(|v| !dots.contains(v)) {
+            Some(v) => Err(self.func_error(format!(
+                "a tensor-core engine is given to %{}, which is not a dot's result",
+                v.0
+            ))),
+            None => Ok(()),
+        }
+    }
+
     fn shared_plan(&self) -> Result<(), VerifyError> {
         let Some(plan) = &self.func.shared else {
             return Ok(());

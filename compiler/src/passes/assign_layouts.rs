@@ -1,4 +1,6 @@
 //! Chooses how every tile value is spread over the threads of a program
+//! and which dots run on tensor cores (`Function::dot_engines`: `mma.sync`
+//! with its warp split; the others on FMA units)
 //! ([`crate::ir::layout::Layout`], by `analysis::layout_assign`: coalesced
 //! and vectorized memory accesses, tensor-core operands and accumulators, as
 //! few conversions as possible) and keeps the choice in
@@ -6,7 +8,7 @@
 //! (`f16[128, 32] #L2`) and codegen lowers with it. Needs the target's number
 //! of warps: skipped without a target.
 use super::{Pass, PassOptions};
-use crate::analysis::{axis_info, layout_assign};
+use crate::analysis::{axis_info, layout_assign, mma};
 use crate::ir::Function;
 
 pub struct AssignLayouts;
@@ -34,8 +36,10 @@ impl Pass for AssignLayouts {
         }
         let widths = axis_info::analyze(func);
         let layouts = layout_assign::assign(func, target.num_warps, &widths);
-        let changed = func.layouts.as_ref() != Some(&layouts);
+        let engines = mma::dot_engines(func, target.num_warps);
+        let changed = func.layouts.as_ref() != Some(&layouts) || func.dot_engines != engines;
         func.layouts = Some(layouts);
+        func.dot_engines = engines;
         changed
     }
 }

@@ -62,8 +62,10 @@ impl Pass for PipelineDotLoops {
         };
         let mut decided = Vec::new();
         let mut acc_layouts = Vec::new();
+        let mut engines = Vec::new();
         for visit in walk_ops(func) {
             if let Some((p, acc_layout)) = plan(func, &facts, visit.op) {
+                engines.push((p.dot, p.engine));
                 let chain = accumulator_chain(visit.op, &p);
                 acc_layouts.extend(chain.into_iter().map(|v| (v, acc_layout.clone())));
                 decided.push((visit.op.span, visit.op.results.clone(), p));
@@ -76,6 +78,7 @@ impl Pass for PipelineDotLoops {
         if let Some(layouts) = &mut func.layouts {
             layouts.layouts.extend(acc_layouts);
         }
+        func.dot_engines.extend(engines);
         changed
     }
 }

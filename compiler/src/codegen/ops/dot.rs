@@ -13,7 +13,7 @@ use crate::ir::{DType, Op, OpKind, ScalarType, ValueId};
 use inkwell::values::{BasicValueEnum, IntValue};
 
 pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
-    if let Some(cfg) = crate::analysis::mma::plan_for_op(lw.func, op, lw.num_warps) {
+    if let Some(cfg) = crate::analysis::mma::planned_config(lw.func, op) {
         return crate::codegen::tensor_cores::mma::lower(lw, op, &cfg);
     }
     let OpKind::Dot { a, b, acc } = &op.kind else {

@@ -2,7 +2,7 @@
 //! `ops::wgmma_pipeline` on wgmma) share: the pass's decision in lowering's
 //! terms ([`PipelinePlan`]), the `cp.async` copies of an operand tile into a
 //! rotating buffer, the loop's setup and its body without the operand loads.
-use crate::analysis::mma::{accumulator_layout, MmaConfig};
+use crate::analysis::mma::{accumulator_layout, engine_config, MmaConfig};
 use crate::codegen::lower::loops::yielded;
 use crate::codegen::lower::{Lowering, Result};
 use crate::codegen::tensor_cores::mma::{self, add, mul};
@@ -47,19 +47,17 @@ impl PipelinePlan {
         let (Some(dot), Some(a), Some(b)) = (at(p.dot), at(p.loads[0]), at(p.loads[1])) else {
             return lw.unsupported("a pipeline naming values outside its loop", op.span);
         };
-        let (sa, sb) = (lw.shape(p.loads[0]), lw.shape(p.loads[1]));
-        let (m, k, n) = (sa[0], sa[1], sb[1]);
-        let (cfg, wgmma) = match p.engine {
-            DotEngine::MmaSync { warps } => (MmaConfig { warps, m, n, k }, None),
-            DotEngine::Wgmma { warpgroups } => {
-                let w = WgmmaConfig {
-                    m,
-                    n,
-                    k,
-                    num_warps: 4 * warpgroups,
-                };
-                (w.mma(), Some(w))
-            }
+        let Some(cfg) = engine_config(lw.func, &body_region.ops[dot], p.engine) else {
+            return lw.unsupported("a pipelined dot that is not [M, K] @ [K, N]", op.span);
+        };
+        let wgmma = match p.engine {
+            DotEngine::MmaSync { .. } => None,
+            DotEngine::Wgmma { warpgroups } => Some(WgmmaConfig {
+                m: cfg.m,
+                n: cfg.n,
+                k: cfg.k,
+                num_warps: 4 * warpgroups,
+            }),
         };
         Ok(PipelinePlan {
             dot,
