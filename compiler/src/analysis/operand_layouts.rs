@@ -52,16 +52,16 @@ impl OperandLayouts {
         self.keep_tiles(func, all_reads(func, layouts, op, pipeline))
     }
 
-    /// The values a region of `op` yields and the layouts `op` reads them in
-    /// (its results' layouts): an `If`'s arms and a `While`'s body.
+    /// The values a region yields and the layouts its op reads them in: the
+    /// layouts of the op's `results` (an `If`'s arms, a `While`'s body).
     pub fn yield_reads(
         &self,
         func: &Function,
         layouts: &LayoutMap,
-        op: &Op,
+        results: &[ValueId],
         yields: &[ValueId],
     ) -> Vec<Read> {
-        self.keep_tiles(func, carried(func, layouts, yields, &op.results))
+        self.keep_tiles(func, carried(func, layouts, yields, results))
     }
 
     fn keep_tiles(&self, func: &Function, reads: Vec<Read>) -> Vec<Read> {

@@ -63,13 +63,13 @@ struct Rewriter<'a> {
 type Made = HashMap<(ValueId, Layout), ValueId>;
 
 impl Rewriter<'_> {
-    /// Rewrites `region`'s ops; `carrier` is the op that reads the region's
-    /// yields (an `If` or a `While` body), `pipeline` the plan of the loop
-    /// whose body this is.
+    /// Rewrites `region`'s ops; `carried`: the results and span of the op
+    /// that reads the region's yields (an `If`, or a `While` for its body),
+    /// `pipeline` the plan of the loop whose body this is.
     fn region(
         &mut self,
         region: &mut Region,
-        carrier: Option<&Op>,
+        carried: Option<(&[ValueId], Span)>,
         pipeline: Option<&LoopPipeline>,
     ) {
         let mut made = Made::new();
@@ -85,11 +85,11 @@ impl Rewriter<'_> {
             self.nested(&mut op);
             ops.push(op);
         }
-        if let Some(carrier) = carrier {
+        if let Some((results, carrier_span)) = carried {
             let wanted = self
                 .reads
-                .yield_reads(self.func, self.layouts, carrier, &region.yields);
-            let span = ops.last().map_or(carrier.span, |o: &Op| o.span);
+                .yield_reads(self.func, self.layouts, results, &region.yields);
+            let span = ops.last().map_or(carrier_span, |o: &Op| o.span);
             let renames = self.convert(&wanted, span, &mut made, &mut ops);
             for y in &mut region.yields {
                 if let Some(to) = renames.get(y) {
@@ -102,27 +102,15 @@ impl Rewriter<'_> {
 
     /// The regions of `op`, each with what reads its yields.
     fn nested(&mut self, op: &mut Op) {
-        // A copy of the op without its regions names the reader of the yields.
-        let carrier = Op {
-            kind: match &op.kind {
-                OpKind::If { cond, .. } => OpKind::If {
-                    cond: *cond,
-                    then_region: Region::default(),
-                    else_region: Region::default(),
-                },
-                _ => OpKind::Return,
-            },
-            results: op.results.clone(),
-            span: op.span,
-        };
+        let (results, span) = (op.results.clone(), op.span);
         match &mut op.kind {
             OpKind::If {
                 then_region,
                 else_region,
                 ..
             } => {
-                self.region(then_region, Some(&carrier), None);
-                self.region(else_region, Some(&carrier), None);
+                self.region(then_region, Some((&results, span)), None);
+                self.region(else_region, Some((&results, span)), None);
             }
             OpKind::While {
                 cond_region,
@@ -131,7 +119,7 @@ impl Rewriter<'_> {
                 ..
             } => {
                 self.region(cond_region, None, None);
-                self.region(body_region, Some(&carrier), pipeline.as_deref());
+                self.region(body_region, Some((&results, span)), pipeline.as_deref());
             }
             other => {
                 for r in regions_mut(other) {

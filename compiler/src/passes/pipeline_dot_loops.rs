@@ -120,7 +120,8 @@ fn accumulator_chain(op: &Op, p: &LoopPipeline) -> Vec<ValueId> {
         ..
     } = &op.kind
     else {
-        unreachable!("a pipeline is planned for loops only")
+        // A pipeline is planned for loops only.
+        return Vec::new();
     };
     [
         op.results.get(p.acc),
