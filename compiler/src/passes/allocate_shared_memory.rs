@@ -2,12 +2,16 @@
 //! the kernel's one dynamic shared array and sizes the array; the plan goes
 //! on the function ([`SharedPlan`]) and codegen addresses with it.
 //!
-//! Rule: an op's buffer lives only while the op runs, so every buffer starts
-//! at the bottom — above the operand buffers of the pipelined loop the op
-//! sits in, which live through the whole loop (its condition, body and
-//! drain). Reuse between ops is made safe by barriers (a barrier before an
-//! op writes its buffer, one between its writes and its reads). Needs the
-//! layouts: skipped without a target.
+//! Rule: an op's buffer lives only while the op runs, so buffers start at the
+//! bottom — above the operand buffers of the pipelined loop the op sits in,
+//! which live through the whole loop (its condition, body and drain). Reuse
+//! between ops is made safe by barriers (a barrier before an op writes its
+//! buffer, one between its writes and its reads). An op's buffer goes
+//! beside the previous op's instead of over it when the kernel's shared
+//! memory stays within what it needs anyway or a few KiB: then it need not
+//! wait for that op's readers (`place-barriers` drops the barrier), as with
+//! a row's two reductions in softmax. Needs the layouts:
+//! skipped without a target.
 use super::{Pass, PassOptions};
 use crate::analysis::scratch::scratch_bytes;
 use crate::analysis::smem::BUFFER_ALIGN;
@@ -34,46 +38,95 @@ impl Pass for AllocateSharedMemory {
         let Some(layouts) = &func.layouts else {
             return false;
         };
+        // First every buffer at its floor: the least memory the kernel needs.
+        let mut lowest = SharedPlan::default();
+        Placer {
+            func,
+            layouts,
+            stack_below: 0,
+        }
+        .region(&func.body, 0, None, &mut lowest);
+        // Then neighbours side by side where that costs no more than this.
         let mut plan = SharedPlan::default();
-        place(func, layouts, &func.body, 0, None, &mut plan);
+        Placer {
+            func,
+            layouts,
+            stack_below: lowest.total_bytes.max(STACKING_ALLOWANCE),
+        }
+        .region(&func.body, 0, None, &mut plan);
         let changed = func.shared.as_ref() != Some(&plan);
         func.shared = Some(plan);
         changed
     }
 }
 
-/// Places the buffers of `region`'s ops from byte `floor` up.
-fn place(
-    func: &Function,
-    layouts: &LayoutMap,
-    region: &Region,
-    floor: usize,
-    pipelined_dot: Option<ValueId>,
-    plan: &mut SharedPlan,
-) {
-    for op in &region.ops {
-        let bytes = scratch_bytes(func, layouts, op, pipelined_dot);
-        if bytes > 0 {
-            // Every op waits first until `place-barriers` proves it need not.
-            let buffer = SharedBuffer {
-                offset: floor,
-                bytes,
-                barrier_first: true,
+/// Shared memory a kernel may always take to put two neighbouring buffers
+/// side by side (a few KiB cost no occupancy: threads limit it first).
+const STACKING_ALLOWANCE: usize = 8 * 1024;
+
+struct Placer<'a> {
+    func: &'a Function,
+    layouts: &'a LayoutMap,
+    /// A buffer goes beside the previous op's when it then ends within
+    /// this many bytes (0: never).
+    stack_below: usize,
+}
+
+impl Placer<'_> {
+    /// Places the buffers of `region`'s ops from byte `floor` up.
+    fn region(
+        &self,
+        region: &Region,
+        floor: usize,
+        pipelined_dot: Option<ValueId>,
+        plan: &mut SharedPlan,
+    ) {
+        // The buffer of the op before, when nothing with regions came since.
+        let mut previous: Option<SharedBuffer> = None;
+        for op in &region.ops {
+            let bytes = scratch_bytes(self.func, self.layouts, op, pipelined_dot);
+            if bytes > 0 {
+                let buffer = SharedBuffer {
+                    offset: self.offset(floor, previous, bytes),
+                    bytes,
+                    // Every op waits first until `place-barriers` proves it need not.
+                    barrier_first: true,
+                };
+                plan.total_bytes = plan
+                    .total_bytes
+                    .max(buffer.end().next_multiple_of(BUFFER_ALIGN));
+                plan.buffers.insert(op.results[0], buffer);
+                previous = Some(buffer);
+            }
+            // A pipelined loop's buffers stay below everything inside it.
+            let (inner_floor, inner_dot) = match &op.kind {
+                OpKind::While {
+                    pipeline: Some(p), ..
+                } => (floor + p.shared_bytes, Some(p.dot)),
+                _ => (floor, pipelined_dot),
             };
-            plan.total_bytes = plan
-                .total_bytes
-                .max(buffer.end().next_multiple_of(BUFFER_ALIGN));
-            plan.buffers.insert(op.results[0], buffer);
+            for nested in regions(&op.kind) {
+                previous = None;
+                self.region(nested, inner_floor, inner_dot, plan);
+            }
         }
-        // A pipelined loop's buffers stay below everything inside it.
-        let (inner_floor, inner_dot) = match &op.kind {
-            OpKind::While {
-                pipeline: Some(p), ..
-            } => (floor + p.shared_bytes, Some(p.dot)),
-            _ => (floor, pipelined_dot),
+    }
+
+    /// The lowest place from the floor up that does not overlap the previous
+    /// op's buffer (then this op need not wait for that one's readers), when
+    /// it ends within the allowance; else the floor.
+    fn offset(&self, floor: usize, previous: Option<SharedBuffer>, bytes: usize) -> usize {
+        let Some(p) = previous else {
+            return floor;
         };
-        for nested in regions(&op.kind) {
-            place(func, layouts, nested, inner_floor, inner_dot, plan);
+        if floor + bytes <= p.offset || p.end() <= floor {
+            return floor;
+        }
+        let above = p.end().next_multiple_of(BUFFER_ALIGN);
+        if above + bytes <= self.stack_below {
+            above
+        } else {
+            floor
         }
     }
 }
