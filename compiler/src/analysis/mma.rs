@@ -99,7 +99,6 @@ pub fn plan(
     fits.then_some(MmaConfig { warps, m, n, k })
 }
 
-/// The plan for a `Dot` op of `func`, if it runs on tensor cores.
 /// The `mma.sync` engine of every dot that runs on tensor cores.
 pub fn dot_engines(func: &Function, num_warps: usize) -> BTreeMap<ValueId, DotEngine> {
     walk_ops(func)
@@ -134,6 +133,7 @@ pub fn planned_config(func: &Function, op: &Op) -> Option<MmaConfig> {
     engine_config(func, op, engine)
 }
 
+/// The plan for a `Dot` op of `func`, if it runs on tensor cores.
 pub fn plan_for_op(func: &Function, op: &Op, num_warps: usize) -> Option<MmaConfig> {
     let OpKind::Dot { a, b, .. } = &op.kind else {
         return None;

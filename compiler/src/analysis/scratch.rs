@@ -57,7 +57,7 @@ pub fn scratch_bytes(
         OpKind::Dot { .. } if pipelined_dot == Some(result) => 0,
         OpKind::Dot { a, b, .. } => match planned_config(func, op) {
             Some(cfg) => stage_bytes(&cfg).1,
-            None => fma_dot_bytes(&shape(*a), &shape(*b), elem_bytes(*a)),
+            None => fma_dot_stage(&shape(*a), &shape(*b), elem_bytes(*a)).map_or(0, |s| s.bytes),
         },
         OpKind::AtomicRmw { .. } | OpKind::AtomicCas { .. } => {
             let layout = layouts.get(func, result);
@@ -90,11 +90,28 @@ fn transpose_bytes(func: &Function, layouts: &LayoutMap, src: ValueId, result: V
     }
 }
 
-/// A dot on FMA units stages `a` as `[M][K + pad]`, then `b` as `[K][N + pad]`.
-fn fma_dot_bytes(a: &[usize], b: &[usize], bytes: usize) -> usize {
-    let ([m, k], [_, n]) = (a, b) else {
-        return 0;
+/// How a dot on FMA units stages its operands: `a` as `[M][K + pad]` at 0,
+/// then `b` as `[K][N + pad]` at `b_offset`.
+pub struct FmaDotStage {
+    /// Elements per row of `a` and of `b`.
+    pub row_a: usize,
+    pub row_b: usize,
+    pub b_offset: usize,
+    pub bytes: usize,
+}
+
+/// The staging of `a` (`[M, K]`) and `b` (`[K, N]`) with elements of `elem_bytes`.
+pub fn fma_dot_stage(a: &[usize], b: &[usize], elem_bytes: usize) -> Option<FmaDotStage> {
+    let (&[m, k], &[_, n]) = (a, b) else {
+        return None;
     };
-    let pad = padding(bytes);
-    next_offset(0, m * (k + pad) * bytes) + k * (n + pad) * bytes
+    let pad = padding(elem_bytes);
+    let (row_a, row_b) = (k + pad, n + pad);
+    let b_offset = next_offset(0, m * row_a * elem_bytes);
+    Some(FmaDotStage {
+        row_a,
+        row_b,
+        b_offset,
+        bytes: b_offset + k * row_b * elem_bytes,
+    })
 }

@@ -8,8 +8,8 @@
 //! `get_program_id(axis)` is `ctaid.{x,y,z}`. Every tile value is distributed
 //! over the threads by a [`Layout`](crate::ir::layout::Layout), the one the
 //! `assign-layouts` pass chose ([`Function::layouts`]; IR that skipped the
-//! passes gets that pass and `insert-layout-conversions` here); scalars are
-//! held by every thread.
+//! passes gets the passes codegen needs here, `PassManager::codegen_minimum`);
+//! scalars are held by every thread.
 //!
 //! # Internal API (what per-op lowerings use)
 //! - A lowered value is a [`lower::tile::Tile`]: its layout and, per thread, `regs[r]`
@@ -156,13 +156,14 @@ pub fn compile_timed(
         let kernel = target::declare_kernel(&ctx, &module, func, options.num_warps * 32)?;
         Ok::<_, CodegenError>((tm, module, kernel))
     })?;
-    // IR that skipped the passes (`compile` of sema's IR) gets the layouts
-    // and their conversions here, for these warps.
+    // IR that skipped the passes (`compile` of sema's IR) gets the layouts,
+    // their conversions, the shared-memory plan and its barriers here, for
+    // these warps.
     let prepared;
     let func = match &func.layouts {
         Some(l) if l.num_warps == num_warps => func,
         _ => {
-            prepared = with_layouts(func, options)?;
+            prepared = with_codegen_passes(func, options)?;
             &prepared
         }
     };
@@ -216,8 +217,11 @@ pub fn compile_timed(
     })
 }
 
-/// `func` through the layout passes for the target of `options`.
-fn with_layouts(func: &Function, options: &CodegenOptions) -> Result<Function, CodegenError> {
+/// `func` through the passes codegen needs, for the target of `options`.
+fn with_codegen_passes(
+    func: &Function,
+    options: &CodegenOptions,
+) -> Result<Function, CodegenError> {
     let mut func = func.clone();
     func.layouts = None;
     let target = crate::passes::Target {

@@ -168,8 +168,6 @@ impl<'a> Verifier<'a> {
         self.shared_plan()
     }
 
-    /// The shared-memory plan, when made, keeps every buffer inside the
-    /// kernel's shared memory and gives buffers only to defined values.
     /// Tensor-core engines are given to dots only.
     fn dot_engines(&self) -> Result<(), VerifyError> {
         let dots: std::collections::HashSet<ValueId> = crate::ir::walk::walk_ops(self.func)
@@ -186,6 +184,8 @@ impl<'a> Verifier<'a> {
         }
     }
 
+    /// The shared-memory plan, when made, keeps every buffer inside the
+    /// kernel's shared memory and gives buffers only to defined values.
     fn shared_plan(&self) -> Result<(), VerifyError> {
         let Some(plan) = &self.func.shared else {
             return Ok(());

@@ -1,12 +1,12 @@
 //! Chooses how every tile value is spread over the threads of a program
-//! and which dots run on tensor cores (`Function::dot_engines`: `mma.sync`
-//! with its warp split; the others on FMA units)
 //! ([`crate::ir::layout::Layout`], by `analysis::layout_assign`: coalesced
 //! and vectorized memory accesses, tensor-core operands and accumulators, as
 //! few conversions as possible) and keeps the choice in
 //! [`Function::layouts`], where the IR printer shows it on every tile type
-//! (`f16[128, 32] #L2`) and codegen lowers with it. Needs the target's number
-//! of warps: skipped without a target.
+//! (`f16[128, 32] #L2`) and codegen lowers with it. It also records which
+//! dots run on tensor cores (`Function::dot_engines`: `mma.sync` with its
+//! warp split; the others run on FMA units). Needs the target's number of
+//! warps: skipped without a target.
 use super::{Pass, PassOptions};
 use crate::analysis::{axis_info, layout_assign, mma};
 use crate::ir::Function;

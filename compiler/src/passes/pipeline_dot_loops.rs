@@ -21,7 +21,7 @@
 use super::options::Target;
 use super::{Pass, PassOptions};
 use crate::analysis::axis_info::{self, AxisInfoMap};
-use crate::analysis::mma::{self, plan_for_op, MmaConfig};
+use crate::analysis::mma::{self, planned_config, MmaConfig};
 use crate::analysis::wgmma::{self, WgmmaConfig};
 use crate::arch::Arch;
 use crate::ir::layout::{Layout, LayoutMap};
@@ -146,10 +146,9 @@ fn plan(func: &Function, facts: &Facts<'_>, op: &Op) -> Option<(LoopPipeline, La
     };
     let num_warps = facts.target.num_warps;
     let ops = &body_region.ops;
-    let dot = ops.iter().position(|o| {
-        matches!(o.kind, OpKind::Dot { .. }) && plan_for_op(func, o, num_warps).is_some()
-    })?;
-    let cfg = plan_for_op(func, &ops[dot], num_warps)?;
+    // The first dot `assign-layouts` put on tensor cores.
+    let dot = ops.iter().position(|o| planned_config(func, o).is_some())?;
+    let cfg = planned_config(func, &ops[dot])?;
     let wgmma = (facts.target.arch == Arch::Sm90a)
         .then(|| wgmma::plan_for_op(func, &ops[dot], num_warps))
         .flatten();

@@ -3,8 +3,7 @@
 //! shared memory (rows padded); then each thread, for every `k`, reads the
 //! rows of `a` and the columns of `b` its accumulator registers need and
 //! accumulates with `fmuladd` in the accumulator's layout.
-use crate::analysis::smem::next_offset;
-use crate::analysis::smem::padding;
+use crate::analysis::scratch::{fma_dot_stage, FmaDotStage};
 use crate::codegen::lower::staging::{linear, to_memory};
 use crate::codegen::lower::types::llvm_memory_type;
 use crate::codegen::lower::{Lowering, Result};
@@ -33,7 +32,7 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
             op.span,
         );
     }
-    let (m, k, n) = (sa[0], sa[1], sb[1]);
+    let k = sa[1];
     let in_ty = lw.scalar_type(*a);
     let acc_dtype = lw.func.dtype(result);
     if in_ty.is_ptr() || lw.scalar_type(*b) != in_ty {
@@ -47,11 +46,16 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
     let cmap = layout.tile_map(&sc);
 
     // Stage a ([m][k + pad]) and b ([k][n + pad]) in shared memory.
-    let pad = padding(lw.mem_bytes(*a));
-    let (row_a, row_b) = (k + pad, n + pad);
-    let bytes = lw.mem_bytes(*a);
-    let b_offset = next_offset(0, m * row_a * bytes);
-    lw.smem.claim(b_offset + k * row_b * bytes)?;
+    let Some(FmaDotStage {
+        row_a,
+        row_b,
+        b_offset,
+        bytes,
+    }) = fma_dot_stage(&sa, &sb, lw.mem_bytes(*a))
+    else {
+        return lw.unsupported("a dot whose operands are not 2-D", op.span);
+    };
+    lw.smem.claim(bytes)?;
     lw.barrier_before_writing()?;
     write_tile(lw, *a, &[row_a, 1], 0)?;
     write_tile(lw, *b, &[row_b, 1], b_offset)?;

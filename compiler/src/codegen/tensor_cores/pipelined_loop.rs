@@ -196,7 +196,8 @@ pub(crate) struct LoopSetup<'ctx> {
     /// `f16` or `bf16`.
     pub input: &'static str,
     pub acc_layout: Layout,
-    /// Layouts of the loop's results, the accumulator's replaced by `acc_layout`.
+    /// Layouts of the loop's results (`pipeline-dot-loops` gave the
+    /// accumulator's `acc_layout`).
     pub layouts: Vec<Layout>,
     pub init_vals: Vec<Vec<BasicValueEnum<'ctx>>>,
 }
@@ -218,8 +219,7 @@ pub(crate) fn loop_setup<'ctx>(
         return lw.unsupported("a pipelined dot of this element type", op.span);
     };
     let acc_layout = Layout::Blocked(accumulator_layout(&plan.cfg));
-    let mut layouts: Vec<Layout> = op.results.iter().map(|r| lw.assigned_layout(*r)).collect();
-    layouts[plan.acc] = acc_layout.clone();
+    let layouts: Vec<Layout> = op.results.iter().map(|r| lw.assigned_layout(*r)).collect();
     let init_vals = yielded(lw, inits, &layouts, op)?;
     lw.smem.claim(plan.stages * stage_bytes)?;
     Ok(LoopSetup {
