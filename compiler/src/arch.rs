@@ -17,6 +17,14 @@ pub enum Arch {
     Sm90a,
 }
 
+impl Arch {
+    /// Thread-block clusters and their distributed shared memory (sm_90+):
+    /// what split-K's sum across programs runs on.
+    pub fn has_clusters(self) -> bool {
+        matches!(self, Arch::Sm90 | Arch::Sm90a)
+    }
+}
+
 /// Elements of one tile a thread may hold: a thread has 255 registers, so a
 /// tile past a few hundred elements a thread spills already; past this it
 /// cannot run usefully, and lowering it unrolls that many values a thread.

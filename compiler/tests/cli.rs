@@ -208,8 +208,16 @@ fn print_passes_lists_the_order_without_a_file() {
         .collect();
     assert_eq!(order, standard, "{listing}");
     // The target comes from --arch and --num-warps (defaults included), so
-    // the target-aware pass is not listed as skipped.
-    assert!(!listing.contains("skipped"), "{listing}");
+    // the target-aware passes are not listed as skipped; split-k is, until
+    // --split-k asks for a split.
+    let skipped: Vec<&str> = listing.lines().filter(|l| l.contains("skipped")).collect();
+    assert_eq!(skipped.len(), 1, "{listing}");
+    assert!(
+        skipped[0].contains("split-k") && skipped[0].contains("no split asked (--split-k)"),
+        "{listing}"
+    );
+    let asked = tritonc(&["--print-passes", "--split-k", "4"]);
+    assert!(!String::from_utf8(asked.stdout).unwrap().contains("skipped"));
 }
 
 #[test]
@@ -301,7 +309,7 @@ fn an_unknown_pass_is_an_error_listing_the_passes() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         stderr(&out),
-        "error: unknown pass `unroll`; the passes are: unrotate-prefetch, assign-layouts, \
+        "error: unknown pass `unroll`; the passes are: unrotate-prefetch, split-k, assign-layouts, \
          pipeline-dot-loops, insert-layout-conversions, allocate-shared-memory, place-barriers, or `all`\n"
     );
     assert!(out.stdout.is_empty());

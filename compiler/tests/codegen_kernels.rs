@@ -20,6 +20,7 @@ fn build(func: &Function, name: &str, num_warps: u32) -> Vec<CompiledKernel> {
                     arch,
                     num_warps,
                     num_stages: None,
+                    split_k: None,
                 },
             )
             .unwrap_or_else(|e| panic!("{name} for {arch_name}: {e}"));
@@ -173,6 +174,7 @@ fn dump_ptx_for_gpu_check() {
                 arch: Arch::Sm90,
                 num_warps: 4,
                 num_stages: None,
+                split_k: None,
             },
         )
         .expect("compile");
@@ -212,6 +214,7 @@ fn unsupported_inputs_are_errors_not_panics() {
         arch: Arch::Sm80,
         num_warps: 4,
         num_stages: None,
+        split_k: None,
     };
     assert!(matches!(
         compile(&f, &opts),
@@ -222,6 +225,7 @@ fn unsupported_inputs_are_errors_not_panics() {
         arch: Arch::Sm80,
         num_warps: 3,
         num_stages: None,
+        split_k: None,
     };
     assert!(matches!(
         compile(&f, &bad),
@@ -325,6 +329,7 @@ fn dump_bench_ptx() {
             arch: Arch::Sm90,
             num_warps: 16,
             num_stages: None,
+            split_k: None,
         },
     )
     .expect("compile");
@@ -335,6 +340,7 @@ fn dump_bench_ptx() {
             arch: Arch::Sm90,
             num_warps: 16,
             num_stages: None,
+            split_k: None,
         },
     )
     .expect("compile");

@@ -262,6 +262,7 @@ fn masked_operand_loads_zero_fill_through_the_source_size() {
                     arch,
                     num_warps: warps,
                     num_stages: None,
+                    split_k: None,
                 },
             };
             let defs = dot_defines("half", 128, 128, 32);

@@ -25,6 +25,7 @@ fn ptx_of(text: &str, ty: &str, tiles: [usize; 3], arch: Arch, num_warps: u32) -
             arch,
             num_warps,
             num_stages: None,
+            split_k: None,
         },
     };
     let defs: Vec<(String, String)> = [("TYPE", ty.to_string())]

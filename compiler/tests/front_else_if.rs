@@ -44,6 +44,7 @@ fn ptx_of(source: &Source) -> String {
             arch: Arch::Sm90,
             num_warps: 1,
             num_stages: None,
+            split_k: None,
         },
     };
     let mut kernels = compile(source, &[], &options).unwrap_or_else(|e| panic!("{e}"));

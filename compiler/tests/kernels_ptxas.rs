@@ -79,6 +79,7 @@ fn every_test_kernel_passes_ptxas() {
                         arch,
                         num_warps: *num_warps,
                         num_stages: None,
+                        split_k: None,
                     },
                 };
                 for result in space::compile_all(&source, defines, &options, |_| {}) {

@@ -4,7 +4,7 @@
 //! // pass: unrotate-prefetch
 //! // defines: -DTYPE=half -DTM=64
 //! // expect: changed            (or `unchanged`)
-//! // target: --arch sm_90a --num-warps 8 --num-stages 3   (optional)
+//! // target: --arch sm_90a --num-warps 8 --num-stages 3 --split-k 4   (optional)
 //! // after: assign-layouts      (optional: passes that run first, unprinted)
 //! ```
 //! and is compiled up to Triton-IR (`#include` also searches `tests/kernels/`,
@@ -80,13 +80,14 @@ fn parse_header(text: &str) -> Result<Header, String> {
     })
 }
 
-/// `--arch A --num-warps N --num-stages S` (tritonc's flags; warps default to 4).
+/// `--arch A --num-warps N --num-stages S --split-k P` (tritonc's flags; warps default to 4).
 fn parse_target(words: &str) -> Result<Target, String> {
     let words = shlex::split(words).ok_or("unbalanced quotes in `// target:`")?;
     let mut target = Target {
         arch: Arch::Sm80,
         num_warps: 4,
         num_stages: None,
+        split_k: None,
     };
     let mut arch = None;
     for pair in words.chunks(2) {
@@ -102,9 +103,10 @@ fn parse_target(words: &str) -> Result<Target, String> {
             "--arch" => arch = Some(<Arch as clap::ValueEnum>::from_str(value, false)?),
             "--num-warps" => target.num_warps = number()?,
             "--num-stages" => target.num_stages = Some(number()?),
+            "--split-k" => target.split_k = Some(number()? as u32),
             _ => {
                 return Err(format!(
-                    "`// target:` takes --arch, --num-warps, --num-stages, not {flag}"
+                    "`// target:` takes --arch, --num-warps, --num-stages, --split-k, not {flag}"
                 ))
             }
         }
@@ -231,7 +233,8 @@ fn headers_are_checked() {
         Some(Target {
             arch: Arch::Sm90a,
             num_warps: 8,
-            num_stages: None
+            num_stages: None,
+            split_k: None
         })
     );
     assert!(err("// pass: p\n// expect: changed\n// target: --num-warps 8\n").contains("--arch"));

@@ -26,6 +26,7 @@ fuzz_target!(|data: &[u8]| {
             arch: Arch::Sm90,
             num_warps: 4,
             num_stages: None,
+            split_k: None,
         },
     };
     match compile(&source, &defines, &options) {

@@ -4,7 +4,7 @@
 //! variable set to `off` turns it off. An entry is keyed by everything that
 //! changes the output: every source file the point reads after preprocessing
 //! (the kernel, its includes, the `-D` values), the arch, warps, pipeline
-//! buffers and the compiler itself (a hash of this program). An entry that
+//! buffers, split-K and the compiler itself (a hash of this program). An entry that
 //! does not parse or whose checksum fails is compiled again and rewritten,
 //! never used.
 
@@ -27,7 +27,14 @@ pub struct CompiledKernel {
     pub ptx: String,
     pub shared_bytes: usize,
     pub num_warps: u32,
+    /// Split-K's programs per grid point along z (1: none).
+    #[serde(default = "one")]
+    pub cluster_splits: u32,
     pub params: Vec<ParamEntry>,
+}
+
+fn one() -> u32 {
+    1
 }
 
 #[derive(Serialize, Deserialize)]
@@ -76,8 +83,8 @@ impl CompileCache {
         let mut h = std::collections::hash_map::DefaultHasher::new();
         compiler_identity().hash(&mut h);
         format!(
-            "{:?} {} {:?}",
-            codegen.arch, codegen.num_warps, codegen.num_stages
+            "{:?} {} {:?} {:?}",
+            codegen.arch, codegen.num_warps, codegen.num_stages, codegen.split_k
         )
         .hash(&mut h);
         for (name, text) in sources.all() {

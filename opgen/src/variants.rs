@@ -2,7 +2,7 @@
 //! point of the tuning space times each `num_warps`, through tritonc's driver.
 
 use crate::compile_cache::{CompileCache, CompiledKernel};
-use crate::spec::{DtypeVar, OpSpec};
+use crate::spec::{DtypeVar, LaunchOption, OpSpec};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use tritonc::codegen::{Arch, CodegenOptions};
 use tritonc::diagnostics::Diagnostic;
@@ -30,6 +30,8 @@ pub struct CompiledVariant {
     pub macros: Vec<(String, String)>,
     pub num_warps: u32,
     pub shared_bytes: usize,
+    /// Programs per grid point along z (split-K's cluster), 1 without.
+    pub cluster_splits: u32,
     pub params: Vec<ParamEntry>,
     pub ptx: String,
 }
@@ -187,16 +189,19 @@ pub fn compile_with(
     for (group, assignment) in assignments.iter().enumerate() {
         let defines = point_defines(spec, assignment);
         let label = group_label_of(assignment);
-        for (launch, &(num_warps, num_stages)) in launches.iter().enumerate() {
+        for (launch, option) in launches.iter().enumerate() {
             let options = CompileOptions {
                 include_dirs: include_dirs.to_vec(),
                 codegen: CodegenOptions {
                     arch,
-                    num_warps,
-                    num_stages,
+                    num_warps: option.num_warps,
+                    num_stages: option.num_stages,
+                    split_k: None,
                 },
             };
             for point in tuning::expand(&defines) {
+                let mut options = options.clone();
+                options.codegen.split_k = spec.split_k_of(&point.defines);
                 let tuned: Vec<(String, String)> = point.tuned(&defines).cloned().collect();
                 jobs.push(Job {
                     group,
@@ -205,10 +210,10 @@ pub fn compile_with(
                         "{} {label} {} {}",
                         spec.name,
                         tuned_text(&tuned),
-                        launch_text(num_warps, num_stages)
+                        launch_text(option)
                     ),
                     point,
-                    options: options.clone(),
+                    options,
                 });
             }
         }
@@ -222,8 +227,7 @@ pub fn compile_with(
         let mut variants: Vec<CompiledVariant> = Vec::new();
         let mut first_error = None;
         for (job, outcome) in jobs.iter().zip(&results).filter(|(j, _)| j.group == group) {
-            let (num_warps, num_stages) = launches[job.launch];
-            let launch = launch_text(num_warps, num_stages);
+            let launch = launch_text(&launches[job.launch]);
             let tuned: Vec<(String, String)> = job.point.tuned(defines).cloned().collect();
             let kernels = match outcome {
                 Err(e) => {
@@ -258,12 +262,15 @@ pub fn compile_with(
                 )));
             };
             // A num_stages value the compiler capped (a loop it does not
-            // pipeline, a depth that does not fit) gives the same kernel: one
-            // variant is enough to time.
+            // pipeline, a depth that does not fit), or a split-K the kernel
+            // does not take, gives the same kernel: one variant is enough to
+            // time.
             let same = variants
                 .iter()
                 .any(|v| v.tuned == tuned && v.num_warps == k.num_warps && v.ptx == k.ptx);
-            if same {
+            let split_not_taken =
+                job.options.codegen.split_k.is_some_and(|s| s > 1) && k.cluster_splits == 1;
+            if same || split_not_taken {
                 continue;
             }
             let mut config = tuned_text(&tuned);
@@ -278,6 +285,7 @@ pub fn compile_with(
                 macros: job.point.defines.clone(),
                 num_warps: k.num_warps,
                 shared_bytes: k.shared_bytes,
+                cluster_splits: k.cluster_splits,
                 params: k.params.clone(),
                 ptx: k.ptx.clone(),
             });
@@ -335,11 +343,12 @@ fn group_label_of(assignment: &[DtypeBinding]) -> String {
         .join(",")
 }
 
-fn launch_text(num_warps: u32, num_stages: Option<u32>) -> String {
-    match num_stages {
-        Some(s) => format!("num_warps={num_warps} num_stages={s}"),
-        None => format!("num_warps={num_warps}"),
+fn launch_text(option: &LaunchOption) -> String {
+    let mut text = format!("num_warps={}", option.num_warps);
+    if let Some(s) = option.num_stages {
+        text.push_str(&format!(" num_stages={s}"));
     }
+    text
 }
 
 type PointOutcome = Result<Vec<CompiledKernel>, CompileError>;
@@ -430,6 +439,7 @@ fn compile_point(source: &Source, job: &Job, settings: &CompileSettings) -> Poin
         ptx: k.compiled.ptx,
         shared_bytes: k.compiled.shared_bytes,
         num_warps: k.compiled.num_warps,
+        cluster_splits: k.compiled.cluster_splits,
     })
     .collect();
     if let (Some(cache), Some(key)) = (&settings.cache, &key) {
@@ -454,6 +464,7 @@ pub fn variant_json(v: &CompiledVariant) -> String {
         macros: v.macros.iter().cloned().collect(),
         num_warps: v.num_warps,
         shared_bytes: v.shared_bytes,
+        cluster_splits: v.cluster_splits,
         params: v.params.clone(),
     };
     let mut json = serde_json::to_value(&entry).unwrap_or_default();

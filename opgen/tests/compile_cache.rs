@@ -61,6 +61,7 @@ fn a_cached_point_is_used_and_a_broken_entry_is_compiled_again() {
         arch: Arch::Sm90,
         num_warps: 4,
         num_stages: None,
+        split_k: None,
     };
     let key = CompileCache::key(&source, &defines, &[], &options).expect("preprocesses");
     let store = CompileCache::at(dir.path());

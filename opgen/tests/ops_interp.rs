@@ -174,7 +174,9 @@ fn run_dot(
                     .map(|v| ArgValue::Int(v as i64)),
             )
             .collect();
-        let grid = spec_grid(name, defines, (m, n, k), (lda, ldb));
+        let mut grid = spec_grid(name, defines, (m, n, k), (lda, ldb));
+        // As launchers do: a split-K kernel runs its programs of a tile along z.
+        grid[2] *= func.cluster_splits();
         run(func, grid, &args, &mut mem).unwrap_or_else(|e| panic!("{name} {m}x{n}x{k}: {e:?}"));
         let c = elem.read(&mem, pc, m * n);
         for i in 0..m {
@@ -193,6 +195,81 @@ fn run_dot(
 #[test]
 fn dot_multiplies_any_shape() {
     check_dot("dot", false, false);
+}
+
+/// dot's `ALIGN = 8` config after the `split-k` pass (sm_90, `splits`
+/// programs per tile).
+fn split_dot(dtype: &str, splits: u32) -> (tritonc::ir::Function, Vec<(String, String)>) {
+    use tritonc::passes::manager::PassManager;
+    use tritonc::passes::options::{PassOptions, Target};
+    let (spec, source) = read_spec(&op_path("dot")).unwrap();
+    let mut defines = dtype_macros(&spec, dtype);
+    for m in spec.defines.iter().chain(spec.tune.iter()) {
+        defines.push((m.name.clone(), m.values[0].clone()));
+    }
+    let defines = with_macro(&defines, "ALIGN", "8");
+    let mut func = lower(&source, &defines, &[])
+        .unwrap_or_else(|e| panic!("{e}"))
+        .module
+        .functions[0]
+        .clone();
+    let target = Target {
+        arch: tritonc::codegen::Arch::Sm90,
+        num_warps: 4,
+        num_stages: None,
+        split_k: Some(splits),
+    };
+    let options = PassOptions::all().with_target(target);
+    PassManager::only("split-k", options)
+        .unwrap()
+        .run(&mut func, &mut |_| {})
+        .unwrap();
+    assert_eq!(func.cluster_splits(), splits, "split-k did not split dot");
+    (func, defines)
+}
+
+#[test]
+fn split_k_dot_sums_its_programs_on_any_shape() {
+    for (dtype, splits) in [
+        ("float32", 4),
+        ("float32", 3),
+        ("bfloat16", 2),
+        ("float32", 8),
+    ] {
+        let (func, defines) = split_dot(dtype, splits);
+        // K from one step (most programs get no iteration) to many (every
+        // program several, the last ones one fewer); M and N off the tiles.
+        for (m, n, k) in [(37, 48, 40), (1, 16, 8), (70, 24, 200), (130, 8, 64)] {
+            run_dot("dot", &func, &defines, false, false, (m, n, k), (k, n));
+        }
+    }
+}
+
+#[test]
+fn split_k_dot_needs_its_programs_along_z() {
+    let (func, defines) = split_dot("float32", 4);
+    let (m, n, k) = (8, 8, 16);
+    let mut mem = Memory::new();
+    let elem = Elem::of(&defines);
+    let ptrs: Vec<ArgValue> = [m * k, k * n, m * n]
+        .into_iter()
+        .map(|len| ArgValue::Ptr(elem.alloc(&mut mem, &vec![1.0; len])))
+        .collect();
+    let args: Vec<ArgValue> = ptrs
+        .into_iter()
+        .chain(
+            [m, n, k, k, n, n]
+                .into_iter()
+                .map(|v| ArgValue::Int(v as i64)),
+        )
+        .collect();
+    let grid = spec_grid("dot", &defines, (m, n, k), (k, n));
+    let err = run(&func, grid, &args, &mut mem).unwrap_err();
+    assert!(
+        err.message.contains("needs a grid of 4 along axis 2"),
+        "{}",
+        err.message
+    );
 }
 
 /// `defines` with `name` set to `value`.

@@ -1,7 +1,7 @@
 //! The `#pragma opgen` spec: the bundled ops parse to what they say, and
 //! mistakes are diagnostics with file:line:col and a caret.
 
-use triton_opgen::spec::{parse_spec, Dim, GradExpr, OpSpec};
+use triton_opgen::spec::{parse_spec, Dim, GradExpr, LaunchOption, OpSpec};
 use tritonc::span::SourceMap;
 
 fn parse(text: &str) -> Result<Option<OpSpec>, String> {
@@ -124,7 +124,7 @@ fn backward_through_other_ops_parses() {
     let spec = ok(text);
     assert_eq!(spec.num_warps, vec![4, 8]);
     assert!(spec.num_stages.is_empty());
-    assert_eq!(spec.launch_options(), vec![(4, None), (8, None)]);
+    assert_eq!(launches(&spec), vec![(4, None), (8, None)]);
     let bw = spec.backward.unwrap();
     assert_eq!(
         bw.grads[0].value,
@@ -207,9 +207,71 @@ fn num_stages_widen_the_launch_options() {
     ));
     assert_eq!(spec.num_stages, vec![3, 8]);
     assert_eq!(
-        spec.launch_options(),
+        launches(&spec),
         vec![(4, Some(3)), (4, Some(8)), (8, Some(3)), (8, Some(8))]
     );
+}
+
+/// `(num_warps, num_stages)` of each launch option.
+fn launches(spec: &OpSpec) -> Vec<(u32, Option<u32>)> {
+    spec.launch_options()
+        .iter()
+        .map(
+            |&LaunchOption {
+                 num_warps,
+                 num_stages,
+             }| (num_warps, num_stages),
+        )
+        .collect()
+}
+
+#[test]
+fn split_k_is_the_last_tuning_macro_and_requires_may_read_it() {
+    let spec = ok(&format!(
+        "{BASE}#pragma opgen split_k [1, 4]\n#pragma opgen require (SPLIT_K - 1) * 64 <= N\n"
+    ));
+    assert_eq!(spec.split_k, vec![1, 4]);
+    let last = spec.tune.last().unwrap();
+    assert_eq!(
+        (last.name.as_str(), last.values.clone()),
+        ("SPLIT_K", vec!["1".into(), "4".into()])
+    );
+    let point = |s: &str| {
+        vec![
+            ("SIZE".to_string(), "128".to_string()),
+            ("SPLIT_K".to_string(), s.to_string()),
+        ]
+    };
+    assert_eq!(spec.split_k_of(&point("4")), Some(4));
+    assert_eq!(spec.split_k_of(&point("1")), Some(1));
+    // Without the line there is no split, whatever the macros say.
+    assert_eq!(ok(BASE).split_k_of(&point("4")), None);
+    let one = ok(&format!("{BASE}#pragma opgen split_k 2\n"));
+    assert_eq!(one.tune.last().unwrap().values, vec!["2".to_string()]);
+}
+
+#[test]
+fn split_k_macro_is_reserved() {
+    let e = err(&format!(
+        "{BASE}#pragma opgen tune SPLIT_K = [2, 3]\n#pragma opgen split_k [1, 4]\n"
+    ));
+    assert!(
+        e.contains("`SPLIT_K` is the macro of the `split_k` line"),
+        "{e}"
+    );
+    assert!(e.contains("the `split_k` line"), "{e}");
+}
+
+#[test]
+fn split_k_out_of_range_or_twice_is_an_error() {
+    let e = err(&format!("{BASE}#pragma opgen split_k [1, 9]\n"));
+    assert!(e.contains("split_k must be from 1 to 8, got 9"), "{e}");
+    let e = err(&format!("{BASE}#pragma opgen split_k 0\n"));
+    assert!(e.contains("split_k must be from 1 to 8, got 0"), "{e}");
+    let e = err(&format!(
+        "{BASE}#pragma opgen split_k 2\n#pragma opgen split_k 4\n"
+    ));
+    assert!(e.contains("split_k"), "{e}");
 }
 
 #[test]

@@ -149,6 +149,13 @@ class Kernel:
                 raise ValueError(f"unsupported parameter type {ty}")
         argv = (ctypes.c_void_p * len(holders))(*[ctypes.cast(ctypes.byref(h), ctypes.c_void_p) for h in holders])
         gx, gy, gz = (list(grid) + [1, 1])[:3]
+        # A split-K variant runs its programs of a tile along z, as the
+        # runtime launches it (the op's grid has z = 1).
+        splits = int(self.entry.get("cluster_splits", 1))
+        if splits > 1:
+            if gz != 1:
+                raise ValueError(f"grid z = {gz}: a split-K variant needs z = 1")
+            gz = splits
         stream = None
         if self.torch_stream:
             import torch

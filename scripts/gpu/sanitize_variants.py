@@ -87,7 +87,12 @@ def dot_shapes(c, dtype):
     a = c.get("ALIGN", 1)
     ms = edges(c["TM"])
     ns = edges(c["TN"], a)
-    ks = edges(dot_tk(dtype), a, large=8 * dot_tk(dtype) * 2 + (a if a > 1 else 7))
+    if c.get("SPLIT_K", 1) > 1:
+        # Split-K variants take a deep K only (dot.tc: K >= 3072); the
+        # programs of a cluster then get unequal numbers of K steps.
+        ks = [3072, 3072 + a, 3072 + 5 * dot_tk(dtype) + a]
+    else:
+        ks = edges(dot_tk(dtype), a, large=8 * dot_tk(dtype) * 2 + (a if a > 1 else 7))
     return zip_shapes(ms, ns, ks)
 
 

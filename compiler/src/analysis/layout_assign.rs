@@ -221,6 +221,13 @@ fn seed_mma(func: &Function, region: &Region, map: &mut LayoutMap) {
                     }
                 }
             }
+            // Split-K sums the accumulator where the dot left it; the
+            // epilogue converts the total once.
+            OpKind::ClusterSum { src, .. } => {
+                if let Some(l) = map.layouts.get(src).cloned() {
+                    map.suggest(func, op.results[0], l);
+                }
+            }
             _ => {}
         }
     }
@@ -245,7 +252,10 @@ fn backward(func: &Function, region: &Region, widths: &AxisInfoMap, map: &mut La
                 map.suggest(func, *lhs, l.clone());
                 map.suggest(func, *rhs, l);
             }
-            OpKind::Unary { src, .. } | OpKind::Cast { src } | OpKind::Broadcast { src } => {
+            OpKind::Unary { src, .. }
+            | OpKind::Cast { src }
+            | OpKind::Broadcast { src }
+            | OpKind::ClusterSum { src, .. } => {
                 map.suggest(func, *src, wanted.clone().unwrap_or(Layout::Scalar));
             }
             OpKind::AddPtr { ptr, offset } => {

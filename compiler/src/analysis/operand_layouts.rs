@@ -99,9 +99,10 @@ fn all_reads(
         | OpKind::ConvertLayout { .. }
         | OpKind::Return
         | OpKind::If { .. } => Vec::new(),
-        OpKind::Broadcast { src } | OpKind::Unary { src, .. } | OpKind::Cast { src } => {
-            in_layout([Some(*src)], &result_layout())
-        }
+        OpKind::Broadcast { src }
+        | OpKind::Unary { src, .. }
+        | OpKind::Cast { src }
+        | OpKind::ClusterSum { src, .. } => in_layout([Some(*src)], &result_layout()),
         OpKind::Reshape { src } => {
             let shape = |v: ValueId| func.ty(v).shape.clone();
             result

@@ -54,6 +54,11 @@ pub fn scratch_bytes(
                 warps => warps * elements(result) * elem_bytes(*src),
             }
         }
+        // Each thread's registers, 4 floats at a time (see codegen's cluster_sum).
+        OpKind::ClusterSum { src, .. } => {
+            let regs = layouts.get(func, *src).tile_map(&shape(*src)).regs();
+            regs.div_ceil(4) * 4 * threads * 4
+        }
         OpKind::Dot { .. } if pipelined_dot == Some(result) => 0,
         OpKind::Dot { a, b, .. } => match planned_config(func, op) {
             Some(cfg) => stage_bytes(&cfg).1,

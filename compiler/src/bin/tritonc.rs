@@ -40,6 +40,11 @@ struct Cli {
     /// many as fit the shared memory, up to 8; on mma.sync 2 or 3).
     #[arg(long, value_parser = clap::value_parser!(u32).range(2..=8))]
     num_stages: Option<u32>,
+    /// Split-K: this many programs (a cluster along grid axis 2, sm_90+)
+    /// share the kernel's dot loop and sum their accumulators; launch with
+    /// the grid's z multiplied by it (the manifest's `cluster_splits`).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=8))]
+    split_k: Option<u32>,
     /// What to write.
     #[arg(long, value_enum, default_value_t = Emit::Ptx)]
     emit: Emit,
@@ -98,6 +103,7 @@ fn run(cli: &Cli, times: &mut PhaseTimes) -> Result<(), String> {
         arch: cli.arch,
         num_warps: cli.num_warps,
         num_stages: cli.num_stages,
+        split_k: cli.split_k,
     };
     if cli.print_passes {
         return write_stdout(&PassManager::standard(driver::pass_options(&codegen)).describe());

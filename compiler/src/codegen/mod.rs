@@ -96,6 +96,11 @@ pub struct CodegenOptions {
     /// Most buffers a pipelined loop keeps (2 to 8; fewer where they do not
     /// fit or the compiler keeps fewer); `None`: the compiler's choice.
     pub num_stages: Option<u32>,
+    /// Split-K: programs (a cluster along grid axis 2) that share the K loop
+    /// of a dot, summed by the `split-k` pass's `cluster_sum`; `None` or 1:
+    /// no split. Launchers multiply the grid's z by
+    /// [`CompiledKernel::cluster_splits`].
+    pub split_k: Option<u32>,
 }
 
 /// One kernel, compiled.
@@ -108,6 +113,9 @@ pub struct CompiledKernel {
     /// Shared memory the kernel needs, bytes (launchers pass it as dynamic shared memory).
     pub shared_bytes: usize,
     pub num_warps: u32,
+    /// Programs per grid point along axis 2 (one cluster): the split-K
+    /// factor the kernel was compiled with, 1 without split-K.
+    pub cluster_splits: u32,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -207,13 +215,17 @@ pub fn compile_timed(
     } else {
         String::new()
     };
-    let ptx = times.time(Phase::PtxEmit, || target::emit_ptx(&module, &tm))?;
+    let cluster_splits = func.cluster_splits();
+    let ptx = times.time(Phase::PtxEmit, || {
+        target::emit_ptx(&module, &tm).and_then(|ptx| target::with_cluster(ptx, cluster_splits))
+    })?;
     Ok(CompiledKernel {
         name: func.name.clone(),
         llvm_ir,
         ptx,
         shared_bytes,
         num_warps: options.num_warps,
+        cluster_splits,
     })
 }
 
@@ -228,6 +240,7 @@ fn with_codegen_passes(
         arch: options.arch,
         num_warps: options.num_warps as usize,
         num_stages: options.num_stages.map(|s| s as usize),
+        split_k: options.split_k,
     };
     crate::passes::PassManager::codegen_minimum(target)
         .run(&mut func, &mut |_| {})

@@ -128,3 +128,21 @@ pub fn emit_ptx(module: &Module, tm: &TargetMachine) -> Result<String, CodegenEr
         .map_err(|e| CodegenError::Llvm(e.to_string()))?;
     Ok(String::from_utf8_lossy(buf.as_slice()).into_owned())
 }
+
+/// Declares the kernel's cluster (`splits` CTAs along z) in its PTX: LLVM 19
+/// writes no `.reqnctapercluster`, so it goes after the `.maxntid` LLVM
+/// writes. A plain launch then runs the kernel in clusters of that shape.
+pub fn with_cluster(ptx: String, splits: u32) -> Result<String, CodegenError> {
+    if splits <= 1 {
+        return Ok(ptx);
+    }
+    let Some(at) = ptx.find(".maxntid") else {
+        return Err(CodegenError::Llvm(
+            "no `.maxntid` in the PTX to put the cluster shape after".into(),
+        ));
+    };
+    let end = ptx[at..].find('\n').map_or(ptx.len(), |n| at + n);
+    let mut out = ptx;
+    out.insert_str(end, &format!("\n.reqnctapercluster 1, 1, {splits}"));
+    Ok(out)
+}

@@ -28,7 +28,19 @@ pub struct Variant {
     pub num_warps: u32,
     /// Dynamic shared memory to pass at launch, bytes.
     pub shared_bytes: usize,
+    /// Programs per grid point along axis 2 (a split-K cluster): launchers
+    /// multiply the grid's z (which must be 1) by it.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub cluster_splits: u32,
     pub params: Vec<ParamEntry>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -152,6 +152,7 @@ pub fn pass_options(codegen: &CodegenOptions) -> PassOptions {
         arch: codegen.arch,
         num_warps: codegen.num_warps as usize,
         num_stages: codegen.num_stages.map(|s| s as usize),
+        split_k: codegen.split_k,
     })
 }
 

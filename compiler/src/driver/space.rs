@@ -99,6 +99,7 @@ pub fn manifest(
                 macros: result.point.defines.iter().cloned().collect(),
                 num_warps: k.compiled.num_warps,
                 shared_bytes: k.compiled.shared_bytes,
+                cluster_splits: k.compiled.cluster_splits,
                 params: ParamEntry::of(&k.function),
             });
         }

@@ -2,6 +2,7 @@
 //! every value in a slot indexed by `ValueId`, and handles `If`, `While` and
 //! `Return`. The per-op math lives in the sibling modules.
 
+use super::cluster::ClusterPartials;
 use super::error::{InterpError, InterpResult};
 use super::memory::Memory;
 use super::value::{Data, Scalar, Tile};
@@ -20,6 +21,8 @@ pub(crate) enum Flow {
 pub(crate) struct Program<'a> {
     pub func: &'a Function,
     pub mem: &'a mut Memory,
+    /// What the programs of a split-K cluster leave for its last one.
+    pub partials: &'a mut ClusterPartials,
     pub pid: [u32; 3],
     pub grid: [u32; 3],
     /// Ops executed plus loop iterations started, against `max_steps`.
@@ -32,6 +35,7 @@ impl<'a> Program<'a> {
     pub fn new(
         func: &'a Function,
         mem: &'a mut Memory,
+        partials: &'a mut ClusterPartials,
         pid: [u32; 3],
         grid: [u32; 3],
         max_steps: u64,
@@ -39,6 +43,7 @@ impl<'a> Program<'a> {
         Program {
             func,
             mem,
+            partials,
             pid,
             grid,
             steps: 0,
@@ -270,6 +275,11 @@ impl<'a> Program<'a> {
             OpKind::Trans { src } => shape::trans(&*get(*src)?)?,
             // Layouts place elements on threads; the values stay.
             OpKind::ConvertLayout { src } => get(*src)?.data.clone(),
+            OpKind::ClusterSum { src, splits } => {
+                let src = get(*src)?;
+                self.partials
+                    .sum(self.pid, self.grid, *splits, out, &src.data)?
+            }
             OpKind::Binary { op, lhs, rhs } => {
                 elementwise::binary(*op, &*get(*lhs)?, &*get(*rhs)?)?
             }

@@ -16,12 +16,14 @@
 //!
 //! Module map: `memory` (address space), `value` (tiles), `exec` (regions and
 //! control flow), `elementwise`, `cast`, `shape`, `reduce`, `dot`, `access`
-//! (loads/stores), `atomics`, `args` (kernel arguments).
+//! (loads/stores), `atomics`, `cluster` (split-K's sum over programs), `args`
+//! (kernel arguments).
 
 mod access;
 mod args;
 mod atomics;
 mod cast;
+mod cluster;
 mod dot;
 mod elementwise;
 mod error;
@@ -74,11 +76,13 @@ pub fn run_with(
     options: &RunOptions,
 ) -> Result<(), InterpError> {
     let params = args::bind(func, args)?;
+    let mut partials = cluster::ClusterPartials::default();
     for z in 0..grid[2] {
         for y in 0..grid[1] {
             for x in 0..grid[0] {
                 let pid = [x, y, z];
-                let mut program = Program::new(func, mem, pid, grid, options.max_steps);
+                let mut program =
+                    Program::new(func, mem, &mut partials, pid, grid, options.max_steps);
                 let outcome = params
                     .iter()
                     .try_for_each(|(v, tile)| program.bind(*v, tile.clone(), func.span))

@@ -15,6 +15,10 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct ValueId(pub u32);
 
+/// Most programs a [`OpKind::ClusterSum`] sums over: 8 CTAs is the largest
+/// cluster every Hopper GPU can schedule (the portable cluster size).
+pub const MAX_CLUSTER_SPLITS: u32 = 8;
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct ValueInfo {
     pub ty: Type,
@@ -73,6 +77,19 @@ pub struct Function {
 impl Function {
     pub fn ty(&self, v: ValueId) -> &Type {
         &self.values[v.0 as usize].ty
+    }
+
+    /// CTAs per cluster along grid axis 2: the `splits` of the kernel's
+    /// [`OpKind::ClusterSum`] (the `split-k` pass inserts at most one), 1
+    /// without one. A launcher runs that many programs per grid point.
+    pub fn cluster_splits(&self) -> u32 {
+        super::walk::walk_ops(self)
+            .iter()
+            .find_map(|v| match v.op.kind {
+                OpKind::ClusterSum { splits, .. } => Some(splits),
+                _ => None,
+            })
+            .unwrap_or(1)
     }
 }
 
@@ -246,6 +263,16 @@ pub enum OpKind {
     /// pass where an op reads a tile in a layout other than its producer's.
     ConvertLayout {
         src: ValueId,
+    },
+    /// Split-K's reduction: `src` summed over the `splits` programs that
+    /// share this program's grid point along axis 0 and 1 (`program_id(2)`
+    /// is `0 .. splits`, one cluster of CTAs on the GPU). Only the last
+    /// (`program_id(2) == splits - 1`) gets the total; the others get
+    /// unspecified values. Every program of the cluster must reach it.
+    /// Inserted by the `split-k` pass; an f32 tile.
+    ClusterSum {
+        src: ValueId,
+        splits: u32,
     },
     /// Removes `axis`; reducing a 1-D tile gives a scalar.
     Reduce {

@@ -69,6 +69,7 @@ pub fn op_name(kind: &OpKind) -> String {
         Store { .. } => "store".into(),
         Trans { .. } => "trans".into(),
         ConvertLayout { .. } => "convert_layout".into(),
+        ClusterSum { .. } => "cluster_sum".into(),
         Reduce { kind, .. } => format!("reduce {}", reduce_name(*kind)),
         Dot { .. } => "dot".into(),
         AtomicRmw { op, .. } => format!("atomic_rmw {}", atomic_name(*op)),
@@ -408,6 +409,10 @@ impl Printer<'_> {
                 let _ = write!(s, " : {}, {}", self.ty(*ptr), self.ty(*value));
                 s
             }
+            ClusterSum { src, splits } => format!(
+                "{lhs}{name} {} over {splits} programs : {res_ty}",
+                self.v(*src)
+            ),
             Reduce { src, axis, .. } => format!(
                 "{lhs}{name} {}, axis {axis} : {} -> {res_ty}",
                 self.v(*src),

@@ -510,6 +510,18 @@ impl<'a> Verifier<'a> {
                 }
                 expect_type(res(), self.ty(*src), "result")?;
             }
+            ClusterSum { src, splits } => {
+                let s = self.ty(*src);
+                if s.is_scalar() || s.scalar != ScalarType::Num(DType::F32) {
+                    return Err(format!("sums an f32 tile, not {s}"));
+                }
+                if !(2..=MAX_CLUSTER_SPLITS).contains(splits) {
+                    return Err(format!(
+                        "sums over {splits} programs (2 to {MAX_CLUSTER_SPLITS})"
+                    ));
+                }
+                expect_type(res(), s, "result")?;
+            }
             Trans { src } => {
                 let s = self.ty(*src);
                 if s.rank() != 2 {

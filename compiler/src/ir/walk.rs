@@ -24,6 +24,7 @@ pub fn operands(kind: &OpKind) -> Vec<ValueId> {
         | Cast { src }
         | Trans { src }
         | ConvertLayout { src }
+        | ClusterSum { src, .. }
         | Reduce { src, .. } => vec![*src],
         Binary { lhs, rhs, .. } | Cmp { lhs, rhs, .. } => vec![*lhs, *rhs],
         AddPtr { ptr, offset } => vec![*ptr, *offset],
@@ -90,6 +91,7 @@ pub fn operands_mut(kind: &mut OpKind) -> Vec<&mut ValueId> {
         | Cast { src }
         | Trans { src }
         | ConvertLayout { src }
+        | ClusterSum { src, .. }
         | Reduce { src, .. } => vec![src],
         Binary { lhs, rhs, .. } | Cmp { lhs, rhs, .. } => vec![lhs, rhs],
         AddPtr { ptr, offset } => vec![ptr, offset],

@@ -7,6 +7,7 @@ use super::insert_layout_conversions::InsertLayoutConversions;
 use super::pipeline_dot_loops::PipelineDotLoops;
 use super::place_barriers::PlaceBarriers;
 use super::selection::{pass_named, UnknownPass};
+use super::split_k::SplitK;
 use super::unrotate_prefetch::UnrotatePrefetch;
 use super::{Pass, PassOptions, Target};
 use crate::ir::printer::print_function;
@@ -17,6 +18,7 @@ use std::fmt;
 /// Every pass, in the order [`PassManager::standard`] runs them.
 pub const STANDARD: &[&dyn Pass] = &[
     &UnrotatePrefetch,
+    &SplitK,
     &AssignLayouts,
     &PipelineDotLoops,
     &InsertLayoutConversions,
@@ -243,6 +245,7 @@ mod tests {
             names,
             [
                 "unrotate-prefetch",
+                "split-k",
                 "assign-layouts",
                 "pipeline-dot-loops",
                 "insert-layout-conversions",
@@ -266,7 +269,7 @@ mod tests {
         .describe();
         assert!(
             off.lines()
-                .nth(2)
+                .nth(3)
                 .is_some_and(|l| l.ends_with("(skipped: TRITONC_NO_PIPELINE=1 is set)")),
             "{off}"
         );

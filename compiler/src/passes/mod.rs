@@ -12,15 +12,18 @@
 //! Passes, in order:
 //! 1. [`unrotate_prefetch`]: undoes the seed's manual pre-fetch so the loop
 //!    pipeliner sees the plain loop (skipped with `TRITONC_NO_PIPELINE=1`).
-//! 2. [`assign_layouts`]: chooses every tile's thread layout (kept in
+//! 2. [`split_k`]: with `--split-k S` on sm_90+, `S` programs (a cluster
+//!    along grid axis 2) share the kernel's dot loop and sum their
+//!    accumulators (`cluster_sum`); needs a target asking for it.
+//! 3. [`assign_layouts`]: chooses every tile's thread layout (kept in
 //!    `Function::layouts`, printed on tile types); needs a target.
-//! 3. [`pipeline_dot_loops`]: decides which dot loops are software-pipelined
+//! 4. [`pipeline_dot_loops`]: decides which dot loops are software-pipelined
 //!    and how (engine, copy widths, buffers); needs a target.
-//! 4. [`insert_layout_conversions`]: a `convert_layout` op wherever a tile
+//! 5. [`insert_layout_conversions`]: a `convert_layout` op wherever a tile
 //!    is read in another layout than its producer's; needs a target.
-//! 5. [`allocate_shared_memory`]: every op's scratch shared memory placed
+//! 6. [`allocate_shared_memory`]: every op's scratch shared memory placed
 //!    and the kernel's total sized ([`crate::ir::SharedPlan`]); needs a target.
-//! 6. [`place_barriers`]: which ops wait for every thread before writing
+//! 7. [`place_barriers`]: which ops wait for every thread before writing
 //!    their buffer (earlier accesses may overlap); needs the plan.
 //!
 //! Adding a pass: one file here with a unit struct implementing [`Pass`],
@@ -36,6 +39,7 @@ pub mod options;
 pub mod pipeline_dot_loops;
 pub mod place_barriers;
 pub mod selection;
+pub mod split_k;
 pub mod unrotate_prefetch;
 
 pub use manager::{PassEvent, PassFailure, PassManager, PassOutcome};

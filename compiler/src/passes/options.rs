@@ -19,6 +19,9 @@ pub struct Target {
     pub num_warps: usize,
     /// Most pipeline buffers asked for (`--num-stages`); `None`: the pass's choice.
     pub num_stages: Option<usize>,
+    /// Programs that share each dot loop's iterations (`--split-k`); `None`
+    /// or 1: no split.
+    pub split_k: Option<u32>,
 }
 
 impl PassOptions {

@@ -71,6 +71,15 @@ impl Pass for PipelineDotLoops {
                 decided.push((visit.op.span, visit.op.results.clone(), p));
             }
         }
+        // Split-K sums the accumulator in the layout the loop left it in.
+        for visit in walk_ops(func) {
+            if let OpKind::ClusterSum { src, .. } = &visit.op.kind {
+                if let Some((_, l)) = acc_layouts.iter().find(|(v, _)| v == src) {
+                    let l = l.clone();
+                    acc_layouts.extend(visit.op.results.iter().map(|r| (*r, l.clone())));
+                }
+            }
+        }
         let changed = !decided.is_empty();
         annotate(&mut func.body, &mut decided);
         // The engine's warps may split the tile unlike the plain dot's plan:

@@ -31,6 +31,7 @@ pub fn compile_kernel(
             arch,
             num_warps,
             num_stages,
+            split_k: None,
         },
     };
     tritonc::driver::compile(&source, defines, &options)

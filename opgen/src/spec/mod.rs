@@ -40,10 +40,26 @@ pub struct OpSpec {
     /// Pipeline buffers (`num_stages 3` or `[3, 8]`); empty: the compiler's
     /// choice. Several values widen the tuning space.
     pub num_stages: Vec<u32>,
+    /// Split-K factors (`split_k [1, 4]`: programs sharing a dot loop, 1 to
+    /// 8); empty: no split. They are also the tuning macro
+    /// [`SPLIT_K_MACRO`] (last of `tune`), so `require` lines can read them.
+    pub split_k: Vec<u32>,
     pub backward: Option<Backward>,
     /// The `op` line, for errors about the op as a whole.
     pub span: Span,
 }
+
+/// How one variant is compiled besides its macros.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchOption {
+    pub num_warps: u32,
+    pub num_stages: Option<u32>,
+}
+
+/// The tuning macro a `split_k [1, 4]` line declares: its values are the
+/// split-K factors, one per variant, which `require` lines may read (the
+/// kernel sees it too, and may ignore it).
+pub const SPLIT_K_MACRO: &str = "SPLIT_K";
 
 /// `dtype T in {float32: TYPE=float, float16: TYPE=half}`.
 #[derive(Clone, Debug, PartialEq)]
@@ -207,7 +223,7 @@ pub enum GradExpr {
 impl OpSpec {
     /// Every (warps, pipeline buffers) pair a variant is compiled with;
     /// `None` buffers: the compiler's choice.
-    pub fn launch_options(&self) -> Vec<(u32, Option<u32>)> {
+    pub fn launch_options(&self) -> Vec<LaunchOption> {
         let stages: Vec<Option<u32>> = if self.num_stages.is_empty() {
             vec![None]
         } else {
@@ -215,8 +231,25 @@ impl OpSpec {
         };
         self.num_warps
             .iter()
-            .flat_map(|&w| stages.iter().map(move |&s| (w, s)))
+            .flat_map(|&num_warps| {
+                stages.iter().map(move |&num_stages| LaunchOption {
+                    num_warps,
+                    num_stages,
+                })
+            })
             .collect()
+    }
+
+    /// The split-K factor of a point of the tuning space (its
+    /// [`SPLIT_K_MACRO`] value); `None` when the spec has no `split_k` line.
+    pub fn split_k_of(&self, point: &[(String, String)]) -> Option<u32> {
+        if self.split_k.is_empty() {
+            return None;
+        }
+        point
+            .iter()
+            .find(|(n, _)| n == SPLIT_K_MACRO)
+            .and_then(|(_, v)| v.trim().parse().ok())
     }
 
     pub fn qualified_name(&self) -> String {

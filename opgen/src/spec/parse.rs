@@ -14,6 +14,8 @@
 //! #pragma opgen define NEG_INF = -1e30f
 //! #pragma opgen num_warps 4          (or [4, 8])
 //! #pragma opgen num_stages 3         (or [3, 8]: pipeline buffers, 2 to 8)
+//! #pragma opgen split_k [1, 4]       (programs sharing a dot loop, 1 to 8; sm_90+;
+//!                                     also the tuning macro SPLIT_K, for `require`)
 //! #pragma opgen backward dx = dz, dy = dz
 //! ```
 
@@ -40,6 +42,7 @@ const DIRECTIVES: &[&str] = &[
     "define",
     "num_warps",
     "num_stages",
+    "split_k",
     "backward",
     "require",
 ];
@@ -99,6 +102,7 @@ struct Builder {
     defines: Vec<MacroSpec>,
     num_warps: Option<Vec<u32>>,
     num_stages: Option<Vec<u32>>,
+    split_k: Option<(Vec<u32>, Span)>,
     backward: Option<Backward>,
 }
 
@@ -195,6 +199,16 @@ impl Builder {
                         .ok_or_else(|| format!("num_stages must be from 2 to 8, got {v}"))
                 })?);
             }
+            "split_k" => {
+                once(&self.split_k, line_span, "split_k")?;
+                let factors = parse_counts(&mut c, "split-K factors", |v| {
+                    (1..=8)
+                        .contains(&v)
+                        .then_some(())
+                        .ok_or_else(|| format!("split_k must be from 1 to 8, got {v}"))
+                })?;
+                self.split_k = Some((factors, line_span));
+            }
             "backward" => {
                 once(&self.backward, line_span, "backward")?;
                 self.backward = Some(parse_backward(&mut c, line_span)?);
@@ -278,6 +292,29 @@ impl Builder {
             return Err(Diagnostic::error(span, "the op has no output")
                 .with_note("add e.g. `#pragma opgen output z: T[N]`"));
         }
+        let mut tune = self.tune;
+        let split_k = match self.split_k {
+            None => Vec::new(),
+            Some((factors, line)) => {
+                let taken = tune
+                    .iter()
+                    .chain(&self.defines)
+                    .find(|m| m.name == SPLIT_K_MACRO);
+                if let Some(m) = taken {
+                    return Err(Diagnostic::error(
+                        m.span,
+                        format!("`{SPLIT_K_MACRO}` is the macro of the `split_k` line (its factors, which `require` lines may read): name this one otherwise"),
+                    )
+                    .with_label(line, "the `split_k` line"));
+                }
+                tune.push(MacroSpec {
+                    name: SPLIT_K_MACRO.to_string(),
+                    values: factors.iter().map(u32::to_string).collect(),
+                    span: line,
+                });
+                factors
+            }
+        };
         Ok(OpSpec {
             namespace,
             name,
@@ -289,10 +326,11 @@ impl Builder {
             args,
             grid,
             requires: self.requires,
-            tune: self.tune,
+            tune,
             defines: self.defines,
             num_warps: self.num_warps.unwrap_or_else(|| vec![4]),
             num_stages: self.num_stages.unwrap_or_default(),
+            split_k,
             backward: self.backward,
             span,
         })

@@ -33,6 +33,23 @@ pub struct KernelAttributes {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Grid(pub u32, pub u32, pub u32);
 
+/// The grid of a variant with `cluster_splits` programs per grid point
+/// along z (split-K: the kernel's PTX declares clusters of that many): the
+/// op's grid, whose z must be 1, with z set to the splits.
+pub fn clustered_grid(cluster_splits: u32, grid: Grid) -> std::result::Result<Grid, String> {
+    let splits = cluster_splits.max(1);
+    if splits == 1 {
+        return Ok(grid);
+    }
+    if grid.2 != 1 {
+        return Err(format!(
+            "grid z = {}: a split-K variant ({splits} programs per tile along z) needs z = 1",
+            grid.2
+        ));
+    }
+    Ok(Grid(grid.0, grid.1, splits))
+}
+
 impl From<u32> for Grid {
     fn from(x: u32) -> Grid {
         Grid(x, 1, 1)
@@ -135,7 +152,7 @@ impl Kernel {
         dynamic_shared_bytes: u32,
         args: &[KernelArg],
     ) -> Result<()> {
-        let grid = grid.into();
+        let grid = self.clustered(grid.into())?;
         check_args(&self.variant, args)?;
         self.check_grid(grid)?;
         self.check_block(dynamic_shared_bytes)?;
@@ -237,6 +254,11 @@ impl Kernel {
             )));
         }
         Ok(())
+    }
+
+    /// The grid the driver gets: see [`clustered_grid`].
+    fn clustered(&self, grid: Grid) -> Result<Grid> {
+        clustered_grid(self.variant.cluster_splits, grid).map_err(|reason| self.invalid(reason))
     }
 
     fn check_grid(&self, grid: Grid) -> Result<()> {

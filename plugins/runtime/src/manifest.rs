@@ -36,11 +36,19 @@ pub struct Variant {
     /// Dynamic shared memory to pass at launch, bytes.
     #[serde(default)]
     pub shared_bytes: u32,
+    /// Split-K: programs per grid point along z, one cluster (the kernel's
+    /// PTX declares it); launches multiply the grid's z, which must be 1.
+    #[serde(default = "one")]
+    pub cluster_splits: u32,
     pub params: Vec<Param>,
     /// [`image_digest`](crate::digest::image_digest) of the module image, when
     /// the writer recorded it (triton-opgen does); checked before loading.
     #[serde(default)]
     pub image_digest: Option<String>,
+}
+
+fn one() -> u32 {
+    1
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -241,12 +249,26 @@ mod tests {
         assert_eq!(v.macros["SIZE"], "128");
         assert_eq!(v.num_warps, 4);
         assert_eq!(v.shared_bytes, 0);
+        assert_eq!(v.cluster_splits, 1, "no split-K unless the manifest says");
         assert_eq!(v.params[0].ty, ParamType::Scalar(ElemType::I32));
         assert_eq!(v.params[1].ty, ParamType::Pointer(ElemType::F32));
         assert_eq!(v.signature(), "add(i32 N, f32* a, f32* b, f32* c)");
         assert_eq!(v.config_id(&m.tuning_macros), "SIZE=128,num_warps=4");
         assert_eq!(m.variants_of("add").count(), 4);
         assert_eq!(m.variants_of("sub").count(), 0);
+    }
+
+    #[test]
+    fn a_split_k_variant_runs_its_programs_along_z() {
+        use crate::kernel::{clustered_grid, Grid};
+        let split = ADD.replacen("\"num_warps\"", "\"cluster_splits\": 4, \"num_warps\"", 1);
+        let m = Manifest::parse(&split).unwrap();
+        assert_eq!(m.variants[0].cluster_splits, 4);
+        assert_eq!(m.variants[1].cluster_splits, 1);
+        assert_eq!(clustered_grid(4, Grid(96, 2, 1)), Ok(Grid(96, 2, 4)));
+        assert_eq!(clustered_grid(1, Grid(96, 2, 3)), Ok(Grid(96, 2, 3)));
+        let err = clustered_grid(4, Grid(96, 1, 2)).unwrap_err();
+        assert!(err.contains("needs z = 1"), "{err}");
     }
 
     #[test]

@@ -68,6 +68,7 @@ pub fn build(seed: u64, kernel: Kernel) -> Outcome {
             arch: arch(kernel.arch),
             num_warps: kernel.num_warps,
             num_stages: kernel.num_stages,
+            split_k: None,
         },
     };
     let compiled = match compile(&source, &[], &options) {

@@ -7,6 +7,7 @@ use super::lower::{Lowering, Result};
 use crate::ir::{DotEngine, Op, OpKind};
 
 pub mod atomics;
+pub mod cluster_sum;
 pub mod control_flow;
 pub mod convert_layout;
 pub mod dot;
@@ -43,6 +44,7 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
         OpKind::If { .. } | OpKind::While { .. } | OpKind::Return => control_flow::lower(lw, op),
         OpKind::Trans { .. } => trans::lower(lw, op),
         OpKind::ConvertLayout { .. } => convert_layout::lower(lw, op),
+        OpKind::ClusterSum { .. } => cluster_sum::lower(lw, op),
         OpKind::Reduce { .. } => reduce::lower(lw, op),
         OpKind::Dot { .. } => dot::lower(lw, op),
         OpKind::AtomicRmw { .. } | OpKind::AtomicCas { .. } => atomics::lower(lw, op),
