@@ -310,7 +310,8 @@ fn an_unknown_pass_is_an_error_listing_the_passes() {
     assert_eq!(
         stderr(&out),
         "error: unknown pass `unroll`; the passes are: unrotate-prefetch, split-k, assign-layouts, \
-         pipeline-dot-loops, insert-layout-conversions, allocate-shared-memory, place-barriers, or `all`\n"
+         pipeline-dot-loops, narrow-before-convert, insert-layout-conversions, allocate-shared-memory, place-barriers, \
+         or `all`\n"
     );
     assert!(out.stdout.is_empty());
 }

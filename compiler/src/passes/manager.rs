@@ -4,6 +4,7 @@
 use super::allocate_shared_memory::AllocateSharedMemory;
 use super::assign_layouts::AssignLayouts;
 use super::insert_layout_conversions::InsertLayoutConversions;
+use super::narrow_before_convert::NarrowBeforeConvert;
 use super::pipeline_dot_loops::PipelineDotLoops;
 use super::place_barriers::PlaceBarriers;
 use super::selection::{pass_named, UnknownPass};
@@ -21,6 +22,7 @@ pub const STANDARD: &[&dyn Pass] = &[
     &SplitK,
     &AssignLayouts,
     &PipelineDotLoops,
+    &NarrowBeforeConvert,
     &InsertLayoutConversions,
     &AllocateSharedMemory,
     &PlaceBarriers,
@@ -101,6 +103,7 @@ impl PassManager {
         Self::new(
             vec![
                 &AssignLayouts,
+                &NarrowBeforeConvert,
                 &InsertLayoutConversions,
                 &AllocateSharedMemory,
                 &PlaceBarriers,
@@ -248,6 +251,7 @@ mod tests {
                 "split-k",
                 "assign-layouts",
                 "pipeline-dot-loops",
+                "narrow-before-convert",
                 "insert-layout-conversions",
                 "allocate-shared-memory",
                 "place-barriers"

@@ -19,11 +19,13 @@
 //!    `Function::layouts`, printed on tile types); needs a target.
 //! 4. [`pipeline_dot_loops`]: decides which dot loops are software-pipelined
 //!    and how (engine, copy widths, buffers); needs a target.
-//! 5. [`insert_layout_conversions`]: a `convert_layout` op wherever a tile
+//! 5. [`narrow_before_convert`]: a narrowing cast takes its operand's
+//!    layout, so the conversion after it moves the narrow tile; needs a target.
+//! 6. [`insert_layout_conversions`]: a `convert_layout` op wherever a tile
 //!    is read in another layout than its producer's; needs a target.
-//! 6. [`allocate_shared_memory`]: every op's scratch shared memory placed
+//! 7. [`allocate_shared_memory`]: every op's scratch shared memory placed
 //!    and the kernel's total sized ([`crate::ir::SharedPlan`]); needs a target.
-//! 7. [`place_barriers`]: which ops wait for every thread before writing
+//! 8. [`place_barriers`]: which ops wait for every thread before writing
 //!    their buffer (earlier accesses may overlap); needs the plan.
 //!
 //! Adding a pass: one file here with a unit struct implementing [`Pass`],
@@ -35,6 +37,7 @@ pub mod allocate_shared_memory;
 pub mod assign_layouts;
 pub mod insert_layout_conversions;
 pub mod manager;
+pub mod narrow_before_convert;
 pub mod options;
 pub mod pipeline_dot_loops;
 pub mod place_barriers;
