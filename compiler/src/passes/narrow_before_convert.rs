@@ -16,8 +16,8 @@
 //! once its f16 copy came before the conversion. Needs the layouts:
 //! skipped without a target.
 use super::{Pass, PassOptions};
-use crate::ir::walk::{visit_region, DefUse};
 use crate::arch::Arch;
+use crate::ir::walk::{visit_region, DefUse};
 use crate::ir::{Function, OpKind, Region, ValueId};
 
 /// Off sm_90a, the most elements a thread may hold of a tile whose cast
