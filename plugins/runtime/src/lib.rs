@@ -25,6 +25,9 @@
 //! - The block is `num_warps * 32` threads; dynamic shared memory is the
 //!   manifest's `shared_bytes` (or [`Kernel::launch_with_shared`]), opted in
 //!   with `cuFuncSetAttribute` above 48 KiB.
+//! - A split-K variant (manifest `cluster_splits` S > 1, a cluster declared
+//!   in its PTX) runs S programs per grid point along z: the launch's grid
+//!   must have z = 1, and z becomes S ([`kernel::clustered_grid`]).
 //! - Arguments are checked against the manifest's parameter types and the
 //!   `__multipleof` / `__aligned` promises (pointers default to 16-byte
 //!   alignment); errors name the kernel, the parameter and the expected type.
