@@ -257,15 +257,17 @@ fn invariant_chain(
         }
         let i = *defs.get(&v)?;
         let op = &body.ops[i];
-        let pure = matches!(
-            op.kind,
+        // Computed before the loop even when it runs no iteration: nothing
+        // that can fail (a division) moves there.
+        let pure = match op.kind {
+            OpKind::Binary { op, .. } => !matches!(op, BinOp::Div | BinOp::Rem),
             OpKind::Constant { .. }
-                | OpKind::Splat { .. }
-                | OpKind::Broadcast { .. }
-                | OpKind::Reshape { .. }
-                | OpKind::Binary { .. }
-                | OpKind::Cast { .. }
-        );
+            | OpKind::Splat { .. }
+            | OpKind::Broadcast { .. }
+            | OpKind::Reshape { .. }
+            | OpKind::Cast { .. } => true,
+            _ => false,
+        };
         if !pure {
             return None;
         }
