@@ -28,13 +28,8 @@ pub struct CompiledKernel {
     pub shared_bytes: usize,
     pub num_warps: u32,
     /// Split-K's programs per grid point along z (1: none).
-    #[serde(default = "one")]
     pub cluster_splits: u32,
     pub params: Vec<ParamEntry>,
-}
-
-fn one() -> u32 {
-    1
 }
 
 #[derive(Serialize, Deserialize)]

@@ -54,11 +54,10 @@ pub fn scratch_bytes(
                 warps => warps * elements(result) * elem_bytes(*src),
             }
         }
-        // Each thread's registers, 4 floats at a time (see codegen's cluster_sum).
-        OpKind::ClusterSum { src, .. } => {
-            let regs = layouts.get(func, *src).tile_map(&shape(*src)).regs();
-            regs.div_ceil(4) * 4 * threads * 4
-        }
+        OpKind::ClusterSum { src, .. } => cluster_sum_bytes(
+            layouts.get(func, *src).tile_map(&shape(*src)).regs(),
+            threads,
+        ),
         OpKind::Dot { .. } if pipelined_dot == Some(result) => 0,
         OpKind::Dot { a, b, .. } => match planned_config(func, op) {
             Some(cfg) => stage_bytes(&cfg).1,
@@ -79,6 +78,16 @@ pub fn scratch_bytes(
         } => p.shared_bytes,
         _ => 0,
     }
+}
+
+/// Floats a thread moves per shared-memory access in split-K's
+/// `cluster_sum` (16-byte stores and loads).
+pub const CLUSTER_SUM_VECTOR: usize = 4;
+
+/// `cluster_sum`'s buffer: each thread's `regs` floats (padded to whole
+/// [`CLUSTER_SUM_VECTOR`]s), for every one of `threads`.
+pub fn cluster_sum_bytes(regs: usize, threads: usize) -> usize {
+    regs.div_ceil(CLUSTER_SUM_VECTOR) * CLUSTER_SUM_VECTOR * threads * 4
 }
 
 /// A transpose's buffer: the swizzled one, or rows padded by a bank.

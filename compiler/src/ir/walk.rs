@@ -138,6 +138,21 @@ pub fn regions_mut(kind: &mut OpKind) -> Vec<&mut Region> {
     }
 }
 
+/// Whether `ops` (and their nested regions) neither write memory nor leave
+/// the kernel: a load can move across them, and every program runs them to
+/// the end.
+pub fn memory_free(ops: &[Op]) -> bool {
+    ops.iter().all(|o| {
+        !matches!(
+            o.kind,
+            OpKind::Store { .. }
+                | OpKind::AtomicRmw { .. }
+                | OpKind::AtomicCas { .. }
+                | OpKind::Return
+        ) && regions(&o.kind).iter().all(|r| memory_free(&r.ops))
+    })
+}
+
 /// Replaces every use of `from` by `to` in `region` and below (operands and yields).
 pub fn replace_uses(region: &mut Region, from: ValueId, to: ValueId) {
     for op in &mut region.ops {

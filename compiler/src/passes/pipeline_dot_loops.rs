@@ -61,23 +61,22 @@ impl Pass for PipelineDotLoops {
             layouts,
         };
         let mut decided = Vec::new();
-        let mut acc_layouts = Vec::new();
+        let mut acc_layouts: Vec<(ValueId, Layout)> = Vec::new();
         let mut engines = Vec::new();
         for visit in walk_ops(func) {
-            if let Some((p, acc_layout)) = plan(func, &facts, visit.op) {
-                engines.push((p.dot, p.engine));
-                let chain = accumulator_chain(visit.op, &p);
-                acc_layouts.extend(chain.into_iter().map(|v| (v, acc_layout.clone())));
-                decided.push((visit.op.span, visit.op.results.clone(), p));
-            }
-        }
-        // Split-K sums the accumulator in the layout the loop left it in.
-        for visit in walk_ops(func) {
+            // Split-K sums the accumulator in the layout the loop (earlier
+            // in the walk) left it in.
             if let OpKind::ClusterSum { src, .. } = &visit.op.kind {
                 if let Some((_, l)) = acc_layouts.iter().find(|(v, _)| v == src) {
                     let l = l.clone();
                     acc_layouts.extend(visit.op.results.iter().map(|r| (*r, l.clone())));
                 }
+            }
+            if let Some((p, acc_layout)) = plan(func, &facts, visit.op) {
+                engines.push((p.dot, p.engine));
+                let chain = accumulator_chain(visit.op, &p);
+                acc_layouts.extend(chain.into_iter().map(|v| (v, acc_layout.clone())));
+                decided.push((visit.op.span, visit.op.results.clone(), p));
             }
         }
         let changed = !decided.is_empty();

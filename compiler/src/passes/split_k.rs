@@ -30,7 +30,9 @@
 //!   (every program of the cluster must reach the sum, and runs that code);
 //! - the kernel does not read `program_id(2)` or `num_programs(2)`.
 use super::{Pass, PassOptions};
-use crate::ir::walk::{operands, operands_mut, regions, replace_uses, visit_region, walk_ops};
+use crate::ir::walk::{
+    memory_free, operands, operands_mut, regions, replace_uses, visit_region, walk_ops,
+};
 use crate::ir::{
     BinOp, CmpPred, Const, DType, Function, Op, OpKind, Region, ScalarType, Type, ValueId,
     ValueInfo, MAX_CLUSTER_SPLITS,
@@ -122,7 +124,7 @@ fn find_match(func: &Function) -> Option<Match> {
         .ops
         .iter()
         .position(|op| std::ptr::eq(op, dot_loops[0]))?;
-    if func.body.ops[..=at].iter().any(has_effects) {
+    if !memory_free(&func.body.ops[..=at]) {
         return None;
     }
     let OpKind::While {
@@ -213,24 +215,6 @@ fn holds_dot(op: &Op) -> bool {
         visit_region(r, 0, &mut |o, _| {
             found |= matches!(o.kind, OpKind::Dot { .. })
         });
-    }
-    found
-}
-
-/// Whether `op` (or an op nested in it) writes memory or ends the program.
-fn has_effects(op: &Op) -> bool {
-    let effect = |o: &Op| {
-        matches!(
-            o.kind,
-            OpKind::Store { .. }
-                | OpKind::AtomicRmw { .. }
-                | OpKind::AtomicCas { .. }
-                | OpKind::Return
-        )
-    };
-    let mut found = effect(op);
-    for r in regions(&op.kind) {
-        visit_region(r, 0, &mut |o, _| found |= effect(o));
     }
     found
 }

@@ -27,7 +27,7 @@
 //!   `k - S` cannot wrap and `k > S` is exactly "the next iteration runs";
 //!   the masked-off value is never read by an executed iteration.
 use super::{Pass, PassOptions};
-use crate::ir::walk::{operands, regions, regions_mut, DefUse};
+use crate::ir::walk::{memory_free, operands, regions, regions_mut, DefUse};
 use crate::ir::{BinOp, CmpPred, Const, DType, Function, Op, OpKind, Region, ValueId};
 use std::collections::HashMap;
 
@@ -194,20 +194,6 @@ fn match_loop(cx: &Ctx<'_>, region: &Region, at: usize) -> Option<(usize, usize,
             && memory_free(&body.ops[load_at + 1..])
             && mask.is_none_or(|m| masks_only_the_exit(cx, op, m) == Some(true));
         ok.then_some((p, q, pre_at, yielded))
-    })
-}
-
-/// Whether `ops` (and their nested regions) neither write memory nor leave
-/// the kernel, so a load can move across them.
-fn memory_free(ops: &[Op]) -> bool {
-    ops.iter().all(|o| {
-        !matches!(
-            o.kind,
-            OpKind::Store { .. }
-                | OpKind::AtomicRmw { .. }
-                | OpKind::AtomicCas { .. }
-                | OpKind::Return
-        ) && regions(&o.kind).iter().all(|r| memory_free(&r.ops))
     })
 }
 

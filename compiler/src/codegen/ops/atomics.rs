@@ -3,6 +3,7 @@
 //! and where the mask is true (a branch around each). Masked-off elements get
 //! zero as their old value; threads holding replicas (and, for a scalar,
 //! every thread but thread 0) get the owner's old value through shared memory.
+use crate::codegen::lower::loops::current_block;
 use crate::codegen::lower::{Lowering, Result};
 use crate::ir::{AtomicOp, DType, Op, OpKind};
 use inkwell::types::BasicType;
@@ -94,18 +95,12 @@ fn guarded<'ctx>(
     let Some(pred) = pred else {
         return body(lw);
     };
-    let before = lw
-        .builder
-        .get_insert_block()
-        .ok_or_else(|| crate::codegen::CodegenError::Llvm("builder has no block".into()))?;
+    let before = current_block(lw)?;
     let (do_bb, join_bb) = (lw.new_block("atomic"), lw.new_block("atomic_done"));
     lw.builder.build_conditional_branch(pred, do_bb, join_bb)?;
     lw.builder.position_at_end(do_bb);
     let v = body(lw)?;
-    let end = lw
-        .builder
-        .get_insert_block()
-        .ok_or_else(|| crate::codegen::CodegenError::Llvm("builder has no block".into()))?;
+    let end = current_block(lw)?;
     lw.builder.build_unconditional_branch(join_bb)?;
     lw.builder.position_at_end(join_bb);
     let phi = lw.builder.build_phi(ty, "old")?;

@@ -7,16 +7,15 @@
 //! same code put the same elements there) and adds them to its own; a
 //! second cluster barrier keeps the others' shared memory alive until it
 //! has read it.
+use crate::analysis::scratch::{cluster_sum_bytes, CLUSTER_SUM_VECTOR as VECTOR};
 use crate::codegen::lower::asm::async_asm;
+use crate::codegen::lower::loops::current_block;
 use crate::codegen::lower::{Lowering, Result};
 use crate::codegen::CodegenError;
 use crate::ir::{Op, OpKind};
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FloatValue, IntValue};
 use inkwell::IntPredicate;
-
-/// Floats a thread moves per shared-memory access.
-const VECTOR: usize = 4;
 
 pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
     let OpKind::ClusterSum { src, splits } = &op.kind else {
@@ -39,8 +38,7 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
         })
         .collect::<Result<_>>()?;
     let threads = lw.num_threads();
-    let padded = regs.len().div_ceil(VECTOR) * VECTOR;
-    lw.smem.claim(padded * threads * 4)?;
+    lw.smem.claim(cluster_sum_bytes(regs.len(), threads))?;
     let i32t = lw.ctx.i32_type();
     let rank = lw.call_value("llvm.nvvm.read.ptx.sreg.ctaid.z", i32t.into(), &[])?;
     let last = lw.builder.build_int_compare(
@@ -77,19 +75,19 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
     cluster_barrier(lw)?;
 
     let (read_bb, done_bb) = (lw.new_block("split_read"), lw.new_block("split_done"));
-    let entry_bb = lw
-        .builder
-        .get_insert_block()
-        .ok_or_else(|| CodegenError::Llvm("no insertion block".into()))?;
+    let entry_bb = current_block(lw)?;
     lw.builder
         .build_conditional_branch(last, read_bb, done_bb)?;
     lw.builder.position_at_end(read_bb);
+    let mut locals = Vec::with_capacity(regs.len().div_ceil(VECTOR));
+    for c in 0..locals.capacity() {
+        let at = chunk_index(lw, c, threads)?;
+        let local = lw.smem_elem_ptr(0, vec_ty, at)?;
+        locals.push(lw.builder.build_ptr_to_int(local, i32t, "split_local")?);
+    }
     let mut sums = regs.clone();
     for other in 0..*splits - 1 {
-        for (c, chunk) in sums.chunks_mut(VECTOR).enumerate() {
-            let at = chunk_index(lw, c, threads)?;
-            let local = lw.smem_elem_ptr(0, vec_ty, at)?;
-            let local = lw.builder.build_ptr_to_int(local, i32t, "split_local")?;
+        for (chunk, &local) in sums.chunks_mut(VECTOR).zip(&locals) {
             let remote = map_shared(lw, local, other)?;
             let parts = load_remote(lw, remote)?;
             for (s, p) in chunk.iter_mut().zip(parts) {
@@ -97,10 +95,7 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
             }
         }
     }
-    let read_end = lw
-        .builder
-        .get_insert_block()
-        .ok_or_else(|| CodegenError::Llvm("no insertion block".into()))?;
+    let read_end = current_block(lw)?;
     lw.builder.build_unconditional_branch(done_bb)?;
     lw.builder.position_at_end(done_bb);
     // Only the last CTA's sums are defined; the others keep their partials.
