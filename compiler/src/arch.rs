@@ -18,6 +18,12 @@ pub enum Arch {
 }
 
 impl Arch {
+    /// `stmatrix` (sm_90+): a warp stores 8x8 blocks of 16-bit elements
+    /// from the MMA fragments, 16 bytes a lane.
+    pub fn has_stmatrix(self) -> bool {
+        matches!(self, Arch::Sm90 | Arch::Sm90a)
+    }
+
     /// Thread-block clusters and their distributed shared memory (sm_90+):
     /// what split-K's sum across programs runs on.
     pub fn has_clusters(self) -> bool {

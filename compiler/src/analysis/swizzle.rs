@@ -4,22 +4,31 @@
 //!
 //! The buffer keeps the source's fastest axis `a` contiguous: each line (one
 //! index along the other axis `b`) holds `shape[a]` elements split into
-//! chunks of `vec` (at most 16 bytes), and every thread writes its `vec`
-//! contiguous source elements as one `st.shared.v*`. Readers walk axis `b`,
-//! so chunk `c` of line `i` is stored at chunk `c ^ ((i / step) % chunks)`
-//! (`step`: how far apart the readers' lanes are along `b`): the lanes of a
-//! warp then read distinct banks instead of the same chunk of different lines.
-//! Readers whose own fastest axis is `a` read vectors too. Codegen emits it
-//! (`codegen::lower::trans`); the shared-memory plan sizes its buffer.
-use crate::ir::layout::Layout;
+//! chunks of `chunk` elements (at most 16 bytes). Every thread writes its
+//! `vec` contiguous source elements as one `st.shared.v*`, and readers whose
+//! own fastest axis is `a` read up to a chunk at once. Chunk `c` of line `i`
+//! is stored at chunk `c ^ ((i / step) % chunks)`, so lanes that touch the
+//! same chunk of different lines hit different banks.
+//!
+//! The chunk and the step are chosen by simulating the warps' accesses on the
+//! 32 banks ([`Swizzle::plan`]): the fewest shared-memory wavefronts plus
+//! instructions. Chunks wider than the writers' vector let the readers load
+//! 16 bytes at once where the writers have only a pair of elements (the
+//! matmul epilogue: an MMA accumulator holds 2 adjacent columns, the store
+//! layout 8). Codegen emits it (`codegen::lower::trans`); the shared-memory
+//! plan sizes its buffer.
+use crate::ir::layout::{Layout, TileMap, WARP_SIZE};
+use std::collections::{BTreeSet, HashMap};
 
 /// How a transpose lays out its buffer (all sizes powers of two).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Swizzle {
     /// The source axis kept contiguous in the buffer.
     pub axis: usize,
-    /// Elements per chunk: the writers' vector.
+    /// Elements each writer stores at once (its contiguous run, at most 16 bytes).
     pub vec: usize,
+    /// Elements per swizzled chunk: a multiple of `vec`, at most 16 bytes.
+    pub chunk: usize,
     /// The source's size along `axis` (elements per line).
     pub line: usize,
     /// Lines that share one XOR pattern (the readers' step along the other axis).
@@ -53,23 +62,53 @@ impl Swizzle {
         let dmap = dst.tile_map(&dst_shape);
         let (axis, run) = smap.fastest_run()?;
         let (dfast, drun) = dmap.fastest_run()?;
-        let max_vec = (16 / elem_bytes.max(1)).max(1);
+        let elem_bytes = elem_bytes.max(1);
+        let max_vec = (16 / elem_bytes).max(1);
         let vec = run.min(max_vec).max(1);
         let result_axis = |s: usize| if transposed { 1 - s } else { s };
-        let step = dmap.axes[result_axis(1 - axis)].size_per_thread.max(1);
-        let read_vec = if dfast == result_axis(axis) {
-            drun.min(vec)
-        } else {
-            1
-        };
-        Some(Swizzle {
+        let readers_step = dmap.axes[result_axis(1 - axis)].size_per_thread.max(1);
+        let reads_along_axis = dfast == result_axis(axis);
+        let base = Swizzle {
             axis,
             vec,
+            chunk: vec,
             line: shape[axis],
-            step,
-            read_vec,
+            step: readers_step,
+            read_vec: if reads_along_axis { drun.min(vec) } else { 1 },
             transposed,
-        })
+        };
+        let (Some(writers), Some(readers)) = (threads_of(src), threads_of(dst)) else {
+            return Some(base);
+        };
+        let sim = Simulation {
+            smap: &smap,
+            dmap: &dmap,
+            writers,
+            readers,
+            elem_bytes,
+        };
+        // Candidates: chunks wider than the writers' vector, up to 16 bytes
+        // (within a line), each with the readers' step or a power of two;
+        // only where readers walk the chunks (a transpose's read one element).
+        let mut best = (sim.cost(&base), base.clone());
+        let mut chunk = vec * 2;
+        while reads_along_axis && chunk <= max_vec && chunk <= shape[axis] {
+            let steps = std::iter::once(readers_step).chain((0..4).map(|i| 1 << i));
+            for step in steps.collect::<BTreeSet<_>>() {
+                let plan = Swizzle {
+                    chunk,
+                    step,
+                    read_vec: if reads_along_axis { drun.min(chunk) } else { 1 },
+                    ..base.clone()
+                };
+                let cost = sim.cost(&plan);
+                if cost < best.0 {
+                    best = (cost, plan);
+                }
+            }
+            chunk *= 2;
+        }
+        Some(best.1)
     }
 
     /// The result axis holding source axis `s`.
@@ -82,15 +121,140 @@ impl Swizzle {
     }
 
     pub fn chunks(&self) -> usize {
-        (self.line / self.vec).max(1)
+        (self.line / self.chunk).max(1)
     }
 
     /// Buffer element of source element (`i[axis]`, `i[1 - axis]`) — the
     /// formula the generated code computes, for tests.
     pub fn place(&self, ia: usize, ib: usize) -> usize {
-        let chunk = (ia / self.vec) ^ ((ib / self.step) % self.chunks());
-        ib * self.line + chunk * self.vec + ia % self.vec
+        let chunk = (ia / self.chunk) ^ ((ib / self.step) % self.chunks());
+        ib * self.line + chunk * self.chunk + ia % self.chunk
     }
+}
+
+/// How a conversion's writers store with `stmatrix.x4` (sm_90+): each lane
+/// holds pairs of 16-bit elements in the MMA accumulator's fragment order
+/// (lane `4 r + t` has row `r`, columns `2 t, 2 t + 1` of an 8x8 block), so
+/// one instruction stores four blocks, 16 bytes a lane, where `st.shared`
+/// stores 4 bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StMatrix {
+    /// First register of each group of 8 (4 blocks along the buffer's axis).
+    pub groups: Vec<usize>,
+    /// Elements along the buffer's axis between a group's blocks.
+    pub block_stride: usize,
+}
+
+impl Swizzle {
+    /// The `stmatrix` plan for writers in `src` (of `shape`), when their
+    /// layout is the accumulator's fragments with whole rows of 8 in one
+    /// chunk, and no thread holds replicas.
+    pub fn stmatrix(&self, src: &Layout, shape: &[usize], elem_bytes: usize) -> Option<StMatrix> {
+        let Layout::Blocked(b) = src else {
+            return None;
+        };
+        let (a, o) = (self.axis, 1 - self.axis);
+        let fragments = b.rank() == 2
+            && b.order[0] == a
+            && b.size_per_thread[a] == 2
+            && b.size_per_thread[o] == 1
+            && b.threads_per_warp[a] == 4
+            && b.threads_per_warp[o] == 8;
+        if elem_bytes != 2 || self.vec != 2 || self.chunk != 8 || !fragments {
+            return None;
+        }
+        let map = src.tile_map(shape);
+        let threads = threads_of(src)?;
+        let whole = map.axes.iter().all(|x| x.size >= x.cta_tile());
+        if !whole || map.has_replicas(threads) || map.axes[a].regs() % 8 != 0 {
+            return None;
+        }
+        Some(StMatrix {
+            groups: (0..map.regs()).step_by(8).collect(),
+            block_stride: map.axes[a].cta_tile(),
+        })
+    }
+}
+
+/// Threads of a layout's CTA (`None` for scalars).
+fn threads_of(layout: &Layout) -> Option<usize> {
+    let warps: usize = match layout {
+        Layout::Blocked(b) => b.warps_per_cta.iter().product(),
+        Layout::Slice { parent, .. } => parent.warps_per_cta.iter().product(),
+        Layout::Scalar => return None,
+    };
+    Some(warps * WARP_SIZE)
+}
+
+/// The warps' shared-memory accesses under a plan, replayed on the banks.
+struct Simulation<'a> {
+    smap: &'a TileMap,
+    dmap: &'a TileMap,
+    writers: usize,
+    readers: usize,
+    elem_bytes: usize,
+}
+
+impl Simulation<'_> {
+    /// Wavefronts plus instructions, summed over warps, of the writes and
+    /// the reads (each instruction also takes an issue slot).
+    fn cost(&self, plan: &Swizzle) -> usize {
+        let writes = self.side(plan, self.smap, self.writers, plan.vec, |i| {
+            (i[plan.axis], i[1 - plan.axis])
+        });
+        let reads = self.side(plan, self.dmap, self.readers, plan.read_vec, |i| {
+            (
+                i[plan.result_axis(plan.axis)],
+                i[plan.result_axis(1 - plan.axis)],
+            )
+        });
+        writes + reads
+    }
+
+    fn side(
+        &self,
+        plan: &Swizzle,
+        map: &TileMap,
+        threads: usize,
+        vec: usize,
+        source_index: impl Fn(&[usize]) -> (usize, usize),
+    ) -> usize {
+        let bytes = vec * self.elem_bytes;
+        let mut total = 0;
+        for warp in 0..threads / WARP_SIZE {
+            for reg in (0..map.regs()).step_by(vec) {
+                let addresses: Vec<usize> = (0..WARP_SIZE)
+                    .map(|lane| {
+                        let (ia, ib) =
+                            source_index(&map.element_index(warp * WARP_SIZE + lane, reg));
+                        plan.place(ia, ib) * self.elem_bytes
+                    })
+                    .collect();
+                total += 1 + wavefronts(&addresses, bytes);
+            }
+        }
+        total
+    }
+}
+
+/// Shared-memory wavefronts of one warp's access of `bytes` a lane at the
+/// given byte addresses: the lanes go in phases of 128 bytes (8 lanes of
+/// 16-byte accesses, 16 of 8-byte, all 32 of narrower), and a phase takes as
+/// many wavefronts as the most distinct words any one of the 32 banks serves.
+pub fn wavefronts(addresses: &[usize], bytes: usize) -> usize {
+    let per_phase = (128 / bytes.max(4)).clamp(1, WARP_SIZE);
+    addresses
+        .chunks(per_phase)
+        .map(|phase| {
+            let mut words: HashMap<usize, BTreeSet<usize>> = HashMap::new();
+            for &a in phase {
+                for word in a / 4..(a + bytes.max(1)).div_ceil(4) {
+                    words.entry(word % 32).or_default().insert(word);
+                }
+            }
+            words.values().map(|w| w.len()).max().unwrap_or(0)
+        })
+        .sum()
 }
 
 #[cfg(test)]
@@ -157,5 +321,105 @@ mod tests {
         let narrow = Layout::Blocked(BlockedLayout::for_shape(&[32, 32], 4, 2));
         let p = Swizzle::plan(&src, &narrow, &[32, 32], 4, false).unwrap();
         assert_eq!((p.vec, p.read_vec), (4, 2));
+    }
+
+    /// The matmul epilogue: a 2-warpgroup MMA accumulator (pairs of columns)
+    /// converted to the store layout (8 contiguous halves a thread).
+    #[test]
+    fn accumulator_to_store_layout_reads_16_bytes_without_conflicts() {
+        let acc = Layout::Blocked(BlockedLayout {
+            size_per_thread: vec![1, 2],
+            threads_per_warp: vec![8, 4],
+            warps_per_cta: vec![8, 1],
+            order: vec![1, 0],
+        });
+        let store = Layout::Blocked(BlockedLayout::for_shape(&[128, 64], 8, 8));
+        let p = Swizzle::plan(&acc, &store, &[128, 64], 2, false).unwrap();
+        assert_eq!((p.axis, p.vec, p.chunk, p.read_vec), (1, 2, 8, 8));
+        let mut seen = vec![false; 128 * 64];
+        for ia in 0..64 {
+            for ib in 0..128 {
+                let at = p.place(ia, ib);
+                assert!(!seen[at], "two elements at {at}");
+                seen[at] = true;
+            }
+        }
+        // One wavefront for every 128 bytes a warp moves: no bank conflicts.
+        for (map, vec, shape) in [(&acc, 2, [128, 64]), (&store, 8, [128, 64])] {
+            let map = map.tile_map(&shape);
+            for warp in 0..8 {
+                for reg in (0..map.regs()).step_by(vec) {
+                    let addresses: Vec<usize> = (0..32)
+                        .map(|lane| {
+                            let i = map.element_index(warp * 32 + lane, reg);
+                            p.place(i[1], i[0]) * 2
+                        })
+                        .collect();
+                    assert_eq!(wavefronts(&addresses, vec * 2), vec * 2 * 32 / 128);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn wavefronts_count_distinct_words_of_a_bank_per_phase() {
+        // 32 lanes, 4 bytes, consecutive: one wavefront.
+        let a: Vec<usize> = (0..32).map(|l| l * 4).collect();
+        assert_eq!(wavefronts(&a, 4), 1);
+        // The same word for every lane: a broadcast.
+        assert_eq!(wavefronts(&[64; 32], 4), 1);
+        // Lines of 128 bytes, one lane each: 32 words of one bank.
+        let a: Vec<usize> = (0..32).map(|l| l * 128).collect();
+        assert_eq!(wavefronts(&a, 4), 32);
+        // 16 bytes a lane, consecutive: four phases of 8 lanes.
+        let a: Vec<usize> = (0..32).map(|l| l * 16).collect();
+        assert_eq!(wavefronts(&a, 16), 4);
+        // 16 bytes a lane, two lanes of a phase 128 bytes apart: 2 per phase.
+        let a: Vec<usize> = (0..32).map(|l| (l % 2) * 128 + (l / 2) * 16).collect();
+        assert_eq!(wavefronts(&a, 16), 8);
+    }
+
+    /// `stmatrix.x4`: lane `8 k + r` gives the address of row `r` of block
+    /// `k`; lane `4 r + t`'s register `k` lands at columns `2 t, 2 t + 1`.
+    /// Each element must land where the plan places it.
+    #[test]
+    fn stmatrix_blocks_land_where_the_plan_places_them() {
+        for warps in [vec![4, 1], vec![8, 1], vec![4, 2]] {
+            let acc = Layout::Blocked(BlockedLayout {
+                size_per_thread: vec![1, 2],
+                threads_per_warp: vec![8, 4],
+                warps_per_cta: warps.clone(),
+                order: vec![1, 0],
+            });
+            let nwarps = warps[0] * warps[1];
+            let shape = [128, 64];
+            let store = Layout::Blocked(BlockedLayout::for_shape(&shape, nwarps, 8));
+            let p = Swizzle::plan(&acc, &store, &shape, 2, false).unwrap();
+            let st = p.stmatrix(&acc, &shape, 2).expect("stmatrix applies");
+            let map = acc.tile_map(&shape);
+            let mut stored = 0;
+            for warp in 0..nwarps {
+                for &g in &st.groups {
+                    for lane in 0..32 {
+                        let (k, r) = (lane / 8, lane % 8);
+                        let i = map.element_index(warp * 32 + 4 * r, g);
+                        let row_at = p.place(i[1] + k * st.block_stride, i[0]);
+                        for t in 0..4 {
+                            for e in 0..2 {
+                                let j = map.element_index(warp * 32 + 4 * r + t, g + 2 * k + e);
+                                assert_eq!(p.place(j[1], j[0]), row_at + 2 * t + e);
+                                stored += 1;
+                            }
+                        }
+                    }
+                }
+            }
+            assert_eq!(stored, shape[0] * shape[1]);
+        }
+        // 32-bit elements, or a layout not in fragments: no stmatrix.
+        let blocked = Layout::Blocked(BlockedLayout::for_shape(&[64, 64], 4, 2));
+        let store = Layout::Blocked(BlockedLayout::for_shape(&[64, 64], 4, 8));
+        let p = Swizzle::plan(&blocked, &store, &[64, 64], 2, false).unwrap();
+        assert_eq!(p.stmatrix(&blocked, &[64, 64], 2), None);
     }
 }

@@ -233,10 +233,19 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
 
     /// Per axis, the calling thread's base index into a tile distributed by `map`.
     pub fn thread_base(&self, map: &TileMap) -> Result<Vec<IntValue<'ctx>>> {
+        self.thread_base_of_lane(map, self.lane)
+    }
+
+    /// [`Self::thread_base`] of lane `lane` of the calling thread's warp.
+    pub fn thread_base_of_lane(
+        &self,
+        map: &TileMap,
+        lane: IntValue<'ctx>,
+    ) -> Result<Vec<IntValue<'ctx>>> {
         map.axes
             .iter()
             .map(|a| {
-                let coord = self.thread_coord(a)?;
+                let coord = self.thread_coord_of_lane(a, lane)?;
                 let scaled = self.builder.build_int_mul(
                     coord,
                     self.i32_const(a.size_per_thread as u64),
@@ -254,9 +263,10 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
     fn lane_warp_coords(
         &self,
         a: &crate::ir::layout::AxisMap,
+        lane: IntValue<'ctx>,
     ) -> Result<(IntValue<'ctx>, IntValue<'ctx>)> {
         let b = &self.builder;
-        let l = b.build_int_unsigned_div(self.lane, self.i32_const(a.lane_stride as u64), "")?;
+        let l = b.build_int_unsigned_div(lane, self.i32_const(a.lane_stride as u64), "")?;
         let l = b.build_int_unsigned_rem(l, self.i32_const(a.threads_per_warp as u64), "")?;
         let w = b.build_int_unsigned_div(self.warp, self.i32_const(a.warp_stride as u64), "")?;
         let w = b.build_int_unsigned_rem(w, self.i32_const(a.warps_per_cta as u64), "")?;
@@ -265,17 +275,25 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
 
     /// The thread's lane coordinate along an axis.
     pub fn lane_coord(&self, a: &crate::ir::layout::AxisMap) -> Result<IntValue<'ctx>> {
-        Ok(self.lane_warp_coords(a)?.0)
+        Ok(self.lane_warp_coords(a, self.lane)?.0)
     }
 
     /// The thread's warp coordinate along an axis.
     pub fn warp_coord(&self, a: &crate::ir::layout::AxisMap) -> Result<IntValue<'ctx>> {
-        Ok(self.lane_warp_coords(a)?.1)
+        Ok(self.lane_warp_coords(a, self.lane)?.1)
     }
 
     /// `lane_coord + threads_per_warp * warp_coord` along an axis.
     pub fn thread_coord(&self, a: &crate::ir::layout::AxisMap) -> Result<IntValue<'ctx>> {
-        let (l, w) = self.lane_warp_coords(a)?;
+        self.thread_coord_of_lane(a, self.lane)
+    }
+
+    fn thread_coord_of_lane(
+        &self,
+        a: &crate::ir::layout::AxisMap,
+        lane: IntValue<'ctx>,
+    ) -> Result<IntValue<'ctx>> {
+        let (l, w) = self.lane_warp_coords(a, lane)?;
         let w = self
             .builder
             .build_int_mul(w, self.i32_const(a.threads_per_warp as u64), "")?;

@@ -6,16 +6,16 @@
 //! Layout conversions of 2-D tiles use the same buffer ([`convert_2d`]), with
 //! the result's axes not swapped.
 use crate::analysis::smem::padding;
-use crate::analysis::swizzle::Swizzle;
+use crate::analysis::swizzle::{StMatrix, Swizzle};
 use crate::codegen::lower::staging::{from_memory, stage, to_memory};
 use crate::codegen::lower::tile::Tile;
 use crate::codegen::lower::types::{llvm_memory_type, memory_bytes};
 use crate::codegen::lower::{Lowering, Result};
 use crate::ir::layout::Layout;
 use crate::ir::{Op, OpKind, ScalarType};
-use inkwell::types::BasicTypeEnum;
+use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum};
 use inkwell::values::BasicValue;
-use inkwell::values::{BasicValueEnum, IntValue};
+use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue};
 
 pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
     let OpKind::Trans { src } = &op.kind else {
@@ -82,15 +82,21 @@ fn swizzled<'ctx>(
     let bytes = memory_bytes(scalar);
     lw.smem.claim(shape[0] * shape[1] * bytes)?;
     lw.barrier_before_writing()?;
-    let src_idx = lw.indices(&src.layout, shape)?;
-    for g in (0..src.regs.len()).step_by(plan.vec) {
-        let (ia, ib) = (src_idx[g][plan.axis], src_idx[g][1 - plan.axis]);
-        let at = place(lw, plan, ia, ib)?;
-        let data: Vec<BasicValueEnum> = src.regs[g..g + plan.vec]
-            .iter()
-            .map(|v| to_memory(lw, *v, scalar))
-            .collect::<Result<_>>()?;
-        store_vector(lw, elem_ty, bytes, at, &data)?;
+    let stmatrix = plan.stmatrix(&src.layout, shape, bytes);
+    match stmatrix {
+        Some(st) if lw.arch.has_stmatrix() => store_matrices(lw, src, shape, plan, &st)?,
+        _ => {
+            let src_idx = lw.indices(&src.layout, shape)?;
+            for g in (0..src.regs.len()).step_by(plan.vec) {
+                let (ia, ib) = (src_idx[g][plan.axis], src_idx[g][1 - plan.axis]);
+                let at = place(lw, plan, ia, ib)?;
+                let data: Vec<BasicValueEnum> = src.regs[g..g + plan.vec]
+                    .iter()
+                    .map(|v| to_memory(lw, *v, scalar))
+                    .collect::<Result<_>>()?;
+                store_vector(lw, elem_ty, bytes, at, &data)?;
+            }
+        }
     }
     lw.barrier()?;
     let dst_shape = [shape[plan.result_axis(0)], shape[plan.result_axis(1)]];
@@ -109,6 +115,92 @@ fn swizzled<'ctx>(
     Ok(out)
 }
 
+/// The writes of [`swizzled`] as `stmatrix.x4`: lane `8 k + r` addresses
+/// row `r` of block `k`, the row lane `4 r` holds in the group's first
+/// register, `k` blocks further along the buffer's axis.
+fn store_matrices<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    src: &Tile<'ctx>,
+    shape: &[usize],
+    plan: &Swizzle,
+    st: &StMatrix,
+) -> Result<()> {
+    let map = src.layout.tile_map(shape);
+    let c = |x: usize| lw.i32_const(x as u64);
+    let b = &lw.builder;
+    let row = b.build_int_unsigned_rem(lw.lane, c(8), "")?;
+    let row_lane = b.build_int_mul(row, c(4), "")?;
+    let block = b.build_int_unsigned_div(lw.lane, c(8), "")?;
+    let block_offset = b.build_int_mul(block, c(st.block_stride), "")?;
+    let base = lw.thread_base_of_lane(&map, row_lane)?;
+    let i16t = lw.ctx.i16_type();
+    for &g in &st.groups {
+        let offsets = map.reg_offsets(g);
+        let b = &lw.builder;
+        let ia = b.build_int_add(base[plan.axis], c(offsets[plan.axis]), "")?;
+        let ia = b.build_int_add(ia, block_offset, "")?;
+        let ib = b.build_int_add(base[1 - plan.axis], c(offsets[1 - plan.axis]), "")?;
+        let at = place(lw, plan, ia, ib)?;
+        let ptr = lw.smem_elem_ptr(0, i16t.into(), at)?;
+        let addr = lw.builder.build_ptr_to_int(ptr, lw.ctx.i32_type(), "")?;
+        let words = (0..4)
+            .map(|k| pack_word(lw, &src.regs[g + 2 * k..g + 2 * k + 2]))
+            .collect::<Result<Vec<_>>>()?;
+        stmatrix_x4(lw, addr, &words)?;
+    }
+    Ok(())
+}
+
+/// Two 16-bit elements as one 32-bit word (the first in the low half).
+fn pack_word<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    pair: &[BasicValueEnum<'ctx>],
+) -> Result<BasicValueEnum<'ctx>> {
+    pack(lw, pair, lw.ctx.i32_type().into())
+}
+
+/// `data` (elements of one type) as a vector, bit-cast to `ty`.
+fn pack<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    data: &[BasicValueEnum<'ctx>],
+    ty: BasicTypeEnum<'ctx>,
+) -> Result<BasicValueEnum<'ctx>> {
+    let vty = elems_vector_type(data[0].get_type(), data.len())
+        .ok_or_else(|| crate::codegen::CodegenError::Llvm("vector of this element type".into()))?
+        .into_vector_type();
+    let mut v = vty.get_undef();
+    for (i, d) in data.iter().enumerate() {
+        v = lw
+            .builder
+            .build_insert_element(v, *d, lw.i32_const(i as u64), "")?;
+    }
+    Ok(lw.builder.build_bit_cast(v, ty, "")?)
+}
+
+/// `stmatrix.sync.aligned.m8n8.x4.shared.b16 [addr], {words}`.
+fn stmatrix_x4<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    addr: IntValue<'ctx>,
+    words: &[BasicValueEnum<'ctx>],
+) -> Result<()> {
+    let i32t = lw.ctx.i32_type();
+    let params: Vec<BasicMetadataTypeEnum> = vec![i32t.into(); 1 + words.len()];
+    let fn_ty = lw.ctx.void_type().fn_type(&params, false);
+    let asm = lw.ctx.create_inline_asm(
+        fn_ty,
+        "stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};".into(),
+        "r,r,r,r,r,~{memory}".into(),
+        true,
+        false,
+        None,
+        false,
+    );
+    let mut args: Vec<BasicMetadataValueEnum> = vec![addr.into()];
+    args.extend(words.iter().map(|w| BasicMetadataValueEnum::from(*w)));
+    lw.builder.build_indirect_call(fn_ty, asm, &args, "")?;
+    Ok(())
+}
+
 /// [`Swizzle::place`] in LLVM IR.
 fn place<'ctx>(
     lw: &Lowering<'_, 'ctx>,
@@ -118,13 +210,13 @@ fn place<'ctx>(
 ) -> Result<IntValue<'ctx>> {
     let b = &lw.builder;
     let c = |x: usize| lw.i32_const(x as u64);
-    let chunk = b.build_int_unsigned_div(ia, c(plan.vec), "chunk")?;
+    let chunk = b.build_int_unsigned_div(ia, c(plan.chunk), "chunk")?;
     let pattern = b.build_int_unsigned_div(ib, c(plan.step), "")?;
     let pattern = b.build_int_unsigned_rem(pattern, c(plan.chunks()), "")?;
     let chunk = b.build_xor(chunk, pattern, "swz")?;
-    let within = b.build_int_unsigned_rem(ia, c(plan.vec), "")?;
+    let within = b.build_int_unsigned_rem(ia, c(plan.chunk), "")?;
     let line = b.build_int_mul(ib, c(plan.line), "")?;
-    let col = b.build_int_mul(chunk, c(plan.vec), "")?;
+    let col = b.build_int_mul(chunk, c(plan.chunk), "")?;
     let col = b.build_int_add(col, within, "")?;
     Ok(b.build_int_add(line, col, "smem_at")?)
 }
@@ -170,19 +262,7 @@ fn store_vector<'ctx>(
     let value: BasicValueEnum = if data.len() == 1 {
         data[0]
     } else {
-        let vty = elems_vector_type(elem_ty, data.len())
-            .ok_or_else(|| {
-                crate::codegen::CodegenError::Llvm("vector of this element type".into())
-            })?
-            .into_vector_type();
-        let mut v = vty.get_undef();
-        for (i, d) in data.iter().enumerate() {
-            v = lw
-                .builder
-                .build_insert_element(v, *d, lw.i32_const(i as u64), "")?;
-        }
-        let ty = access_type(lw, elem_ty, bytes, data.len());
-        lw.builder.build_bit_cast(v, ty, "")?
+        pack(lw, data, access_type(lw, elem_ty, bytes, data.len()))?
     };
     let inst = lw.builder.build_store(ptr, value)?;
     inst.set_alignment((bytes * data.len()) as u32)
