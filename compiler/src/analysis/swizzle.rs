@@ -422,4 +422,70 @@ mod tests {
         let p = Swizzle::plan(&blocked, &store, &[64, 64], 2, false).unwrap();
         assert_eq!(p.stmatrix(&blocked, &[64, 64], 2), None);
     }
+
+    /// Every element a reader loads is the one the writers stored there.
+    fn check_round_trip(src: &Layout, dst: &Layout, shape: [usize; 2], bytes: usize) -> Swizzle {
+        let p = Swizzle::plan(src, dst, &shape, bytes, false).unwrap();
+        let mut buffer = std::collections::HashMap::new();
+        let smap = src.tile_map(&shape);
+        for tid in 0..threads_of(src).unwrap() {
+            for g in (0..smap.regs()).step_by(p.vec) {
+                for e in 0..p.vec {
+                    let i = smap.element_index(tid, g + e);
+                    let at = p.place(i[p.axis], i[1 - p.axis]);
+                    buffer.insert(at, (i[0], i[1]));
+                }
+            }
+        }
+        let dmap = dst.tile_map(&shape);
+        for tid in 0..threads_of(dst).unwrap() {
+            for g in (0..dmap.regs()).step_by(p.read_vec) {
+                let i = dmap.element_index(tid, g);
+                let at = p.place(i[p.axis], i[1 - p.axis]);
+                for e in 0..p.read_vec {
+                    let want = dmap.element_index(tid, g + e);
+                    assert_eq!(
+                        buffer.get(&(at + e)),
+                        Some(&(want[0], want[1])),
+                        "{p:?} tid {tid} reg {}",
+                        g + e
+                    );
+                }
+            }
+        }
+        p
+    }
+
+    #[test]
+    fn conversions_read_back_what_was_written() {
+        let acc = |wpc: Vec<usize>| {
+            Layout::Blocked(BlockedLayout {
+                size_per_thread: vec![1, 2],
+                threads_per_warp: vec![8, 4],
+                warps_per_cta: wpc,
+                order: vec![1, 0],
+            })
+        };
+        let blocked = |spt: usize, tpw: [usize; 2], wpc: [usize; 2]| {
+            Layout::Blocked(BlockedLayout {
+                size_per_thread: vec![1, spt],
+                threads_per_warp: tpw.to_vec(),
+                warps_per_cta: wpc.to_vec(),
+                order: vec![1, 0],
+            })
+        };
+        check_round_trip(&acc(vec![2, 2]), &blocked(8, [16, 2], [4, 1]), [32, 16], 4);
+        check_round_trip(&acc(vec![2, 2]), &blocked(8, [16, 2], [4, 1]), [32, 16], 2);
+        for shape in [[32, 16], [64, 64], [128, 64], [16, 32], [128, 256]] {
+            for wpc in [vec![4, 1], vec![2, 2], vec![8, 1], vec![4, 2]] {
+                for bytes in [2, 4] {
+                    let warps = wpc[0] * wpc[1];
+                    for vec in [1, 2, 4, 8] {
+                        let dst = Layout::Blocked(BlockedLayout::for_shape(&shape, warps, vec));
+                        check_round_trip(&acc(wpc.clone()), &dst, shape, bytes);
+                    }
+                }
+            }
+        }
+    }
 }

@@ -4,7 +4,7 @@
 //! again after rewriting.
 use super::function::*;
 use super::printer::{op_name, ValueNames};
-use super::schedule::LoopPipeline;
+use super::schedule::{LoopPipeline, SharedBuffer, SharedPlan};
 use super::types::{DType, ScalarType, Type};
 use super::walk;
 use crate::span::Span;
@@ -204,6 +204,47 @@ impl<'a> Verifier<'a> {
                     b.end(),
                     plan.total_bytes
                 )));
+            }
+        }
+        self.loop_buffers_below_their_ops(&self.func.body, plan, None)
+    }
+
+    /// A pipelined loop's operand buffers live through the whole loop, so no
+    /// op inside it may have a buffer over them (`within`: the innermost
+    /// enclosing pipelined loop and its buffer).
+    fn loop_buffers_below_their_ops(
+        &self,
+        region: &Region,
+        plan: &SharedPlan,
+        within: Option<(ValueId, SharedBuffer)>,
+    ) -> Result<(), VerifyError> {
+        for op in &region.ops {
+            let buffer = op.results.first().and_then(|r| plan.buffers.get(r));
+            if let (Some((owner, outer)), Some(b)) = (within, buffer) {
+                if b.offset < outer.end() && outer.offset < b.end() {
+                    return Err(self.func_error(format!(
+                        "the shared-memory buffer of {} [{}, {}) overlaps the operand buffers \
+                         [{}, {}) of the pipelined loop defining {} it sits in",
+                        self.names.get(op.results[0]),
+                        b.offset,
+                        b.end(),
+                        outer.offset,
+                        outer.end(),
+                        self.names.get(owner)
+                    )));
+                }
+            }
+            let inner = match (&op.kind, buffer) {
+                (
+                    OpKind::While {
+                        pipeline: Some(_), ..
+                    },
+                    Some(b),
+                ) => Some((op.results[0], *b)),
+                _ => within,
+            };
+            for nested in walk::regions(&op.kind) {
+                self.loop_buffers_below_their_ops(nested, plan, inner)?;
             }
         }
         Ok(())

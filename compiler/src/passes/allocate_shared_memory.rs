@@ -85,6 +85,7 @@ impl Placer<'_> {
         let mut previous: Option<SharedBuffer> = None;
         for op in &region.ops {
             let bytes = scratch_bytes(self.func, self.layouts, op, pipelined_dot);
+            let mut placed_end = floor;
             if bytes > 0 {
                 let buffer = SharedBuffer {
                     offset: self.offset(floor, previous, bytes),
@@ -97,12 +98,14 @@ impl Placer<'_> {
                     .max(buffer.end().next_multiple_of(BUFFER_ALIGN));
                 plan.buffers.insert(op.results[0], buffer);
                 previous = Some(buffer);
+                placed_end = buffer.end();
             }
-            // A pipelined loop's buffers stay below everything inside it.
+            // A pipelined loop's operand buffers (its own buffer, wherever
+            // it was placed) stay below everything inside it.
             let (inner_floor, inner_dot) = match &op.kind {
                 OpKind::While {
                     pipeline: Some(p), ..
-                } => (floor + p.shared_bytes, Some(p.dot)),
+                } => (placed_end.next_multiple_of(BUFFER_ALIGN), Some(p.dot)),
                 _ => (floor, pipelined_dot),
             };
             for nested in regions(&op.kind) {
