@@ -4,6 +4,12 @@
 /// Alignment of every buffer inside the dynamic shared memory.
 pub const BUFFER_ALIGN: usize = 16;
 
+/// Alignment of a pipelined loop's operand buffers: wgmma reads its 128-byte
+/// swizzle from the address bits, whose pattern repeats every 8 rows of 128
+/// bytes, so a stage must start on a multiple of 1024 bytes (the stages
+/// inside are multiples of it).
+pub const PIPELINE_BUFFER_ALIGN: usize = 1024;
+
 /// Byte offset after a buffer of `bytes` bytes at `offset`, aligned for the next one.
 pub fn next_offset(offset: usize, bytes: usize) -> usize {
     (offset + bytes).next_multiple_of(BUFFER_ALIGN)

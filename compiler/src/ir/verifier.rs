@@ -7,6 +7,7 @@ use super::printer::{op_name, ValueNames};
 use super::schedule::{LoopPipeline, SharedBuffer, SharedPlan};
 use super::types::{DType, ScalarType, Type};
 use super::walk;
+use crate::analysis::smem::PIPELINE_BUFFER_ALIGN;
 use crate::span::Span;
 use std::fmt;
 
@@ -240,7 +241,17 @@ impl<'a> Verifier<'a> {
                         pipeline: Some(_), ..
                     },
                     Some(b),
-                ) => Some((op.results[0], *b)),
+                ) => {
+                    if b.offset % PIPELINE_BUFFER_ALIGN != 0 {
+                        return Err(self.func_error(format!(
+                            "the operand buffers of the pipelined loop defining {} start at byte \
+                             {}, not a multiple of {PIPELINE_BUFFER_ALIGN}",
+                            self.names.get(op.results[0]),
+                            b.offset
+                        )));
+                    }
+                    Some((op.results[0], *b))
+                }
                 _ => within,
             };
             for nested in walk::regions(&op.kind) {

@@ -14,7 +14,7 @@
 //! skipped without a target.
 use super::{Pass, PassOptions};
 use crate::analysis::scratch::scratch_bytes;
-use crate::analysis::smem::BUFFER_ALIGN;
+use crate::analysis::smem::{BUFFER_ALIGN, PIPELINE_BUFFER_ALIGN};
 use crate::ir::layout::LayoutMap;
 use crate::ir::walk::regions;
 use crate::ir::{Function, OpKind, Region, SharedBuffer, SharedPlan, ValueId};
@@ -87,8 +87,14 @@ impl Placer<'_> {
             let bytes = scratch_bytes(self.func, self.layouts, op, pipelined_dot);
             let mut placed_end = floor;
             if bytes > 0 {
+                let align = match &op.kind {
+                    OpKind::While {
+                        pipeline: Some(_), ..
+                    } => PIPELINE_BUFFER_ALIGN,
+                    _ => BUFFER_ALIGN,
+                };
                 let buffer = SharedBuffer {
-                    offset: self.offset(floor, previous, bytes),
+                    offset: self.offset(floor, previous, bytes, align),
                     bytes,
                     // Every op waits first until `place-barriers` proves it need not.
                     barrier_first: true,
@@ -115,17 +121,24 @@ impl Placer<'_> {
         }
     }
 
-    /// The lowest place from the floor up that does not overlap the previous
-    /// op's buffer (then this op need not wait for that one's readers), when
-    /// it ends within the allowance; else the floor.
-    fn offset(&self, floor: usize, previous: Option<SharedBuffer>, bytes: usize) -> usize {
+    /// The lowest place from the floor up (aligned to `align`) that does not
+    /// overlap the previous op's buffer (then this op need not wait for that
+    /// one's readers), when it ends within the allowance; else the floor.
+    fn offset(
+        &self,
+        floor: usize,
+        previous: Option<SharedBuffer>,
+        bytes: usize,
+        align: usize,
+    ) -> usize {
+        let floor = floor.next_multiple_of(align);
         let Some(p) = previous else {
             return floor;
         };
         if floor + bytes <= p.offset || p.end() <= floor {
             return floor;
         }
-        let above = p.end().next_multiple_of(BUFFER_ALIGN);
+        let above = p.end().next_multiple_of(align);
         if above + bytes <= self.stack_below {
             above
         } else {
