@@ -82,6 +82,10 @@ fn dot_tunes_1001_cubed_then_1024_cubed_and_picks_an_aligned_variant_for_the_sec
     let chooser = Chooser::with_tuner(&spec.qualified_name(), tuner);
     let masked = candidate_configs(&spec, (1001, 1001, 1001)).len() as u64;
     let all = candidate_configs(&spec, (1024, 1024, 1024)).len() as u64;
+    let (masked_3k, all_3k) = (
+        candidate_configs(&spec, (2999, 2999, 2999)).len() as u64,
+        candidate_configs(&spec, (3008, 3008, 3008)).len() as u64,
+    );
     // Every masked variant qualifies for 1024^3 too, and the aligned ones.
     assert!(masked > 0 && all > masked, "{masked} of {all}");
 
@@ -94,7 +98,7 @@ fn dot_tunes_1001_cubed_then_1024_cubed_and_picks_an_aligned_variant_for_the_sec
     assert_eq!(call(&chooser, &spec, (3008, 3008, 3008)), 8);
     assert_eq!(call(&chooser, &spec, (1001, 1001, 1001)), 1);
     assert_eq!(call(&chooser, &spec, (1024, 1024, 1024)), 8);
-    assert_eq!(chooser.benchmark_calls(), 2 * (masked + all));
+    assert_eq!(chooser.benchmark_calls(), masked + all + masked_3k + all_3k);
 }
 
 #[test]
@@ -121,10 +125,12 @@ fn dot_keys_differ_only_by_the_candidate_set_within_a_bucket() {
     assert!(masked.starts_with(prefix), "{masked}");
     assert!(aligned.starts_with(prefix), "{aligned}");
     assert_ne!(masked, aligned);
-    // 1000 is a multiple of 8 in the same bucket, and M is free (1001 rows):
-    // the same candidates.
-    assert_eq!(key((1000, 1000, 1000)), aligned);
+    // N = 1000 is a multiple of 8 with as many tiles, and M is free (1001
+    // rows): the same candidates.
+    assert_eq!(key((1024, 1000, 1024)), aligned);
     assert_eq!(key((1001, 1024, 1024)), aligned);
+    // K = 1000 admits no split-K variant (split 2 needs K >= 1024).
+    assert_ne!(key((1000, 1000, 1000)), aligned);
 }
 
 #[test]
@@ -141,7 +147,7 @@ fn dot_key_text_is_the_one_the_readme_and_runtime_docs_show() {
             .key(&dims, "T=float16", "NVIDIA H100 80GB HBM3", &configs)
             .to_string()
     };
-    let aligned = "triton::dot|[1024x1024x1024]|T=float16|NVIDIA H100 80GB HBM3|cands=41:b11e3c2c";
+    let aligned = "triton::dot|[1024x1024x1024]|T=float16|NVIDIA H100 80GB HBM3|cands=49:c56db276";
     assert_eq!(key(1024), aligned);
     assert!(key(1001).ends_with("|cands=16:3cc08387"), "{}", key(1001));
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
