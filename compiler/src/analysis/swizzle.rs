@@ -68,13 +68,15 @@ impl Swizzle {
         let result_axis = |s: usize| if transposed { 1 - s } else { s };
         let readers_step = dmap.axes[result_axis(1 - axis)].size_per_thread.max(1);
         let reads_along_axis = dfast == result_axis(axis);
+        // Readers along the buffer's axis read up to a chunk; others one element.
+        let read_vec = |chunk: usize| if reads_along_axis { drun.min(chunk) } else { 1 };
         let base = Swizzle {
             axis,
             vec,
             chunk: vec,
             line: shape[axis],
             step: readers_step,
-            read_vec: if reads_along_axis { drun.min(vec) } else { 1 },
+            read_vec: read_vec(vec),
             transposed,
         };
         let (Some(writers), Some(readers)) = (threads_of(src), threads_of(dst)) else {
@@ -98,7 +100,7 @@ impl Swizzle {
                 let plan = Swizzle {
                     chunk,
                     step,
-                    read_vec: if reads_along_axis { drun.min(chunk) } else { 1 },
+                    read_vec: read_vec(chunk),
                     ..base.clone()
                 };
                 let cost = sim.cost(&plan);

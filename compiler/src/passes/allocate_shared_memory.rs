@@ -85,13 +85,17 @@ impl Placer<'_> {
         let mut previous: Option<SharedBuffer> = None;
         for op in &region.ops {
             let bytes = scratch_bytes(self.func, self.layouts, op, pipelined_dot);
+            let pipeline = match &op.kind {
+                OpKind::While {
+                    pipeline: Some(p), ..
+                } => Some(p),
+                _ => None,
+            };
             let mut placed_end = floor;
             if bytes > 0 {
-                let align = match &op.kind {
-                    OpKind::While {
-                        pipeline: Some(_), ..
-                    } => PIPELINE_BUFFER_ALIGN,
-                    _ => BUFFER_ALIGN,
+                let align = match pipeline {
+                    Some(_) => PIPELINE_BUFFER_ALIGN,
+                    None => BUFFER_ALIGN,
                 };
                 let buffer = SharedBuffer {
                     offset: self.offset(floor, previous, bytes, align),
@@ -108,11 +112,9 @@ impl Placer<'_> {
             }
             // A pipelined loop's operand buffers (its own buffer, wherever
             // it was placed) stay below everything inside it.
-            let (inner_floor, inner_dot) = match &op.kind {
-                OpKind::While {
-                    pipeline: Some(p), ..
-                } => (placed_end.next_multiple_of(BUFFER_ALIGN), Some(p.dot)),
-                _ => (floor, pipelined_dot),
+            let (inner_floor, inner_dot) = match pipeline {
+                Some(p) => (placed_end.next_multiple_of(BUFFER_ALIGN), Some(p.dot)),
+                None => (floor, pipelined_dot),
             };
             for nested in regions(&op.kind) {
                 previous = None;

@@ -82,10 +82,13 @@ fn swizzled<'ctx>(
     let bytes = memory_bytes(scalar);
     lw.smem.claim(shape[0] * shape[1] * bytes)?;
     lw.barrier_before_writing()?;
-    let stmatrix = plan.stmatrix(&src.layout, shape, bytes);
+    let stmatrix = match lw.arch.has_stmatrix() {
+        true => plan.stmatrix(&src.layout, shape, bytes),
+        false => None,
+    };
     match stmatrix {
-        Some(st) if lw.arch.has_stmatrix() => store_matrices(lw, src, shape, plan, &st)?,
-        _ => {
+        Some(st) => store_matrices(lw, src, shape, plan, &st)?,
+        None => {
             let src_idx = lw.indices(&src.layout, shape)?;
             for g in (0..src.regs.len()).step_by(plan.vec) {
                 let (ia, ib) = (src_idx[g][plan.axis], src_idx[g][1 - plan.axis]);
