@@ -1,5 +1,6 @@
 //! Split-K in PTX (`tritonc --split-k S`): the kernel declares its cluster
-//! (`.reqnctapercluster 1, 1, S`), every CTA but the last publishes its
+//! (`.reqnctapercluster 1, 1, S`) and takes one parameter more
+//! (`split_tile`), every CTA but the last publishes its
 //! accumulator 16 bytes a thread at a time, the last reads the others'
 //! through `mapa` + `ld.shared::cluster` between two cluster barriers, and
 //! ptxas takes it without spills. Where split-K does not apply (sm_80, a
@@ -23,10 +24,17 @@ fn ptx(args: &[&str]) -> String {
 fn split_k_declares_its_cluster_and_sums_through_distributed_shared_memory() {
     for (splits, warps) in [(4usize, "4"), (2, "8"), (8, "4")] {
         let s = splits.to_string();
+        let plain = ptx(&["--arch", "sm_90a", "--num-warps", warps]);
         let ptx = ptx(&["--arch", "sm_90a", "--num-warps", warps, "--split-k", &s]);
         assert!(
             ptx.contains(&format!(".reqnctapercluster 1, 1, {splits}")),
             "split {splits}: no cluster directive"
+        );
+        // One parameter more: `split_tile`, the tile of program 0.
+        assert_eq!(
+            ptx.matches(".param .").count(),
+            plain.matches(".param .").count() + 1,
+            "split {splits}"
         );
         // Two cluster barriers on every path (publish, then keep alive),
         // each arrive + wait (LLVM may copy the second into both branches).

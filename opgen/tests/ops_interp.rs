@@ -131,16 +131,18 @@ fn check_dot_dtype(name: &str, dtype: &str, a_t: bool, b_t: bool) {
     for (m, n, k) in shapes {
         let lda = if a_t { m } else { k };
         let ldb = if b_t { k } else { n };
-        run_dot(name, &func, &defines, a_t, b_t, (m, n, k), (lda, ldb));
+        run_dot(name, &func, None, &defines, a_t, b_t, (m, n, k), (lda, ldb));
     }
 }
 
 /// Runs one compiled dot config on `(m, n, k)` with leading strides
 /// `(lda, ldb)` (A and B padded to them) and checks C against a CPU matmul
 /// of the inputs as the config's element type holds them.
+#[allow(clippy::too_many_arguments)]
 fn run_dot(
     name: &str,
     func: &tritonc::ir::Function,
+    unsplit: Option<&tritonc::ir::Function>,
     defines: &[(String, String)],
     a_t: bool,
     b_t: bool,
@@ -159,34 +161,43 @@ fn run_dot(
         // Row-major as torch lays them out: A [M, K] or [K, M], B [K, N] or [N, K].
         let at = |i: usize, l: usize| if a_t { a[l * lda + i] } else { a[i * lda + l] };
         let bt = |l: usize, j: usize| if b_t { b[j * ldb + l] } else { b[l * ldb + j] };
-        let mut mem = Memory::new();
-        let (pa, pb, pc) = (
-            elem.alloc(&mut mem, &a),
-            elem.alloc(&mut mem, &b),
-            elem.alloc(&mut mem, &vec![f32::NAN; m * n]),
-        );
-        let args: Vec<ArgValue> = [pa, pb, pc]
-            .into_iter()
-            .map(ArgValue::Ptr)
-            .chain(
-                [m, n, k, lda, ldb, n]
+        let tiles = spec_grid(name, defines, (m, n, k), (lda, ldb));
+        for launches in split_schedules(func.cluster_splits(), tiles, unsplit.is_some()) {
+            let mut mem = Memory::new();
+            let (pa, pb, pc) = (
+                elem.alloc(&mut mem, &a),
+                elem.alloc(&mut mem, &b),
+                elem.alloc(&mut mem, &vec![f32::NAN; m * n]),
+            );
+            for (split, grid, extra) in &launches {
+                let args: Vec<ArgValue> = [pa, pb, pc]
                     .into_iter()
-                    .map(|v| ArgValue::Int(v as i64)),
-            )
-            .collect();
-        let mut grid = spec_grid(name, defines, (m, n, k), (lda, ldb));
-        // As launchers do: a split-K kernel runs its programs of a tile along z.
-        grid[2] *= func.cluster_splits();
-        run(func, grid, &args, &mut mem).unwrap_or_else(|e| panic!("{name} {m}x{n}x{k}: {e:?}"));
-        let c = elem.read(&mem, pc, m * n);
-        for i in 0..m {
-            for j in 0..n {
-                let want = elem.round((0..k).map(|l| at(i, l) * bt(l, j)).sum());
-                let got = c[i * n + j];
-                assert!(
-                    (got - want).abs() <= elem.tolerance(want),
-                    "{name} {m}x{n}x{k} lda={lda} ldb={ldb} {defines:?} ({i}, {j}): {got} vs {want}"
-                );
+                    .map(ArgValue::Ptr)
+                    .chain(
+                        [m, n, k, lda, ldb, n]
+                            .into_iter()
+                            .map(|v| ArgValue::Int(v as i64)),
+                    )
+                    .chain(extra.iter().map(|&v| ArgValue::Int(v)))
+                    .collect();
+                let kernel = match (split, unsplit) {
+                    (false, Some(whole)) => whole,
+                    _ => func,
+                };
+                run(kernel, *grid, &args, &mut mem)
+                    .unwrap_or_else(|e| panic!("{name} {m}x{n}x{k} launches {launches:?}: {e:?}"));
+            }
+            let c = elem.read(&mem, pc, m * n);
+            for i in 0..m {
+                for j in 0..n {
+                    let want = elem.round((0..k).map(|l| at(i, l) * bt(l, j)).sum());
+                    let got = c[i * n + j];
+                    assert!(
+                        (got - want).abs() <= elem.tolerance(want),
+                        "{name} {m}x{n}x{k} lda={lda} ldb={ldb} launches {launches:?} \
+                         {defines:?} ({i}, {j}): {got} vs {want}"
+                    );
+                }
             }
         }
     }
@@ -198,8 +209,15 @@ fn dot_multiplies_any_shape() {
 }
 
 /// dot's `ALIGN = 8` config after the `split-k` pass (sm_90, `splits`
-/// programs per tile).
-fn split_dot(dtype: &str, splits: u32) -> (tritonc::ir::Function, Vec<(String, String)>) {
+/// programs per tile), and before it (its unsplit sibling).
+fn split_dot(
+    dtype: &str,
+    splits: u32,
+) -> (
+    tritonc::ir::Function,
+    tritonc::ir::Function,
+    Vec<(String, String)>,
+) {
     use tritonc::passes::manager::PassManager;
     use tritonc::passes::options::{PassOptions, Target};
     let (spec, source) = read_spec(&op_path("dot")).unwrap();
@@ -208,11 +226,12 @@ fn split_dot(dtype: &str, splits: u32) -> (tritonc::ir::Function, Vec<(String, S
         defines.push((m.name.clone(), m.values[0].clone()));
     }
     let defines = with_macro(&defines, "ALIGN", "8");
-    let mut func = lower(&source, &defines, &[])
+    let plain = lower(&source, &defines, &[])
         .unwrap_or_else(|e| panic!("{e}"))
         .module
         .functions[0]
         .clone();
+    let mut func = plain.clone();
     let target = Target {
         arch: tritonc::codegen::Arch::Sm90,
         num_warps: 4,
@@ -225,7 +244,7 @@ fn split_dot(dtype: &str, splits: u32) -> (tritonc::ir::Function, Vec<(String, S
         .run(&mut func, &mut |_| {})
         .unwrap();
     assert_eq!(func.cluster_splits(), splits, "split-k did not split dot");
-    (func, defines)
+    (func, plain, defines)
 }
 
 #[test]
@@ -236,18 +255,33 @@ fn split_k_dot_sums_its_programs_on_any_shape() {
         ("bfloat16", 2),
         ("float32", 8),
     ] {
-        let (func, defines) = split_dot(dtype, splits);
+        let (func, plain, defines) = split_dot(dtype, splits);
         // K from one step (most programs get no iteration) to many (every
         // program several, the last ones one fewer); M and N off the tiles.
-        for (m, n, k) in [(37, 48, 40), (1, 16, 8), (70, 24, 200), (130, 8, 64)] {
-            run_dot("dot", &func, &defines, false, false, (m, n, k), (k, n));
+        for (m, n, k) in [
+            (37, 48, 40),
+            (1, 16, 8),
+            (70, 24, 200),
+            (130, 8, 64),
+            (200, 100, 72),
+        ] {
+            run_dot(
+                "dot",
+                &func,
+                Some(&plain),
+                &defines,
+                false,
+                false,
+                (m, n, k),
+                (k, n),
+            );
         }
     }
 }
 
 #[test]
 fn split_k_dot_needs_its_programs_along_z() {
-    let (func, defines) = split_dot("float32", 4);
+    let (func, _, defines) = split_dot("float32", 4);
     let (m, n, k) = (8, 8, 16);
     let mut mem = Memory::new();
     let elem = Elem::of(&defines);
@@ -258,7 +292,7 @@ fn split_k_dot_needs_its_programs_along_z() {
     let args: Vec<ArgValue> = ptrs
         .into_iter()
         .chain(
-            [m, n, k, k, n, n]
+            [m, n, k, k, n, n, 0]
                 .into_iter()
                 .map(|v| ArgValue::Int(v as i64)),
         )
@@ -270,6 +304,42 @@ fn split_k_dot_needs_its_programs_along_z() {
         "{}",
         err.message
     );
+}
+
+/// The launches (split or not, grid, added arguments) a kernel of
+/// `splits` programs per tile is checked with for the op's grid `tiles`
+/// (x tiles), as the runtime launches it: the unsplit sibling over the
+/// first `W` tiles, then the split kernel over the rest (`split_tile =
+/// W`); for W = 0 (every tile split) and, with a sibling, about half the
+/// tiles and all but one. A kernel without splits: its grid.
+fn split_schedules(
+    splits: u32,
+    tiles: [u32; 3],
+    sibling: bool,
+) -> Vec<Vec<(bool, [u32; 3], Vec<i64>)>> {
+    if splits == 1 {
+        return vec![vec![(false, tiles, Vec::new())]];
+    }
+    let mut wholes = vec![0];
+    if sibling {
+        wholes.extend([tiles[0] / 2, tiles[0] - 1]);
+    }
+    wholes.dedup();
+    wholes
+        .into_iter()
+        .map(|whole| {
+            let mut launches = Vec::new();
+            if whole > 0 {
+                launches.push((false, [whole, tiles[1], 1], Vec::new()));
+            }
+            launches.push((
+                true,
+                [tiles[0] - whole, tiles[1], splits],
+                vec![whole as i64],
+            ));
+            launches
+        })
+        .collect()
 }
 
 /// `defines` with `name` set to `value`.
@@ -329,7 +399,7 @@ fn check_dot_candidates((m, n, k): (usize, usize, usize), (lda, ldb): (usize, us
         for d in runs {
             let lowered = lower(&source, &d, &[]).unwrap_or_else(|e| panic!("{e}"));
             let func = &lowered.module.functions[0];
-            run_dot("dot", func, &d, false, false, (m, n, k), (lda, ldb));
+            run_dot("dot", func, None, &d, false, false, (m, n, k), (lda, ldb));
         }
     }
     aligns
@@ -392,7 +462,7 @@ fn dot_bfloat16_aligned_configs_multiply() {
             assert_eq!(macro_value(&d, "TK_DIV"), 64);
             let lowered = lower(&source, &d, &[]).unwrap_or_else(|e| panic!("{e}"));
             let func = &lowered.module.functions[0];
-            run_dot("dot", func, &d, false, false, shape, strides);
+            run_dot("dot", func, None, &d, false, false, shape, strides);
         }
     }
 }

@@ -20,14 +20,18 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-# Shapes dot.tc's `require` lines admit split-K variants for (at most 32
-# tiles, K >= 3072): odd M, N off the tiles, K off the cluster's stride.
-CHECK_SHAPES = [(16, 4096, 4096), (257, 520, 4104), (64, 2048, 16384), (37, 136, 9000), (1, 8, 3080)]
+# Shapes dot.tc's `require` lines admit split-K variants for: few tiles
+# (every tile split; odd M, N off the tiles, K off the cluster's stride),
+# then more than a wave of 128x128 / 128x256 tiles (full waves whole, the
+# last one split: the runtime's `split_from`).
+CHECK_SHAPES = [(16, 4096, 4096), (257, 520, 4104), (64, 2048, 16384), (37, 136, 9000), (1, 8, 3080),
+                (3000, 3000, 3000), (3008, 3008, 3008), (1544, 8200, 2312)]
 # Deep K over few tiles (where split-K pays), then shapes it must not slow.
 SPEED_SHAPES = [
     (64, 2048, 16384), (256, 1024, 16384), (128, 1024, 8192), (32, 4096, 16384),
     (512, 512, 8192), (64, 4096, 14336), (16, 4096, 11008), (1, 4096, 4096),
     (16, 4096, 4096), (128, 4096, 4096), (1000, 1000, 1000), (4096, 4096, 4096),
+    (3000, 3000, 3000), (3008, 3008, 3008),
 ]
 
 

@@ -42,7 +42,9 @@ struct Cli {
     num_stages: Option<u32>,
     /// Split-K: this many programs (a cluster along grid axis 2, sm_90+)
     /// share the kernel's dot loop and sum their accumulators; launch with
-    /// the grid's z multiplied by it (the manifest's `cluster_splits`).
+    /// the grid's z multiplied by it (the manifest's `cluster_splits`) and
+    /// one argument more, `split_tile`: the tile of program 0 (the runtime's
+    /// `split_launch`).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=8))]
     split_k: Option<u32>,
     /// What to write.

@@ -1,11 +1,15 @@
 //! Split-K: `S` programs share the iterations of a kernel's dot loop and sum
 //! their accumulators, so a matmul with few output tiles (skinny M, small N)
-//! still fills the GPU. Asked for by `--split-k S` (an op spec's
+//! still fills the GPU, and the last, partial wave of a larger one finishes
+//! sooner. Asked for by `--split-k S` (an op spec's
 //! `#pragma opgen split_k [1, 4]`); needs thread-block clusters (sm_90+).
 //!
 //! The `S` programs of one output tile are `program_id(2) = 0 .. S` (one
-//! cluster along grid axis 2: launchers multiply the grid's z by `S`). For
-//! the loop
+//! cluster along grid axis 2: launchers multiply the grid's z by `S`). The
+//! kernel gains a last parameter, `split_tile`, that its `program_id(0)` is
+//! offset by: a launch can split only the tiles from `split_tile` on, after
+//! the unsplit kernel ran the ones before (stream-K's hybrid schedule; the
+//! runtime's `split_launch`). For the loop
 //! ```text
 //! for (k = k0; k < K; k += BK) { ... c = a @ b + c; pa += da; pb += db; }
 //! epilogue(c)
@@ -28,14 +32,15 @@
 //!   change in the loop (`k < K`, `k > 0`);
 //! - nothing before the loop or in it stores, does atomics or returns
 //!   (every program of the cluster must reach the sum, and runs that code);
-//! - the kernel does not read `program_id(2)` or `num_programs(2)`.
+//! - the kernel does not read `program_id(2)` or `num_programs` (a launch
+//!   may run part of the tiles).
 use super::{Pass, PassOptions};
 use crate::ir::walk::{
     memory_free, operands, operands_mut, regions, replace_uses, visit_region, walk_ops,
 };
 use crate::ir::{
-    BinOp, CmpPred, Const, DType, Function, Op, OpKind, Region, ScalarType, Type, ValueId,
-    ValueInfo, MAX_CLUSTER_SPLITS,
+    BinOp, CmpPred, Const, DType, Function, Op, OpKind, Param, ParamAttrs, Region, ScalarType,
+    Type, ValueId, ValueInfo, MAX_CLUSTER_SPLITS,
 };
 use crate::span::Span;
 use std::collections::{HashMap, HashSet};
@@ -108,7 +113,7 @@ fn find_match(func: &Function) -> Option<Match> {
     let uses_axis_2 = visits.iter().any(|v| {
         matches!(
             v.op.kind,
-            OpKind::ProgramId { axis: 2 } | OpKind::NumPrograms { axis: 2 }
+            OpKind::ProgramId { axis: 2 } | OpKind::NumPrograms { .. }
         )
     });
     let dot_loops: Vec<&Op> = visits
@@ -264,9 +269,53 @@ fn invariant_chain(
     Some(chain)
 }
 
+/// The parameter [`SplitK`] adds: the tile of the launch's first program.
+pub const SPLIT_TILE_PARAM: &str = "split_tile";
+
+/// Adds the `split_tile` parameter; every `program_id(0)` of `body` then
+/// reads `program_id(0) + split_tile`. The ops computing it, to go first.
+fn offset_tiles(func: &mut Function, body: &mut Region, span: Span) -> Vec<Op> {
+    let first = ValueId(func.values.len() as u32);
+    func.values.push(ValueInfo {
+        ty: i32_scalar(),
+        name: Some(SPLIT_TILE_PARAM.to_string()),
+    });
+    func.params.push(Param {
+        name: SPLIT_TILE_PARAM.to_string(),
+        value: first,
+        attrs: ParamAttrs::default(),
+    });
+    let mut reads = Vec::new();
+    visit_region(body, 0, &mut |op, _| {
+        if matches!(op.kind, OpKind::ProgramId { axis: 0 }) {
+            reads.extend(op.results.iter().copied());
+        }
+    });
+    let mut cx = Builder {
+        func,
+        ops: Vec::new(),
+        span,
+    };
+    let program = cx.push(OpKind::ProgramId { axis: 0 }, i32_scalar(), None);
+    let tile = cx.push(
+        OpKind::Binary {
+            op: BinOp::Add,
+            lhs: program,
+            rhs: first,
+        },
+        i32_scalar(),
+        Some("tile"),
+    );
+    for read in reads {
+        replace_uses(body, read, tile);
+    }
+    cx.ops
+}
+
 fn apply(func: &mut Function, m: &Match, splits: u32) {
     let mut body = std::mem::take(&mut func.body);
     let span = body.ops[m.at].span;
+    let tile_ops = offset_tiles(func, &mut body, span);
     let mut cx = Builder {
         func,
         ops: Vec::new(),
@@ -429,6 +478,7 @@ fn apply(func: &mut Function, m: &Match, splits: u32) {
         span: rest_span,
     };
     let loop_op = body.ops.pop();
+    body.ops.splice(0..0, tile_ops);
     body.ops.extend(prologue);
     body.ops.extend(loop_op);
     body.ops.extend(tail);

@@ -4,7 +4,8 @@
 use crate::per_device::PerDevice;
 use crate::pin::Pin;
 use opgen_runtime::{
-    Chooser, Device, EventTimer, Grid, Kernel, KernelArg, KernelTimer, ModuleImage, Stream, Variant,
+    split_plan, Chooser, Device, EventTimer, Grid, Kernel, KernelArg, KernelTimer, ModuleImage,
+    Stream, Variant,
 };
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
@@ -17,6 +18,9 @@ struct Entry {
     variant: Variant,
     image: ModuleImage,
     config: String,
+    /// For a split-K variant, the same config unsplit (its `SPLIT_K` 1):
+    /// it runs the full waves of tiles, the split variant the rest.
+    unsplit: Option<usize>,
 }
 
 pub struct Op {
@@ -28,6 +32,8 @@ pub struct Op {
     /// Programs of a persistent kernel that fit on the device at once, per
     /// (device, variant): asked of the driver once, not at every launch.
     resident: PerDevice<u32>,
+    /// Programs of a split-K variant that run at once (its clusters x S).
+    split_resident: PerDevice<u32>,
     /// The config per tune key (op, dims, dtypes, device, candidates).
     chooser: Chooser,
     /// The last launched variant (index into the entries), for `last_config`.
@@ -83,7 +89,8 @@ impl Op {
             .iter()
             .enumerate()
             .map(|(i, v)| read_entry(i, v))
-            .collect::<Result<Vec<_>, String>>();
+            .collect::<Result<Vec<_>, String>>()
+            .map(with_unsplit_siblings);
         Op::with_entries(name.to_string(), entries)
     }
 
@@ -98,6 +105,7 @@ impl Op {
             entries,
             kernels: PerDevice::default(),
             resident: PerDevice::default(),
+            split_resident: PerDevice::default(),
             last_launched: AtomicUsize::new(usize::MAX),
             decided: Mutex::new(HashMap::new()),
             pin: Pin::default(),
@@ -178,7 +186,6 @@ impl Op {
         let device = Device::open(ordinal).map_err(|e| e.to_string())?;
         // SAFETY: the framework's stream of this device, alive during the call.
         let stream = unsafe { Stream::from_raw(&device, call.stream.cast()) };
-        let args = call.args;
         let pick = if let Some(pos) = pinned {
             pos
         } else if call.candidates.len() == 1 {
@@ -194,7 +201,7 @@ impl Op {
             match known {
                 Some(pick) => pick,
                 None => {
-                    let pick = self.choose(entries, &device, &stream, call, args)?;
+                    let pick = self.choose(entries, &device, &stream, call)?;
                     let mut decided = lock(&self.decided);
                     if decided.len() >= MAX_DECIDED {
                         decided.clear(); // many shapes: the chooser still remembers them
@@ -205,7 +212,7 @@ impl Op {
             }
         };
         let index = call.candidates[pick] as usize;
-        self.launch_one(entries, &device, &stream, index, call.grids[pick], args)
+        self.launch_one(entries, &device, &stream, index, call, pick)
             .map_err(|e| format!("variant `{}`: {e}", entries[index].config))?;
         self.last_launched.store(index, Ordering::Relaxed);
         Ok(())
@@ -218,7 +225,6 @@ impl Op {
         device: &Arc<Device>,
         stream: &Stream,
         call: &Call,
-        args: &[KernelArg],
     ) -> Result<usize, String> {
         let configs: Vec<String> = call
             .candidates
@@ -246,21 +252,31 @@ impl Op {
             .choose(&key, &configs, &mut make_timer, &mut |pos| {
                 let index = call.candidates[pos] as usize;
                 // The tuner names the config of a failure itself.
-                self.launch_one(entries, device, stream, index, call.grids[pos], args)
+                self.launch_one(entries, device, stream, index, call, pos)
             })
             .map_err(|e| e.to_string())
     }
 
+    /// Launches variant `index`, the call's candidate at `pos`.
     fn launch_one(
         &self,
         entries: &[Entry],
         device: &Arc<Device>,
         stream: &Stream,
         index: usize,
-        grid: LaunchGrid,
-        args: &[KernelArg],
+        call: &Call,
+        pos: usize,
     ) -> opgen_runtime::Result<()> {
+        let (grid, args) = (call.grids[pos], call.args);
         let kernel = self.kernel(entries, device, index)?;
+        // A split-K variant whose unsplit sibling these inputs admit too:
+        // the sibling runs the full waves, the split variant the tail.
+        let sibling = entries[index]
+            .unsplit
+            .filter(|&u| !grid.persistent && call.candidates.contains(&(u as u32)));
+        if let Some(unsplit) = sibling {
+            return self.launch_split(entries, device, stream, (index, unsplit), grid, args);
+        }
         let x = if grid.persistent {
             let resident = self
                 .resident
@@ -270,6 +286,47 @@ impl Op {
             grid.x
         };
         kernel.launch(stream, Grid(x, grid.y, grid.z), args)
+    }
+
+    /// Split variant `index` and its unsplit sibling share the tiles of the
+    /// launch (the runtime's `split_plan`).
+    fn launch_split(
+        &self,
+        entries: &[Entry],
+        device: &Arc<Device>,
+        stream: &Stream,
+        (index, unsplit): (usize, usize),
+        grid: LaunchGrid,
+        args: &[KernelArg],
+    ) -> opgen_runtime::Result<()> {
+        let kernel = self.kernel(entries, device, index)?;
+        let whole = self.kernel(entries, device, unsplit)?;
+        let ordinal = device.ordinal();
+        let whole_slots = self
+            .resident
+            .get_or_make(ordinal, unsplit, || whole.persistent_grid(u32::MAX))?;
+        let split_slots = self.split_resident.get_or_make(ordinal, index, || {
+            Ok::<_, opgen_runtime::RuntimeError>(
+                kernel.resident_clusters()? * kernel.variant().cluster_splits,
+            )
+        })?;
+        let full = Grid(grid.x, grid.y, grid.z);
+        let Ok(plan) = split_plan(
+            kernel.variant().cluster_splits,
+            full,
+            whole_slots,
+            split_slots,
+        ) else {
+            return kernel.launch(stream, full, args); // which says what is wrong
+        };
+        if plan.whole_tiles > 0 {
+            whole.launch(stream, Grid(plan.whole_tiles, grid.y, grid.z), args)?;
+        }
+        if plan.split_tiles > 0 {
+            let tail = Grid(plan.split_tiles, grid.y, grid.z);
+            kernel.launch_split_tail(stream, tail, plan.whole_tiles, args)?;
+        }
+        Ok(())
     }
 
     fn kernel(
@@ -351,8 +408,50 @@ fn read_entry(i: usize, v: &VariantRef) -> Result<Entry, String> {
         variant,
         image,
         config: v.config.to_string(),
+        unsplit: None,
     })
 }
+
+/// Links each split-K variant to its unsplit sibling: the same kernel,
+/// macros and config (warps, stages) but `SPLIT_K` 1.
+fn with_unsplit_siblings(mut entries: Vec<Entry>) -> Vec<Entry> {
+    let unsplit_of = |split: &Entry| {
+        let mut macros = split.variant.macros.clone();
+        macros.insert(SPLIT_K_MACRO.to_string(), "1".to_string());
+        let config: Vec<String> = split
+            .config
+            .split_whitespace()
+            .map(|item| match item.split_once('=') {
+                Some((SPLIT_K_MACRO, _)) => format!("{SPLIT_K_MACRO}=1"),
+                _ => item.to_string(),
+            })
+            .collect();
+        entries.iter().position(|e| {
+            e.variant.cluster_splits <= 1
+                && e.variant.kernel == split.variant.kernel
+                && e.variant.num_warps == split.variant.num_warps
+                && e.variant.macros == macros
+                && e.config
+                    .split_whitespace()
+                    .eq(config.iter().map(String::as_str))
+        })
+    };
+    let siblings: Vec<Option<usize>> = entries
+        .iter()
+        .map(|e| {
+            (e.variant.cluster_splits > 1)
+                .then(|| unsplit_of(e))
+                .flatten()
+        })
+        .collect();
+    for (entry, sibling) in entries.iter_mut().zip(siblings) {
+        entry.unsplit = sibling;
+    }
+    entries
+}
+
+/// The tuning macro of an op spec's `split_k` line.
+const SPLIT_K_MACRO: &str = "SPLIT_K";
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -392,6 +491,48 @@ mod tests {
         // for want of a GPU or of a grid, not of its digest).
         let err = op_with_digest(compiled, &digest).launch(&call).unwrap_err();
         assert!(!err.contains("triton-opgen compiled"), "{err}");
+    }
+
+    #[test]
+    fn a_split_variant_finds_its_unsplit_sibling_of_the_same_dtype_and_stages() {
+        let variant = |config: &str, ty: &str, splits: u32| {
+            let split = config
+                .split_whitespace()
+                .find(|i| i.starts_with("SPLIT_K="))
+                .unwrap();
+            let json = format!(
+                "{{\"file\":\"x\",\"kernel\":\"dot\",\"num_warps\":4,\"params\":[],\
+                 \"cluster_splits\":{splits},\"macros\":{{\"TM\":\"64\",\"TYPE\":\"{ty}\",\
+                 \"SPLIT_K\":\"{}\"}}}}",
+                &split["SPLIT_K=".len()..]
+            );
+            (config.to_string(), json)
+        };
+        let raw = [
+            variant("TM=64 SPLIT_K=1 num_warps=4 num_stages=3", "half", 1),
+            variant("TM=64 SPLIT_K=2 num_warps=4 num_stages=3", "half", 2),
+            variant("TM=64 SPLIT_K=2 num_warps=4 num_stages=8", "half", 2),
+            variant("TM=64 SPLIT_K=1 num_warps=4 num_stages=3", "float", 1),
+            variant("TM=64 SPLIT_K=2 num_warps=4 num_stages=3", "float", 2),
+        ];
+        let entries: Vec<Entry> = raw
+            .iter()
+            .enumerate()
+            .map(|(i, (config, json))| {
+                let v = VariantRef {
+                    kernel: "",
+                    config,
+                    json,
+                    image: b".version 8.0\n",
+                };
+                read_entry(i, &v).unwrap()
+            })
+            .collect();
+        let linked: Vec<Option<usize>> = with_unsplit_siblings(entries)
+            .iter()
+            .map(|e| e.unsplit)
+            .collect();
+        assert_eq!(linked, [None, Some(0), None, None, Some(3)]);
     }
 
     fn call<'a>(candidates: &'a [u32], dims: &'a [i64], dtype: &'a str) -> Call<'a> {

@@ -152,7 +152,55 @@ impl Kernel {
         dynamic_shared_bytes: u32,
         args: &[KernelArg],
     ) -> Result<()> {
-        let grid = self.clustered(grid.into())?;
+        self.launch_tiles(stream, grid.into(), 0, dynamic_shared_bytes, args)
+    }
+
+    /// Launches a split-K variant over the tiles `first_tile ..` (its
+    /// `program_id(0)` offset by `first_tile`, its added `split_tile`
+    /// argument), every one split: the tail of a launch whose first tiles
+    /// the unsplit variant ran ([`crate::split_launch`]).
+    pub fn launch_split_tail(
+        &self,
+        stream: &Stream,
+        grid: impl Into<Grid>,
+        first_tile: u32,
+        args: &[KernelArg],
+    ) -> Result<()> {
+        if self.variant.cluster_splits <= 1 {
+            return Err(self.invalid("not a split-K variant".to_string()));
+        }
+        self.launch_tiles(
+            stream,
+            grid.into(),
+            first_tile,
+            self.variant.shared_bytes,
+            args,
+        )
+    }
+
+    fn launch_tiles(
+        &self,
+        stream: &Stream,
+        grid: Grid,
+        first_tile: u32,
+        dynamic_shared_bytes: u32,
+        args: &[KernelArg],
+    ) -> Result<()> {
+        let grid = self.clustered(grid)?;
+        // A split-K variant's last parameter: the tile of program 0.
+        let with_tile: Vec<KernelArg>;
+        let args = if self.variant.cluster_splits > 1 {
+            let first = i32::try_from(first_tile)
+                .map_err(|_| self.invalid(format!("first tile {first_tile}")))?;
+            with_tile = args
+                .iter()
+                .copied()
+                .chain([KernelArg::I32(first)])
+                .collect();
+            &with_tile[..]
+        } else {
+            args
+        };
         check_args(&self.variant, args)?;
         self.check_grid(grid)?;
         self.check_block(dynamic_shared_bytes)?;
@@ -205,6 +253,36 @@ impl Kernel {
             format!("kernel `{}`", self.variant.kernel)
         })?;
         Ok(blocks.max(0) as u32)
+    }
+
+    /// Clusters of this split-K variant the device runs at once
+    /// (`cuOccupancyMaxActiveClusters`: a cluster must fit in one GPC, so
+    /// this can be less than the SMs' blocks over the cluster size, which is
+    /// the answer where the driver has none).
+    pub fn resident_clusters(&self) -> Result<u32> {
+        let splits = self.variant.cluster_splits.max(1);
+        self.device.bind()?;
+        self.opt_in_shared(self.variant.shared_bytes)?;
+        let config = sys::CUlaunchConfig {
+            gridDimX: 1,
+            gridDimY: 1,
+            gridDimZ: splits,
+            blockDimX: self.block_threads(),
+            blockDimY: 1,
+            blockDimZ: 1,
+            sharedMemBytes: self.variant.shared_bytes,
+            hStream: std::ptr::null_mut(),
+            attrs: std::ptr::null_mut(),
+            numAttrs: 0,
+        };
+        let mut clusters: std::ffi::c_int = 0;
+        // SAFETY: function is live; config outlives the call.
+        let asked =
+            unsafe { sys::cuOccupancyMaxActiveClusters(&mut clusters, self.function, &config) };
+        if asked == sys::CUresult::CUDA_SUCCESS && clusters > 0 {
+            return Ok(clusters as u32);
+        }
+        Ok(self.max_active_blocks_per_sm()? * self.device.properties().sm_count / splits)
     }
 
     /// Grid for a persistent kernel (seed 002): `NUM_SM x occupancy`, at most

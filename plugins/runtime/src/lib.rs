@@ -27,7 +27,11 @@
 //!   with `cuFuncSetAttribute` above 48 KiB.
 //! - A split-K variant (manifest `cluster_splits` S > 1, a cluster declared
 //!   in its PTX) runs S programs per grid point along z: the launch's grid
-//!   must have z = 1, and z becomes S ([`kernel::clustered_grid`]).
+//!   must have z = 1, and z becomes S ([`kernel::clustered_grid`]); its last
+//!   argument, `split_tile`, offsets its tiles, and the runtime adds it
+//!   ([`Kernel::launch_split_tail`]). A generated op runs the full waves of
+//!   tiles with the unsplit sibling and splits only the last, partial one
+//!   ([`split_launch`]).
 //! - Arguments are checked against the manifest's parameter types and the
 //!   `__multipleof` / `__aligned` promises (pointers default to 16-byte
 //!   alignment); errors name the kernel, the parameter and the expected type.
@@ -80,6 +84,7 @@ pub mod manifest;
 pub mod memory;
 pub mod module;
 pub mod occupancy;
+pub mod split_launch;
 pub mod stream;
 pub mod timer;
 
@@ -98,6 +103,7 @@ pub use manifest::{ElemType, Manifest, Param, ParamType, Variant};
 pub use memory::{DeviceBuffer, DeviceCopy};
 pub use module::{Module, ModuleImage};
 pub use occupancy::estimate_blocks_per_sm;
+pub use split_launch::{split_plan, SplitPlan};
 pub use stream::Stream;
 pub use timer::EventTimer;
 
