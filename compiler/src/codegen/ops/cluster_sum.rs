@@ -85,9 +85,12 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
         let local = lw.smem_elem_ptr(0, vec_ty, at)?;
         locals.push(lw.builder.build_ptr_to_int(local, i32t, "split_local")?);
     }
+    // Chunk by chunk, each summed over the other CTAs in rank order (the
+    // interpreter's order): only one chunk's loads are in flight per CTA,
+    // so a 128x256 tile split 4 ways does not run out of registers.
     let mut sums = regs.clone();
-    for other in 0..*splits - 1 {
-        for (chunk, &local) in sums.chunks_mut(VECTOR).zip(&locals) {
+    for (chunk, &local) in sums.chunks_mut(VECTOR).zip(&locals) {
+        for other in 0..*splits - 1 {
             let remote = map_shared(lw, local, other)?;
             let parts = load_remote(lw, remote)?;
             for (s, p) in chunk.iter_mut().zip(parts) {
