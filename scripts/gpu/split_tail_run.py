@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""One `triton::dot` call with a split-K config pinned on a shape whose tiles
-make more than a wave, so the unsplit sibling runs the full waves and the
-split variant the tail; values checked against torch. Small enough to run
-under compute-sanitizer:
+"""One `triton::dot` call with one config pinned, values checked against
+torch: e.g. a split-K config on a shape whose tiles make more than a wave
+(the unsplit sibling runs the full waves, the split variant the tail), or
+an unaligned config on an odd shape. Small enough to run under
+compute-sanitizer:
 
     compute-sanitizer --tool racecheck python3 scripts/gpu/split_tail_run.py out/torch \\
         "TM=128 TN=128 ALIGN=8 SPLIT_K=2 num_warps=8 num_stages=3" 2304x2048x1024
