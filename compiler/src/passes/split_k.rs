@@ -36,7 +36,7 @@
 //!   may run part of the tiles).
 use super::{Pass, PassOptions};
 use crate::ir::walk::{
-    memory_free, operands, operands_mut, regions, replace_uses, visit_region, walk_ops,
+    memory_free, operands, operands_mut, regions, regions_mut, replace_uses, visit_region, walk_ops,
 };
 use crate::ir::{
     BinOp, CmpPred, Const, DType, Function, Op, OpKind, Param, ParamAttrs, Region, ScalarType,
@@ -272,9 +272,11 @@ fn invariant_chain(
 /// The parameter [`SplitK`] adds: the tile of the launch's first program.
 pub const SPLIT_TILE_PARAM: &str = "split_tile";
 
-/// Adds the `split_tile` parameter; every `program_id(0)` of `body` then
-/// reads `program_id(0) + split_tile`. The ops computing it, to go first.
-fn offset_tiles(func: &mut Function, body: &mut Region, span: Span) -> Vec<Op> {
+/// Adds the `split_tile` parameter; every read of `program_id(0)` in `body`
+/// is replaced by `program_id(0) + split_tile`. The ops computing it, to go
+/// first, and the old reads, now unused (removed once the body is rebuilt:
+/// they sit before the loop whose index the match holds).
+fn offset_tiles(func: &mut Function, body: &mut Region, span: Span) -> (Vec<Op>, Vec<ValueId>) {
     let first = ValueId(func.values.len() as u32);
     func.values.push(ValueInfo {
         ty: i32_scalar(),
@@ -306,16 +308,29 @@ fn offset_tiles(func: &mut Function, body: &mut Region, span: Span) -> Vec<Op> {
         i32_scalar(),
         Some("tile"),
     );
-    for read in reads {
+    for &read in &reads {
         replace_uses(body, read, tile);
     }
-    cx.ops
+    (cx.ops, reads)
+}
+
+/// Removes the ops of `region` (nested too) that define `values`: reads of
+/// `program_id(0)` nothing uses any more.
+fn drop_defs(region: &mut Region, values: &[ValueId]) {
+    region
+        .ops
+        .retain(|op| !op.results.iter().any(|r| values.contains(r)));
+    for op in &mut region.ops {
+        for inner in regions_mut(&mut op.kind) {
+            drop_defs(inner, values);
+        }
+    }
 }
 
 fn apply(func: &mut Function, m: &Match, splits: u32) {
     let mut body = std::mem::take(&mut func.body);
     let span = body.ops[m.at].span;
-    let tile_ops = offset_tiles(func, &mut body, span);
+    let (tile_ops, old_reads) = offset_tiles(func, &mut body, span);
     let mut cx = Builder {
         func,
         ops: Vec::new(),
@@ -483,6 +498,7 @@ fn apply(func: &mut Function, m: &Match, splits: u32) {
     body.ops.extend(loop_op);
     body.ops.extend(tail);
     body.ops.push(guarded);
+    drop_defs(&mut body, &old_reads);
     func.body = body;
 }
 

@@ -56,10 +56,9 @@ pub struct LaunchOption {
     pub num_stages: Option<u32>,
 }
 
-/// The tuning macro a `split_k [1, 4]` line declares: its values are the
-/// split-K factors, one per variant, which `require` lines may read (the
-/// kernel sees it too, and may ignore it).
-pub const SPLIT_K_MACRO: &str = "SPLIT_K";
+/// The tuning macro a `split_k [1, 4]` line declares (the runtime's, which
+/// finds a split variant's unsplit sibling by it).
+pub use opgen_runtime::split_launch::SPLIT_K_MACRO;
 
 /// `dtype T in {float32: TYPE=float, float16: TYPE=half}`.
 #[derive(Clone, Debug, PartialEq)]

@@ -3,6 +3,7 @@
 
 use crate::per_device::PerDevice;
 use crate::pin::Pin;
+use opgen_runtime::split_launch::SPLIT_K_MACRO;
 use opgen_runtime::{
     split_plan, Chooser, Device, EventTimer, Grid, Kernel, KernelArg, KernelTimer, ModuleImage,
     Stream, Variant,
@@ -268,7 +269,6 @@ impl Op {
         pos: usize,
     ) -> opgen_runtime::Result<()> {
         let (grid, args) = (call.grids[pos], call.args);
-        let kernel = self.kernel(entries, device, index)?;
         // A split-K variant whose unsplit sibling these inputs admit too:
         // the sibling runs the full waves, the split variant the tail.
         let sibling = entries[index]
@@ -277,10 +277,9 @@ impl Op {
         if let Some(unsplit) = sibling {
             return self.launch_split(entries, device, stream, (index, unsplit), grid, args);
         }
+        let kernel = self.kernel(entries, device, index)?;
         let x = if grid.persistent {
-            let resident = self
-                .resident
-                .get_or_make(device.ordinal(), index, || kernel.persistent_grid(u32::MAX))?;
+            let resident = self.resident_programs(device, index, &kernel)?;
             grid.x.min(resident).max(1)
         } else {
             grid.x
@@ -301,15 +300,14 @@ impl Op {
     ) -> opgen_runtime::Result<()> {
         let kernel = self.kernel(entries, device, index)?;
         let whole = self.kernel(entries, device, unsplit)?;
-        let ordinal = device.ordinal();
-        let whole_slots = self
-            .resident
-            .get_or_make(ordinal, unsplit, || whole.persistent_grid(u32::MAX))?;
-        let split_slots = self.split_resident.get_or_make(ordinal, index, || {
-            Ok::<_, opgen_runtime::RuntimeError>(
-                kernel.resident_clusters()? * kernel.variant().cluster_splits,
-            )
-        })?;
+        let whole_slots = self.resident_programs(device, unsplit, &whole)?;
+        let split_slots = self
+            .split_resident
+            .get_or_make(device.ordinal(), index, || {
+                Ok::<_, opgen_runtime::RuntimeError>(
+                    kernel.resident_clusters()? * kernel.variant().cluster_splits,
+                )
+            })?;
         let full = Grid(grid.x, grid.y, grid.z);
         let Ok(plan) = split_plan(
             kernel.variant().cluster_splits,
@@ -327,6 +325,18 @@ impl Op {
             kernel.launch_split_tail(stream, tail, plan.whole_tiles, args)?;
         }
         Ok(())
+    }
+
+    /// Programs of variant `index` (loaded as `kernel`) the device runs at
+    /// once, `SMs x blocks per SM`: asked of the driver once per device.
+    fn resident_programs(
+        &self,
+        device: &Arc<Device>,
+        index: usize,
+        kernel: &Kernel,
+    ) -> opgen_runtime::Result<u32> {
+        self.resident
+            .get_or_make(device.ordinal(), index, || kernel.persistent_grid(u32::MAX))
     }
 
     fn kernel(
@@ -449,9 +459,6 @@ fn with_unsplit_siblings(mut entries: Vec<Entry>) -> Vec<Entry> {
     }
     entries
 }
-
-/// The tuning macro of an op spec's `split_k` line.
-const SPLIT_K_MACRO: &str = "SPLIT_K";
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())

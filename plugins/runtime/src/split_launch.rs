@@ -9,6 +9,12 @@
 
 use crate::kernel::Grid;
 
+/// The tuning macro an op spec's `split_k [1, 4]` line declares: its values
+/// are the split-K factors, one per variant, which `require` lines may read
+/// (the kernel sees it too, and may ignore it). A split variant's sibling
+/// has it at 1.
+pub const SPLIT_K_MACRO: &str = "SPLIT_K";
+
 /// Tiles of a launch the unsplit sibling runs (the first ones) and the
 /// split variant runs (the rest).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
