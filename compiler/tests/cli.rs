@@ -208,15 +208,26 @@ fn print_passes_lists_the_order_without_a_file() {
         .collect();
     assert_eq!(order, standard, "{listing}");
     // The target comes from --arch and --num-warps (defaults included), so
-    // the target-aware passes are not listed as skipped; split-k is, until
-    // --split-k asks for a split.
+    // the target-aware passes are not listed as skipped; split-k and
+    // tma-loads are, until --split-k and --tma ask for them.
     let skipped: Vec<&str> = listing.lines().filter(|l| l.contains("skipped")).collect();
-    assert_eq!(skipped.len(), 1, "{listing}");
+    assert_eq!(skipped.len(), 2, "{listing}");
     assert!(
         skipped[0].contains("split-k") && skipped[0].contains("no split asked (--split-k)"),
         "{listing}"
     );
-    let asked = tritonc(&["--print-passes", "--split-k", "4"]);
+    assert!(
+        skipped[1].contains("tma-loads") && skipped[1].contains("not asked for (--tma)"),
+        "{listing}"
+    );
+    let asked = tritonc(&[
+        "--print-passes",
+        "--split-k",
+        "4",
+        "--tma",
+        "--arch",
+        "sm_90a",
+    ]);
     assert!(!String::from_utf8(asked.stdout).unwrap().contains("skipped"));
 }
 
@@ -310,7 +321,8 @@ fn an_unknown_pass_is_an_error_listing_the_passes() {
     assert_eq!(
         stderr(&out),
         "error: unknown pass `unroll`; the passes are: unrotate-prefetch, split-k, assign-layouts, \
-         pipeline-dot-loops, narrow-before-convert, insert-layout-conversions, allocate-shared-memory, place-barriers, \
+         pipeline-dot-loops, tma-loads, narrow-before-convert, insert-layout-conversions, allocate-shared-memory, \
+         place-barriers, \
          or `all`\n"
     );
     assert!(out.stdout.is_empty());

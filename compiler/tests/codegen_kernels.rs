@@ -21,6 +21,7 @@ fn build(func: &Function, name: &str, num_warps: u32) -> Vec<CompiledKernel> {
                     num_warps,
                     num_stages: None,
                     split_k: None,
+                    tma: false,
                 },
             )
             .unwrap_or_else(|e| panic!("{name} for {arch_name}: {e}"));
@@ -175,6 +176,7 @@ fn dump_ptx_for_gpu_check() {
                 num_warps: 4,
                 num_stages: None,
                 split_k: None,
+                tma: false,
             },
         )
         .expect("compile");
@@ -215,6 +217,7 @@ fn unsupported_inputs_are_errors_not_panics() {
         num_warps: 4,
         num_stages: None,
         split_k: None,
+        tma: false,
     };
     assert!(matches!(
         compile(&f, &opts),
@@ -226,6 +229,7 @@ fn unsupported_inputs_are_errors_not_panics() {
         num_warps: 3,
         num_stages: None,
         split_k: None,
+        tma: false,
     };
     assert!(matches!(
         compile(&f, &bad),
@@ -330,6 +334,7 @@ fn dump_bench_ptx() {
             num_warps: 16,
             num_stages: None,
             split_k: None,
+            tma: false,
         },
     )
     .expect("compile");
@@ -341,6 +346,7 @@ fn dump_bench_ptx() {
             num_warps: 16,
             num_stages: None,
             split_k: None,
+            tma: false,
         },
     )
     .expect("compile");

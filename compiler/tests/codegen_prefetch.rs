@@ -26,6 +26,7 @@ fn ptx_of(text: &str, ty: &str, tiles: [usize; 3], arch: Arch, num_warps: u32) -
             num_warps,
             num_stages: None,
             split_k: None,
+            tma: false,
         },
     };
     let defs: Vec<(String, String)> = [("TYPE", ty.to_string())]

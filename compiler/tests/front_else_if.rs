@@ -45,6 +45,7 @@ fn ptx_of(source: &Source) -> String {
             num_warps: 1,
             num_stages: None,
             split_k: None,
+            tma: false,
         },
     };
     let mut kernels = compile(source, &[], &options).unwrap_or_else(|e| panic!("{e}"));

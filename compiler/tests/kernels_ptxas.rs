@@ -80,6 +80,7 @@ fn every_test_kernel_passes_ptxas() {
                         num_warps: *num_warps,
                         num_stages: None,
                         split_k: None,
+                        tma: false,
                     },
                 };
                 for result in space::compile_all(&source, defines, &options, |_| {}) {

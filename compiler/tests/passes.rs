@@ -80,14 +80,17 @@ fn parse_header(text: &str) -> Result<Header, String> {
     })
 }
 
-/// `--arch A --num-warps N --num-stages S --split-k P` (tritonc's flags; warps default to 4).
+/// `--arch A --num-warps N --num-stages S --split-k P --tma` (tritonc's flags; warps default to 4).
 fn parse_target(words: &str) -> Result<Target, String> {
-    let words = shlex::split(words).ok_or("unbalanced quotes in `// target:`")?;
+    let mut words = shlex::split(words).ok_or("unbalanced quotes in `// target:`")?;
+    let tma = words.iter().any(|w| w == "--tma");
+    words.retain(|w| w != "--tma");
     let mut target = Target {
         arch: Arch::Sm80,
         num_warps: 4,
         num_stages: None,
         split_k: None,
+        tma,
     };
     let mut arch = None;
     for pair in words.chunks(2) {
@@ -106,7 +109,7 @@ fn parse_target(words: &str) -> Result<Target, String> {
             "--split-k" => target.split_k = Some(number()? as u32),
             _ => {
                 return Err(format!(
-                    "`// target:` takes --arch, --num-warps, --num-stages, --split-k, not {flag}"
+                    "`// target:` takes --arch, --num-warps, --num-stages, --split-k, --tma, not {flag}"
                 ))
             }
         }
@@ -234,7 +237,8 @@ fn headers_are_checked() {
             arch: Arch::Sm90a,
             num_warps: 8,
             num_stages: None,
-            split_k: None
+            split_k: None,
+            tma: false,
         })
     );
     assert!(err("// pass: p\n// expect: changed\n// target: --num-warps 8\n").contains("--arch"));

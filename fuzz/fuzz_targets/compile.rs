@@ -27,6 +27,7 @@ fuzz_target!(|data: &[u8]| {
             num_warps: 4,
             num_stages: None,
             split_k: None,
+            tma: false,
         },
     };
     match compile(&source, &defines, &options) {

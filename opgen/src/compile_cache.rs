@@ -16,6 +16,7 @@ use tritonc::codegen::CodegenOptions;
 use tritonc::driver::manifest::ParamEntry;
 use tritonc::driver::Source;
 use tritonc::front::FrontOptions;
+use tritonc::ir::TensorMapParam;
 use tritonc::span::SourceMap;
 
 pub const CACHE_ENV: &str = "TRITON_OPGEN_COMPILE_CACHE";
@@ -30,6 +31,8 @@ pub struct CompiledKernel {
     /// Split-K's programs per grid point along z (1: none).
     pub cluster_splits: u32,
     pub params: Vec<ParamEntry>,
+    #[serde(default)]
+    pub tensor_maps: Vec<TensorMapParam>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -78,8 +81,8 @@ impl CompileCache {
         let mut h = std::collections::hash_map::DefaultHasher::new();
         compiler_identity().hash(&mut h);
         format!(
-            "{:?} {} {:?} {:?}",
-            codegen.arch, codegen.num_warps, codegen.num_stages, codegen.split_k
+            "{:?} {} {:?} {:?} {}",
+            codegen.arch, codegen.num_warps, codegen.num_stages, codegen.split_k, codegen.tma
         )
         .hash(&mut h);
         for (name, text) in sources.all() {

@@ -33,6 +33,8 @@ pub struct CompiledVariant {
     /// Programs per grid point along z (split-K's cluster), 1 without.
     pub cluster_splits: u32,
     pub params: Vec<ParamEntry>,
+    /// Tensor-map parameters after `params` (TMA copies).
+    pub tensor_maps: Vec<tritonc::ir::TensorMapParam>,
     pub ptx: String,
 }
 
@@ -197,11 +199,13 @@ pub fn compile_with(
                     num_warps: option.num_warps,
                     num_stages: option.num_stages,
                     split_k: None,
+                    tma: false,
                 },
             };
             for point in tuning::expand(&defines) {
                 let mut options = options.clone();
                 options.codegen.split_k = spec.split_k_of(&point.defines);
+                options.codegen.tma = spec.tma_of(&point.defines);
                 let tuned: Vec<(String, String)> = point.tuned(&defines).cloned().collect();
                 jobs.push(Job {
                     group,
@@ -252,6 +256,9 @@ pub fn compile_with(
                 Some(name) => kernels.iter().find(|k| &k.name == name),
                 None => kernels.first(),
             };
+            if chosen.is_none() && job.options.codegen.tma && kernels.is_empty() {
+                continue; // TMA not taken (see `compile_point`)
+            }
             let Some(k) = chosen else {
                 let names: Vec<&str> = kernels.iter().map(|k| k.name.as_str()).collect();
                 return Err(VariantError(format!(
@@ -262,15 +269,16 @@ pub fn compile_with(
                 )));
             };
             // A num_stages value the compiler capped (a loop it does not
-            // pipeline, a depth that does not fit), or a split-K the kernel
-            // does not take, gives the same kernel: one variant is enough to
-            // time.
+            // pipeline, a depth that does not fit), or a split-K or TMA
+            // copies the kernel does not take, gives the same kernel: one
+            // variant is enough to time.
             let same = variants
                 .iter()
                 .any(|v| v.tuned == tuned && v.num_warps == k.num_warps && v.ptx == k.ptx);
             let split_not_taken =
                 job.options.codegen.split_k.is_some_and(|s| s > 1) && k.cluster_splits == 1;
-            if same || split_not_taken {
+            let tma_not_taken = job.options.codegen.tma && k.tensor_maps.is_empty();
+            if same || split_not_taken || tma_not_taken {
                 continue;
             }
             let mut config = tuned_text(&tuned);
@@ -287,6 +295,7 @@ pub fn compile_with(
                 shared_bytes: k.shared_bytes,
                 cluster_splits: k.cluster_splits,
                 params: k.params.clone(),
+                tensor_maps: k.tensor_maps.clone(),
                 ptx: k.ptx.clone(),
             });
         }
@@ -425,6 +434,12 @@ fn compile_point(source: &Source, job: &Job, settings: &CompileSettings) -> Poin
             return Ok(kernels);
         }
     }
+    // A TMA point whose kernels copy nothing by TMA (no aligned wgmma loop)
+    // would give the point without TMA again: its passes say so before the
+    // costly code generation.
+    if job.options.codegen.tma && !takes_tma(source, job)? {
+        return Ok(Vec::new());
+    }
     let kernels: Vec<CompiledKernel> = tritonc::driver::compile_timed(
         source,
         &job.point.defines,
@@ -440,12 +455,30 @@ fn compile_point(source: &Source, job: &Job, settings: &CompileSettings) -> Poin
         shared_bytes: k.compiled.shared_bytes,
         num_warps: k.compiled.num_warps,
         cluster_splits: k.compiled.cluster_splits,
+        tensor_maps: k.compiled.tensor_maps,
     })
     .collect();
     if let (Some(cache), Some(key)) = (&settings.cache, &key) {
         cache.put(key, &kernels);
     }
     Ok(kernels)
+}
+
+/// Whether any kernel of the point copies tiles by TMA after the IR passes.
+fn takes_tma(source: &Source, job: &Job) -> Result<bool, tritonc::driver::CompileError> {
+    let lowered = tritonc::driver::lower_for_codegen(
+        source,
+        &job.point.defines,
+        &job.options.include_dirs,
+        &job.options.codegen,
+        &mut PhaseTimes::new(),
+        &mut |_| {},
+    )?;
+    Ok(lowered
+        .module
+        .functions
+        .iter()
+        .any(|f| !f.tensor_maps().is_empty()))
 }
 
 fn tuned_text(tuned: &[(String, String)]) -> String {
@@ -466,6 +499,7 @@ pub fn variant_json(v: &CompiledVariant) -> String {
         shared_bytes: v.shared_bytes,
         cluster_splits: v.cluster_splits,
         params: v.params.clone(),
+        tensor_maps: v.tensor_maps.clone(),
     };
     let mut json = serde_json::to_value(&entry).unwrap_or_default();
     // The bridge checks the embedded image against it before using it.

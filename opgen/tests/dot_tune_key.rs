@@ -23,6 +23,18 @@ use tritonc::codegen::Arch;
 fn compiled_variants() -> &'static [(String, Vec<(String, String)>)] {
     static VARIANTS: OnceLock<Vec<(String, Vec<(String, String)>)>> = OnceLock::new();
     VARIANTS.get_or_init(|| {
+        float16_group()
+            .variants
+            .iter()
+            .map(|v| (v.config.clone(), v.tuned.clone()))
+            .collect()
+    })
+}
+
+/// The float16 group of the op's variants for sm_90a, compiled once.
+fn float16_group() -> &'static triton_opgen::variants::Group {
+    static GROUP: OnceLock<triton_opgen::variants::Group> = OnceLock::new();
+    GROUP.get_or_init(|| {
         let (spec, source) = read_spec(&op_path("dot")).unwrap();
         let groups = compile(&spec, &source, Arch::Sm90a, &[], |_| {}, &mut Vec::new()).unwrap();
         let group = groups
@@ -30,11 +42,35 @@ fn compiled_variants() -> &'static [(String, Vec<(String, String)>)] {
             .find(|g| g.dtypes == [("T".to_string(), "float16".to_string())])
             .unwrap();
         group
-            .variants
-            .into_iter()
-            .map(|v| (v.config, v.tuned))
-            .collect()
     })
+}
+
+/// `tma [0, 1]`: a TMA variant exists only where its kernel copies by TMA
+/// (aligned, wgmma) and takes its tensor maps; the cp.async twin stays.
+#[test]
+fn tma_variants_are_the_aligned_ones_that_take_tensor_maps() {
+    let group = float16_group();
+    let tma: Vec<_> = group
+        .variants
+        .iter()
+        .filter(|v| macro_value(&v.tuned, "TMA") == 1)
+        .collect();
+    assert!(!tma.is_empty());
+    for v in &tma {
+        assert_eq!(macro_value(&v.tuned, "ALIGN"), 8, "{}", v.config);
+        assert!(!v.tensor_maps.is_empty(), "{} has no tensor map", v.config);
+        assert!(v.ptx.contains("cp.async.bulk.tensor"), "{}", v.config);
+        let twin = v.config.replace("TMA=1", "TMA=0");
+        let plain = group.variants.iter().find(|p| p.config == twin);
+        let plain = plain.unwrap_or_else(|| panic!("no {twin}"));
+        assert!(plain.tensor_maps.is_empty() && !plain.ptx.contains("cp.async.bulk.tensor"));
+    }
+    // Unaligned configs never copy by TMA: no TMA=1 twin of theirs.
+    assert!(group
+        .variants
+        .iter()
+        .filter(|v| macro_value(&v.tuned, "ALIGN") == 1)
+        .all(|v| macro_value(&v.tuned, "TMA") == 0));
 }
 
 /// The candidates' config ids as the generated op names them, in variant
@@ -148,9 +184,9 @@ fn dot_key_text_is_the_one_the_readme_and_runtime_docs_show() {
             .key(&dims, "T=float16", "NVIDIA H100 80GB HBM3", &configs)
             .to_string()
     };
-    let aligned = "triton::dot|[1024x1024x1024]|T=float16|NVIDIA H100 80GB HBM3|cands=49:c56db276";
+    let aligned = "triton::dot|[1024x1024x1024]|T=float16|NVIDIA H100 80GB HBM3|cands=71:c5f559c0";
     assert_eq!(key(1024), aligned);
-    assert!(key(1001).ends_with("|cands=16:3cc08387"), "{}", key(1001));
+    assert!(key(1001).ends_with("|cands=16:93b3d373"), "{}", key(1001));
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
     for doc in ["README.md", "plugins/runtime/src/autotune/key.rs"] {
         let text = std::fs::read_to_string(format!("{root}/{doc}")).unwrap();

@@ -128,7 +128,7 @@ fn jax_modules_list_and_pin_their_configs() {
     assert_section(
         "tools",
         &[
-            "dot has 64 configs, first 'TM=64 TN=32 ALIGN=1 SPLIT_K=1 num_warps=4 num_stages=3'",
+            "dot has 64 configs, first 'TM=64 TN=32 ALIGN=1 SPLIT_K=1 TMA=0 num_warps=4 num_stages=3'",
             "pinning a listed config and unpinning succeed",
             "unknown config: ValueError: no variant has the config `TM=7`; the op's configs are: TM=",
         ],

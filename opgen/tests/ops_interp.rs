@@ -237,6 +237,7 @@ fn split_dot(
         num_warps: 4,
         num_stages: None,
         split_k: Some(splits),
+        tma: false,
     };
     let options = PassOptions::all().with_target(target);
     PassManager::only("split-k", options)

@@ -551,3 +551,29 @@ fn deeply_nested_expressions_are_diagnostics() {
         "{e}"
     );
 }
+
+#[test]
+fn tma_line_is_a_tuning_macro_of_its_own() {
+    let spec = ok(&format!("{BASE}#pragma opgen tma [0, 1]\n"));
+    assert_eq!(spec.tma, vec![0, 1]);
+    let last = spec.tune.last().unwrap();
+    assert_eq!(last.name, "TMA");
+    assert_eq!(last.values, vec!["0".to_string(), "1".to_string()]);
+    let point = |v: &str| vec![("TMA".to_string(), v.to_string())];
+    assert!(spec.tma_of(&point("1")));
+    assert!(!spec.tma_of(&point("0")));
+    // Without the line nothing asks for TMA, whatever the macros say.
+    assert!(!ok(BASE).tma_of(&point("1")));
+}
+
+#[test]
+fn tma_values_macro_and_repeats_are_checked() {
+    let e = err(&format!("{BASE}#pragma opgen tma [0, 2]\n"));
+    assert!(e.contains("tma takes 0 (off) and 1 (on), got 2"), "{e}");
+    let e = err(&format!("{BASE}#pragma opgen tma 1\n#pragma opgen tma 0\n"));
+    assert!(e.contains("tma"), "{e}");
+    let e = err(&format!(
+        "{BASE}#pragma opgen define TMA = 1\n#pragma opgen tma [0, 1]\n"
+    ));
+    assert!(e.contains("`TMA` is the macro of the `tma` line"), "{e}");
+}

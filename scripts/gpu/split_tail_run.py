@@ -6,7 +6,7 @@ an unaligned config on an odd shape. Small enough to run under
 compute-sanitizer:
 
     compute-sanitizer --tool racecheck python3 scripts/gpu/split_tail_run.py out/torch \\
-        "TM=128 TN=128 ALIGN=8 SPLIT_K=2 num_warps=8 num_stages=3" 2304x2048x1024
+        "TM=128 TN=128 ALIGN=8 SPLIT_K=2 TMA=0 num_warps=8 num_stages=3" 2304x2048x1024
 """
 import os
 import sys

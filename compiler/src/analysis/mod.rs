@@ -7,4 +7,5 @@ pub mod operand_layouts;
 pub mod scratch;
 pub mod smem;
 pub mod swizzle;
+pub mod tensor_tile;
 pub mod wgmma;

@@ -47,6 +47,12 @@ struct Cli {
     /// `split_launch`).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=8))]
     split_k: Option<u32>,
+    /// sm_90a: copy the operand tiles of pipelined wgmma loops with the
+    /// tensor memory accelerator where each is a box of a tensor; launch
+    /// with one 128-byte tensor map per copied tensor after the arguments
+    /// (the manifest's `tensor_maps`, encoded by the runtime).
+    #[arg(long)]
+    tma: bool,
     /// What to write.
     #[arg(long, value_enum, default_value_t = Emit::Ptx)]
     emit: Emit,
@@ -106,6 +112,7 @@ fn run(cli: &Cli, times: &mut PhaseTimes) -> Result<(), String> {
         num_warps: cli.num_warps,
         num_stages: cli.num_stages,
         split_k: cli.split_k,
+        tma: cli.tma,
     };
     if cli.print_passes {
         return write_stdout(&PassManager::standard(driver::pass_options(&codegen)).describe());

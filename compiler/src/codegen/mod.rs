@@ -101,6 +101,11 @@ pub struct CodegenOptions {
     /// no split. Launchers multiply the grid's z by
     /// [`CompiledKernel::cluster_splits`].
     pub split_k: Option<u32>,
+    /// Copy the operand tiles of wgmma pipelines with the tensor memory
+    /// accelerator where they are boxes of tensors (the `tma-loads` pass;
+    /// sm_90a). Off by default: it wins on some shapes and loses on others,
+    /// so an op's tuning space offers both (`#pragma opgen tma [0, 1]`).
+    pub tma: bool,
 }
 
 /// One kernel, compiled.
@@ -116,6 +121,9 @@ pub struct CompiledKernel {
     /// Programs per grid point along axis 2 (one cluster): the split-K
     /// factor the kernel was compiled with, 1 without split-K.
     pub cluster_splits: u32,
+    /// Tensor-map parameters after the IR's (TMA copies): what launchers
+    /// encode and pass by value.
+    pub tensor_maps: Vec<crate::ir::TensorMapParam>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -226,6 +234,7 @@ pub fn compile_timed(
         shared_bytes,
         num_warps: options.num_warps,
         cluster_splits,
+        tensor_maps: func.tensor_maps(),
     })
 }
 
@@ -241,6 +250,7 @@ fn with_codegen_passes(
         num_warps: options.num_warps as usize,
         num_stages: options.num_stages.map(|s| s as usize),
         split_k: options.split_k,
+        tma: options.tma,
     };
     crate::passes::PassManager::codegen_minimum(target)
         .run(&mut func, &mut |_| {})

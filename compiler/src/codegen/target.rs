@@ -3,13 +3,16 @@
 use crate::codegen::Arch;
 use crate::codegen::CodegenError;
 use crate::ir::Function;
+use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::context::Context;
 use inkwell::module::Module;
 use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{
     CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine, TargetTriple,
 };
+use inkwell::types::AnyType;
 use inkwell::values::FunctionValue;
+use inkwell::AddressSpace;
 use inkwell::OptimizationLevel;
 use std::sync::Once;
 
@@ -83,13 +86,17 @@ pub fn declare_kernel<'ctx>(
     func: &Function,
     num_threads: u32,
 ) -> Result<FunctionValue<'ctx>, CodegenError> {
-    let params: Vec<_> = func
+    let mut params: Vec<_> = func
         .params
         .iter()
         .map(|p| {
             crate::codegen::lower::types::llvm_scalar_type(ctx, func.ty(p.value).scalar).into()
         })
         .collect();
+    let maps = func.tensor_maps().len();
+    params.extend((0..maps).map(|_| -> inkwell::types::BasicMetadataTypeEnum {
+        ctx.ptr_type(AddressSpace::default()).into()
+    }));
     let fn_type = ctx.void_type().fn_type(&params, false);
     let kernel = module.add_function(&func.name, fn_type, None);
     for (i, p) in func.params.iter().enumerate() {
@@ -99,18 +106,51 @@ pub fn declare_kernel<'ctx>(
     }
     let fn_ptr = kernel.as_global_value().as_pointer_value();
     let i32t = ctx.i32_type();
+    let annotate = |node: inkwell::values::MetadataValue<'ctx>| {
+        module
+            .add_global_metadata("nvvm.annotations", &node)
+            .map_err(|e| CodegenError::Llvm(e.to_string()))
+    };
     for (key, value) in [("kernel", 1u64), ("maxntidx", num_threads as u64)] {
-        let node = ctx.metadata_node(&[
+        annotate(ctx.metadata_node(&[
             fn_ptr.into(),
             ctx.metadata_string(key).into(),
             i32t.const_int(value, false).into(),
-        ]);
-        module
-            .add_global_metadata("nvvm.annotations", &node)
-            .map_err(|e| CodegenError::Llvm(e.to_string()))?;
+        ]))?;
+    }
+    if maps > 0 {
+        // Tensor maps: 128 bytes by value, 64-aligned, read in place by the
+        // TMA unit (`grid_constant`: their addresses are taken, not copied).
+        let map_ty = ctx.i8_type().array_type(TENSOR_MAP_BYTES);
+        let byval = ctx.create_type_attribute(
+            Attribute::get_named_enum_kind_id("byval"),
+            map_ty.as_any_type_enum(),
+        );
+        let align =
+            ctx.create_enum_attribute(Attribute::get_named_enum_kind_id("align"), TENSOR_MAP_ALIGN);
+        let first = func.params.len();
+        let mut indices = Vec::with_capacity(maps);
+        for i in first..first + maps {
+            kernel.add_attribute(AttributeLoc::Param(i as u32), byval);
+            kernel.add_attribute(AttributeLoc::Param(i as u32), align);
+            if let Some(v) = kernel.get_nth_param(i as u32) {
+                v.set_name(&format!("tensor_map_{}", i - first));
+            }
+            // 1-based parameter numbers.
+            indices.push(i32t.const_int(i as u64 + 1, false).into());
+        }
+        annotate(ctx.metadata_node(&[
+            fn_ptr.into(),
+            ctx.metadata_string("grid_constant").into(),
+            ctx.metadata_node(&indices).into(),
+        ]))?;
     }
     Ok(kernel)
 }
+
+/// Bytes and alignment of a `CUtensorMap` kernel parameter.
+pub const TENSOR_MAP_BYTES: u32 = 128;
+pub const TENSOR_MAP_ALIGN: u64 = 64;
 
 pub fn optimize(module: &Module, tm: &TargetMachine) -> Result<(), CodegenError> {
     let custom = std::env::var("TRITONC_LLVM_PASSES").ok();

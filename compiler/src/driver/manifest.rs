@@ -33,6 +33,10 @@ pub struct Variant {
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub cluster_splits: u32,
     pub params: Vec<ParamEntry>,
+    /// 128-byte `CUtensorMap` parameters after `params` (TMA copies), each
+    /// encoded at launch from the parameters it names.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tensor_maps: Vec<crate::ir::TensorMapParam>,
 }
 
 fn one() -> u32 {

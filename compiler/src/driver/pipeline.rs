@@ -153,6 +153,7 @@ pub fn pass_options(codegen: &CodegenOptions) -> PassOptions {
         num_warps: codegen.num_warps as usize,
         num_stages: codegen.num_stages.map(|s| s as usize),
         split_k: codegen.split_k,
+        tma: codegen.tma,
     })
 }
 

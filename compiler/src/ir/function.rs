@@ -31,6 +31,10 @@ pub struct Module {
     pub functions: Vec<Function>,
 }
 
+/// Alignment in bytes of a pointer parameter without `__aligned` (what
+/// framework allocators give; launchers check it).
+pub const DEFAULT_POINTER_ALIGNMENT: u64 = 16;
+
 /// What the kernel author promised about a parameter.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ParamAttrs {
@@ -77,6 +81,42 @@ pub struct Function {
 impl Function {
     pub fn ty(&self, v: ValueId) -> &Type {
         &self.values[v.0 as usize].ty
+    }
+
+    /// The kernel's tensor-map parameters (after [`Function::params`]), from
+    /// the TMA copies of its pipelined loops.
+    pub fn tensor_maps(&self) -> Vec<super::schedule::TensorMapParam> {
+        let index = |v: ValueId| self.params.iter().position(|p| p.value == v).unwrap_or(0);
+        let mut maps = Vec::new();
+        for visit in super::walk::walk_ops(self) {
+            let OpKind::While {
+                pipeline: Some(p), ..
+            } = &visit.op.kind
+            else {
+                continue;
+            };
+            let Some(t) = &p.tma else { continue };
+            let [a, b] = &t.operands;
+            let folded_a = t.a_folded.iter().map(|m| (a, m));
+            let b_maps = std::iter::once(&t.b_plain)
+                .chain(&t.b_folded)
+                .map(|m| (b, m));
+            for (o, m) in folded_a.chain(b_maps) {
+                if maps.len() <= m.map {
+                    maps.resize(m.map + 1, None);
+                }
+                maps[m.map] = Some(super::schedule::TensorMapParam {
+                    base: index(o.base),
+                    rows: index(o.rows),
+                    cols: index(o.cols),
+                    row_stride: index(o.row_stride),
+                    elem_bytes: self.dtype(o.base).size_bytes(),
+                    swizzle_bytes: m.swizzle,
+                    dims: m.dims.clone(),
+                });
+            }
+        }
+        maps.into_iter().flatten().collect()
     }
 
     /// CTAs per cluster along grid axis 2: the `splits` of the kernel's

@@ -2,6 +2,7 @@
 
 pub mod builder;
 pub mod function;
+pub mod index_poly;
 pub mod layout;
 pub mod printer;
 pub mod schedule;
@@ -11,5 +12,8 @@ pub mod walk;
 
 pub use builder::FunctionBuilder;
 pub use function::*;
-pub use schedule::{DotEngine, LoopPipeline, SharedBuffer, SharedPlan};
+pub use schedule::{
+    DotEngine, LoopPipeline, MapDim, MapExtent, MapStride, SharedBuffer, SharedPlan, TensorBox,
+    TensorMapParam, TmaCopies, TmaMap,
+};
 pub use types::*;

@@ -19,8 +19,9 @@
 //! `.N` suffix) and as `%N` (their [`ValueId`]) otherwise.
 
 use super::function::*;
+use super::index_poly::{Atom, Poly};
 use super::layout::Layout;
-use super::schedule::{DotEngine, LoopPipeline};
+use super::schedule::{DotEngine, LoopPipeline, MapExtent, MapStride, TmaCopies, TmaMap};
 use std::collections::HashMap;
 use std::fmt::Write;
 
@@ -272,7 +273,64 @@ impl Printer<'_> {
             p.copy_widths[1],
             p.acc,
             p.shared_bytes
+        ) + &p.tma.as_ref().map_or(String::new(), |t| self.tma(t))
+    }
+
+    /// ` tma(a %A[%M, %K] row-stride %lda at [row, col] folded map 1 [...], b ... map 0 [...], barriers at N)`.
+    fn tma(&self, t: &TmaCopies) -> String {
+        let tensor = |i: usize| {
+            let o = &t.operands[i];
+            format!(
+                "{} {}[{}, {}] row-stride {} at [{}, {}]",
+                ["a", "b"][i],
+                self.v(o.base),
+                self.v(o.rows),
+                self.v(o.cols),
+                self.v(o.row_stride),
+                self.poly(&o.row),
+                self.poly(&o.col),
+            )
+        };
+        let a = t.a_folded.as_ref().map_or(" by cp.async".to_string(), |m| {
+            format!(" folded {}", map_text(m))
+        });
+        let b_folded = t
+            .b_folded
+            .as_ref()
+            .map_or(String::new(), |m| format!(" folded {}", map_text(m)));
+        format!(
+            " tma({}{a}, {} {}{b_folded}, barriers at {})",
+            tensor(0),
+            tensor(1),
+            map_text(&t.b_plain),
+            t.barriers
         )
+    }
+
+    /// `128*pm + k`: a polynomial with the printer's value names.
+    fn poly(&self, p: &Poly) -> String {
+        let terms: Vec<String> = p
+            .terms()
+            .map(|(m, c)| {
+                let factors: Vec<String> = m
+                    .iter()
+                    .map(|a| match a {
+                        Atom::Axis(i) => format!("i{i}"),
+                        Atom::Value(v) => self.v(*v),
+                    })
+                    .collect();
+                match (factors.is_empty(), c) {
+                    (true, c) => c.to_string(),
+                    (false, 1) => factors.join("*"),
+                    (false, c) => format!("{c}*{}", factors.join("*")),
+                }
+            })
+            .collect();
+        if terms.is_empty() {
+            "0".to_string()
+        } else {
+            terms.join(" + ")
+        }
     }
 
     fn list(&self, vs: &[ValueId]) -> String {
@@ -555,4 +613,28 @@ fn param_attrs(attrs: &ParamAttrs) -> String {
         s.push_str(" __noalias");
     }
     s
+}
+
+/// `map 1 [cols by 1 box 64, 8 by 1 row box 8, rows/32 by 32 rows box 1] sw128`.
+fn map_text(m: &TmaMap) -> String {
+    let dims: Vec<String> = m
+        .dims
+        .iter()
+        .map(|d| {
+            let extent = match d.extent {
+                MapExtent::Fixed(n) => n.to_string(),
+                MapExtent::RowsOver(1) => "rows".to_string(),
+                MapExtent::RowsOver(n) => format!("rows/{n}"),
+                MapExtent::ColsOver(1) => "cols".to_string(),
+                MapExtent::ColsOver(n) => format!("cols/{n}"),
+            };
+            let stride = match d.stride {
+                MapStride::Elements(n) => n.to_string(),
+                MapStride::Rows(1) => "1 row".to_string(),
+                MapStride::Rows(n) => format!("{n} rows"),
+            };
+            format!("{extent} by {stride} box {}", d.box_size)
+        })
+        .collect();
+    format!("map {} [{}] sw{}", m.map, dims.join(", "), m.swizzle)
 }

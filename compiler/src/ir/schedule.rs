@@ -3,6 +3,7 @@
 //! (`tritonc --emit ir --print-after pipeline-dot-loops`) and checked by the
 //! verifier.
 
+use super::index_poly::Poly;
 use super::ValueId;
 use std::collections::BTreeMap;
 
@@ -23,8 +24,127 @@ pub struct LoopPipeline {
     /// Elements per `cp.async` of `a` and of `b` (16-bit elements: 2, 4 or 8).
     pub copy_widths: [usize; 2],
     pub engine: DotEngine,
-    /// Bytes of shared memory the buffers take, from offset 0.
+    /// Bytes of shared memory the buffers take, from offset 0 (and the
+    /// barriers of TMA copies, after the buffers).
     pub shared_bytes: usize,
+    /// The operand tiles copied by the tensor memory accelerator instead of
+    /// `cp.async` (sm_90a, wgmma): set by the `tma-loads` pass.
+    pub tma: Option<Box<TmaCopies>>,
+}
+
+/// A wgmma pipeline's operand tiles by the tensor memory accelerator: each
+/// stage's tiles land in the same swizzled layout the `cp.async` copies
+/// write and signal the stage's mbarrier (`stages` of 8 bytes from byte
+/// `barriers`). TMA's time grows with the boxes it copies, so tiles clear
+/// of a tensor's edge come in a few large boxes from maps whose dimensions
+/// fold the tile's layout in (their bounds are not the tensor's); tiles at
+/// the edge take exact boxes: `b` one per swizzled column block, `a` (its
+/// rows permuted in blocks of 8, see
+/// [`crate::codegen::tensor_cores::wgmma_layout`]) by `cp.async` as
+/// before, as does every tile of an `a` without a folded map.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TmaCopies {
+    /// The tensors `a` and `b` are boxes of.
+    pub operands: [TensorBox; 2],
+    /// `a` clear of the tensor's last rows: one box per warpgroup and
+    /// 64-row block.
+    pub a_folded: Option<TmaMap>,
+    /// `b` at the tensor's last columns (or everywhere without a folded map).
+    pub b_plain: TmaMap,
+    /// `b` clear of the last columns: one box.
+    pub b_folded: Option<TmaMap>,
+    pub barriers: usize,
+}
+
+/// One tensor map of a pipeline: its position among the kernel's
+/// tensor-map parameters (passed after the IR's parameters, see
+/// [`crate::ir::Function::tensor_maps`]), its dimensions (innermost first)
+/// and the swizzle of its boxes' rows (128, 64 or 32 bytes).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TmaMap {
+    pub map: usize,
+    pub dims: Vec<MapDim>,
+    pub swizzle: usize,
+}
+
+/// One dimension of a tensor map over a row-major `[rows, cols]` tensor
+/// with `row_stride` elements between rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct MapDim {
+    pub extent: MapExtent,
+    pub stride: MapStride,
+    /// Elements of this dimension in one box.
+    pub box_size: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MapExtent {
+    Fixed(usize),
+    /// `ceil(rows / n)`.
+    RowsOver(usize),
+    /// `ceil(cols / n)`.
+    ColsOver(usize),
+}
+
+/// Steps of a dimension (the first must be one element).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MapStride {
+    Elements(usize),
+    Rows(usize),
+}
+
+impl MapDim {
+    /// `n` columns of one element, `box_size` a box.
+    pub fn cols(box_size: usize) -> MapDim {
+        MapDim {
+            extent: MapExtent::ColsOver(1),
+            stride: MapStride::Elements(1),
+            box_size,
+        }
+    }
+
+    /// Every row, `box_size` a box.
+    pub fn rows(box_size: usize) -> MapDim {
+        MapDim {
+            extent: MapExtent::RowsOver(1),
+            stride: MapStride::Rows(1),
+            box_size,
+        }
+    }
+}
+
+/// One tensor-map kernel parameter (a 128-byte `CUtensorMap`, passed by
+/// value after the IR's parameters, in this order): what a launcher encodes
+/// it from, the tensor's parameters by their index among the kernel's.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TensorMapParam {
+    pub base: usize,
+    pub rows: usize,
+    pub cols: usize,
+    pub row_stride: usize,
+    /// Bytes of one element (the map copies bits: 1, 2, 4 or 8).
+    pub elem_bytes: usize,
+    /// 128, 64 or 32 (rows of the box swizzled in that span), or 0.
+    pub swizzle_bytes: usize,
+    pub dims: Vec<MapDim>,
+}
+
+/// A tile load that reads exactly a box of a row-major 2-D tensor, masks
+/// included ([`crate::analysis::tensor_tile`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TensorBox {
+    /// Kernel parameters: the tensor's first element, the elements between
+    /// its rows, its rows and its columns.
+    pub base: ValueId,
+    pub row_stride: ValueId,
+    pub rows: ValueId,
+    pub cols: ValueId,
+    /// Row and column of the tile's element `[0, 0]` in the tensor, over
+    /// scalars defined before the loop and the loop's carried scalars.
+    pub row: Poly,
+    pub col: Poly,
 }
 
 /// The tensor-core instructions the pipelined dot runs on.

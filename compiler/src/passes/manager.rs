@@ -9,6 +9,7 @@ use super::pipeline_dot_loops::PipelineDotLoops;
 use super::place_barriers::PlaceBarriers;
 use super::selection::{pass_named, UnknownPass};
 use super::split_k::SplitK;
+use super::tma_loads::TmaLoads;
 use super::unrotate_prefetch::UnrotatePrefetch;
 use super::{Pass, PassOptions, Target};
 use crate::ir::printer::print_function;
@@ -22,6 +23,7 @@ pub const STANDARD: &[&dyn Pass] = &[
     &SplitK,
     &AssignLayouts,
     &PipelineDotLoops,
+    &TmaLoads,
     &NarrowBeforeConvert,
     &InsertLayoutConversions,
     &AllocateSharedMemory,
@@ -251,6 +253,7 @@ mod tests {
                 "split-k",
                 "assign-layouts",
                 "pipeline-dot-loops",
+                "tma-loads",
                 "narrow-before-convert",
                 "insert-layout-conversions",
                 "allocate-shared-memory",

@@ -19,13 +19,16 @@
 //!    `Function::layouts`, printed on tile types); needs a target.
 //! 4. [`pipeline_dot_loops`]: decides which dot loops are software-pipelined
 //!    and how (engine, copy widths, buffers); needs a target.
-//! 5. [`narrow_before_convert`]: a narrowing cast takes its operand's
+//! 5. [`tma_loads`]: on sm_90a, a wgmma pipeline whose operand loads are
+//!    boxes of tensors copies them with TMA (one thread, mbarriers);
+//!    needs a target asking for it (`--tma`).
+//! 6. [`narrow_before_convert`]: a narrowing cast takes its operand's
 //!    layout, so the conversion after it moves the narrow tile; needs a target.
-//! 6. [`insert_layout_conversions`]: a `convert_layout` op wherever a tile
+//! 7. [`insert_layout_conversions`]: a `convert_layout` op wherever a tile
 //!    is read in another layout than its producer's; needs a target.
-//! 7. [`allocate_shared_memory`]: every op's scratch shared memory placed
+//! 8. [`allocate_shared_memory`]: every op's scratch shared memory placed
 //!    and the kernel's total sized ([`crate::ir::SharedPlan`]); needs a target.
-//! 8. [`place_barriers`]: which ops wait for every thread before writing
+//! 9. [`place_barriers`]: which ops wait for every thread before writing
 //!    their buffer (earlier accesses may overlap); needs the plan.
 //!
 //! Adding a pass: one file here with a unit struct implementing [`Pass`],
@@ -43,6 +46,7 @@ pub mod pipeline_dot_loops;
 pub mod place_barriers;
 pub mod selection;
 pub mod split_k;
+pub mod tma_loads;
 pub mod unrotate_prefetch;
 
 pub use manager::{PassEvent, PassFailure, PassManager, PassOutcome};

@@ -22,6 +22,8 @@ pub struct Target {
     /// Programs that share each dot loop's iterations (`--split-k`); `None`
     /// or 1: no split.
     pub split_k: Option<u32>,
+    /// TMA copies for wgmma pipelines (`--tma`), see [`crate::passes::tma_loads`].
+    pub tma: bool,
 }
 
 impl PassOptions {

@@ -210,6 +210,7 @@ fn plan(func: &Function, facts: &Facts<'_>, op: &Op) -> Option<(LoopPipeline, La
         copy_widths,
         engine,
         shared_bytes: stages * stage_bytes,
+        tma: None,
     };
     Some((pipeline, acc_layout))
 }

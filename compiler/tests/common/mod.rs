@@ -32,6 +32,7 @@ pub fn compile_kernel(
             num_warps,
             num_stages,
             split_k: None,
+            tma: false,
         },
     };
     tritonc::driver::compile(&source, defines, &options)

@@ -44,6 +44,10 @@ pub struct OpSpec {
     /// 8); empty: no split. They are also the tuning macro
     /// [`SPLIT_K_MACRO`] (last of `tune`), so `require` lines can read them.
     pub split_k: Vec<u32>,
+    /// TMA copies (`tma [0, 1]`: each variant compiled without and with the
+    /// compiler's `--tma`); empty: without. Also the tuning macro
+    /// [`TMA_MACRO`] (after `SPLIT_K`), so `require` lines can read it.
+    pub tma: Vec<u32>,
     pub backward: Option<Backward>,
     /// The `op` line, for errors about the op as a whole.
     pub span: Span,
@@ -59,6 +63,9 @@ pub struct LaunchOption {
 /// The tuning macro a `split_k [1, 4]` line declares (the runtime's, which
 /// finds a split variant's unsplit sibling by it).
 pub use opgen_runtime::split_launch::SPLIT_K_MACRO;
+
+/// The tuning macro a `tma [0, 1]` line declares.
+pub const TMA_MACRO: &str = "TMA";
 
 /// `dtype T in {float32: TYPE=float, float16: TYPE=half}`.
 #[derive(Clone, Debug, PartialEq)]
@@ -249,6 +256,12 @@ impl OpSpec {
             .iter()
             .find(|(n, _)| n == SPLIT_K_MACRO)
             .and_then(|(_, v)| v.trim().parse().ok())
+    }
+
+    /// Whether a point of the tuning space asks for TMA copies (its
+    /// [`TMA_MACRO`] value is 1).
+    pub fn tma_of(&self, point: &[(String, String)]) -> bool {
+        !self.tma.is_empty() && point.iter().any(|(n, v)| n == TMA_MACRO && v.trim() == "1")
     }
 
     pub fn qualified_name(&self) -> String {

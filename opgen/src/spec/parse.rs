@@ -43,6 +43,7 @@ const DIRECTIVES: &[&str] = &[
     "num_warps",
     "num_stages",
     "split_k",
+    "tma",
     "backward",
     "require",
 ];
@@ -103,6 +104,7 @@ struct Builder {
     num_warps: Option<Vec<u32>>,
     num_stages: Option<Vec<u32>>,
     split_k: Option<(Vec<u32>, Span)>,
+    tma: Option<(Vec<u32>, Span)>,
     backward: Option<Backward>,
 }
 
@@ -209,6 +211,15 @@ impl Builder {
                 })?;
                 self.split_k = Some((factors, line_span));
             }
+            "tma" => {
+                once(&self.tma, line_span, "tma")?;
+                let values = parse_counts(&mut c, "TMA switches", |v| {
+                    (v <= 1)
+                        .then_some(())
+                        .ok_or_else(|| format!("tma takes 0 (off) and 1 (on), got {v}"))
+                })?;
+                self.tma = Some((values, line_span));
+            }
             "backward" => {
                 once(&self.backward, line_span, "backward")?;
                 self.backward = Some(parse_backward(&mut c, line_span)?);
@@ -293,28 +304,28 @@ impl Builder {
                 .with_note("add e.g. `#pragma opgen output z: T[N]`"));
         }
         let mut tune = self.tune;
-        let split_k = match self.split_k {
-            None => Vec::new(),
-            Some((factors, line)) => {
-                let taken = tune
-                    .iter()
-                    .chain(&self.defines)
-                    .find(|m| m.name == SPLIT_K_MACRO);
-                if let Some(m) = taken {
-                    return Err(Diagnostic::error(
-                        m.span,
-                        format!("`{SPLIT_K_MACRO}` is the macro of the `split_k` line (its factors, which `require` lines may read): name this one otherwise"),
-                    )
-                    .with_label(line, "the `split_k` line"));
-                }
-                tune.push(MacroSpec {
-                    name: SPLIT_K_MACRO.to_string(),
-                    values: factors.iter().map(u32::to_string).collect(),
-                    span: line,
-                });
-                factors
+        // `split_k` and `tma` lines are tuning macros of their own, after
+        // the `tune` ones.
+        let mut directive = |values: Option<(Vec<u32>, Span)>, name: &str, what: &str| {
+            let Some((values, line)) = values else {
+                return Ok(Vec::new());
+            };
+            if let Some(m) = tune.iter().chain(&self.defines).find(|m| m.name == name) {
+                return Err(Diagnostic::error(
+                    m.span,
+                    format!("`{name}` is the macro of the `{what}` line (its values, which `require` lines may read): name this one otherwise"),
+                )
+                .with_label(line, format!("the `{what}` line")));
             }
+            tune.push(MacroSpec {
+                name: name.to_string(),
+                values: values.iter().map(u32::to_string).collect(),
+                span: line,
+            });
+            Ok(values)
         };
+        let split_k = directive(self.split_k, SPLIT_K_MACRO, "split_k")?;
+        let tma = directive(self.tma, TMA_MACRO, "tma")?;
         Ok(OpSpec {
             namespace,
             name,
@@ -331,6 +342,7 @@ impl Builder {
             num_warps: self.num_warps.unwrap_or_else(|| vec![4]),
             num_stages: self.num_stages.unwrap_or_default(),
             split_k,
+            tma,
             backward: self.backward,
             span,
         })

@@ -4,6 +4,7 @@
 use crate::per_device::PerDevice;
 use crate::pin::Pin;
 use opgen_runtime::split_launch::SPLIT_K_MACRO;
+use opgen_runtime::tensor_map;
 use opgen_runtime::{
     split_plan, Chooser, Device, EventTimer, Grid, Kernel, KernelArg, KernelTimer, ModuleImage,
     Stream, Variant,
@@ -173,6 +174,29 @@ impl Op {
                 "config index {bad} out of range ({} variants)",
                 entries.len()
             ));
+        }
+        // Variants whose TMA copies cannot take these tensors (a misaligned
+        // view, an empty dim) leave the candidates.
+        let admitted: Vec<usize> = (0..call.candidates.len())
+            .filter(|&i| {
+                tensor_map::admits(&entries[call.candidates[i] as usize].variant, call.args)
+            })
+            .collect();
+        if admitted.is_empty() {
+            return Err(format!(
+                "{}: no compiled config accepts these inputs (each copies tiles with TMA, \
+                 which needs 16-byte aligned tensors with rows of a multiple of 16 bytes)",
+                self.name
+            ));
+        }
+        if admitted.len() < call.candidates.len() {
+            let candidates: Vec<u32> = admitted.iter().map(|&i| call.candidates[i]).collect();
+            let grids: Vec<LaunchGrid> = admitted.iter().map(|&i| call.grids[i]).collect();
+            return self.launch(&Call {
+                candidates: &candidates,
+                grids: &grids,
+                ..*call
+            });
         }
         let candidate_configs = call
             .candidates

@@ -8,7 +8,9 @@ use crate::error::{Result, RuntimeError};
 use crate::manifest::{Manifest, Variant};
 use crate::module::{Module, ModuleImage};
 use crate::stream::Stream;
+use crate::tensor_map::EncodedTensorMap;
 use cudarc::driver::{result, sys};
+use std::ffi::c_void;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
@@ -213,8 +215,13 @@ impl Kernel {
         }
         self.device.bind()?;
         self.opt_in_shared(dynamic_shared_bytes)?;
+        let mut maps = crate::tensor_map::encode_all(&self.variant, args)?;
         let mut packed = PackedArgs::new(args);
         let mut pointers = packed.pointers();
+        pointers.extend(
+            maps.iter_mut()
+                .map(|m| (m as *mut EncodedTensorMap).cast::<c_void>()),
+        );
         let block = self.block_threads();
         // SAFETY: arguments were checked against the kernel's parameters and
         // packed in slots that outlive the call (the driver copies them).

@@ -86,6 +86,7 @@ pub mod module;
 pub mod occupancy;
 pub mod split_launch;
 pub mod stream;
+pub mod tensor_map;
 pub mod timer;
 
 pub use args::{check_args, KernelArg};

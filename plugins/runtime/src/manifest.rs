@@ -41,6 +41,10 @@ pub struct Variant {
     #[serde(default = "one")]
     pub cluster_splits: u32,
     pub params: Vec<Param>,
+    /// TMA tensor maps passed after `params`, encoded at each launch
+    /// ([`crate::tensor_map`]).
+    #[serde(default)]
+    pub tensor_maps: Vec<crate::tensor_map::TensorMapSpec>,
     /// [`image_digest`](crate::digest::image_digest) of the module image, when
     /// the writer recorded it (triton-opgen does); checked before loading.
     #[serde(default)]

@@ -69,6 +69,7 @@ pub fn build(seed: u64, kernel: Kernel) -> Outcome {
             num_warps: kernel.num_warps,
             num_stages: kernel.num_stages,
             split_k: None,
+            tma: false,
         },
     };
     let compiled = match compile(&source, &[], &options) {

@@ -89,7 +89,7 @@ fn pipelined<'ctx>(
             let dst = |lw: &Lowering<'_, 'ctx>, row: IntValue<'ctx>, col: IntValue<'ctx>| {
                 swizzled_destination(lw, row, col, row_len, shift, mask_bits, slot_base, offset)
             };
-            issue_copies(lw, ptr, mask, plan.widths[which], &dst)?;
+            issue_copies(lw, ptr, mask, plan.widths[which], &dst, None)?;
         }
         async_asm(lw, "cp.async.commit_group;")?;
         async_asm(lw, &format!("cp.async.wait_group {};", stages - 1))?;

@@ -34,9 +34,10 @@ use crate::codegen::tensor_cores::mma::elem_ptr;
 use crate::codegen::tensor_cores::pipelined_loop::{
     issue_copies, loop_setup, lower_body, slot_offset, wrap_add, LoopSetup, PipelinePlan,
 };
+use crate::codegen::tensor_cores::tma;
 use crate::codegen::tensor_cores::wgmma::{self, WgmmaConfig};
 use crate::ir::layout::Layout;
-use crate::ir::{LoopPipeline, Op, OpKind, Region, ValueId};
+use crate::ir::{LoopPipeline, Op, OpKind, Region, TmaCopies, ValueId};
 use inkwell::basic_block::BasicBlock;
 use inkwell::values::{BasicValueEnum, IntValue, PhiValue, PointerValue};
 use inkwell::IntPredicate;
@@ -56,7 +57,7 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op, p: &LoopPipeline) -> Result<()>
     else {
         return lw.unsupported("a wgmma pipeline without a warpgroup plan", op.span);
     };
-    pipelined(lw, op, &plan, &w, inits, body_region)
+    pipelined(lw, op, &plan, &w, (inits, body_region), p.tma.as_deref())
 }
 
 fn pipelined<'ctx>(
@@ -64,8 +65,8 @@ fn pipelined<'ctx>(
     op: &Op,
     plan: &PipelinePlan,
     w: &WgmmaConfig,
-    inits: &[ValueId],
-    body_region: &Region,
+    (inits, body_region): (&[ValueId], &Region),
+    tma_copies: Option<&TmaCopies>,
 ) -> Result<()> {
     let Some(global) = lw.module.get_global("global_smem") else {
         return lw.unsupported("a kernel without its shared memory", op.span);
@@ -81,6 +82,9 @@ fn pipelined<'ctx>(
     } = loop_setup(lw, op, plan, inits, body_region, stage_bytes)?;
     // Earlier scratch users (a layout conversion, say) may still read there.
     lw.barrier_before_writing()?;
+    if let Some(t) = tma_copies {
+        tma::init_barriers(lw, t, stages)?;
+    }
     let pre = current_block(lw)?;
     let exit = lw.new_block("wgmma_endwhile");
     // The loop ended before the prologue filled `stages - 1` buffers.
@@ -99,9 +103,7 @@ fn pipelined<'ctx>(
         (zero, zero, &init_vals, pre),
     )?;
     lower_body(lw, body_region, plan, &acc_layout, |lw| {
-        let slot_base = slot_offset(lw, p.slot, stage_bytes)?;
-        copy_operands(lw, w, plan, body_region, slot_base)?;
-        async_asm(lw, "cp.async.commit_group;")?;
+        copy_stage(lw, w, plan, tma_copies, body_region, p.slot)?;
         lw.value(body_region.args[plan.acc], &acc_layout)
     })?;
     let p_next = yielded(lw, &body_region.yields, &layouts, op)?;
@@ -132,16 +134,23 @@ fn pipelined<'ctx>(
     )?;
     let next_slot = wrap_add(lw, m.slot, 1, stages)?;
     lower_body(lw, body_region, plan, &acc_layout, |lw| {
-        operands_ready(lw, stages - 2)?;
+        let oldest = lw
+            .builder
+            .build_int_sub(m.tile, lw.i32_const(stages as u64 - 1), "oldest")?;
+        operands_ready(
+            lw,
+            (tma_copies, w),
+            stages,
+            stages - 2,
+            Some((next_slot, oldest)),
+        )?;
         let acc_regs = lw.value(body_region.args[plan.acc], &acc_layout)?;
         let base = slot_offset(lw, next_slot, stage_bytes)?;
         let regs = wgmma::issue(lw, w, input, base, acc_regs)?;
         wgmma::wait_pending(lw, 1)?;
         // Every warpgroup is done with the buffer about to be refilled.
         lw.barrier()?;
-        let slot_base = slot_offset(lw, m.slot, stage_bytes)?;
-        copy_operands(lw, w, plan, body_region, slot_base)?;
-        async_asm(lw, "cp.async.commit_group;")?;
+        copy_stage(lw, w, plan, tma_copies, body_region, m.slot)?;
         Ok(regs)
     })?;
     let next = yielded(lw, &body_region.yields, &layouts, op)?;
@@ -157,7 +166,10 @@ fn pipelined<'ctx>(
     let mut acc_regs = phi_values(&m.phis[plan.acc]);
     for d in (1..stages).rev() {
         let t_slot = wrap_add(lw, m.slot, stages - d, stages)?;
-        operands_ready(lw, d - 1)?;
+        let tile = lw
+            .builder
+            .build_int_sub(m.tile, lw.i32_const(d as u64), "drain_tile")?;
+        operands_ready(lw, (tma_copies, w), stages, d - 1, Some((t_slot, tile)))?;
         let base = slot_offset(lw, t_slot, stage_bytes)?;
         acc_regs = wgmma::issue(lw, w, input, base, acc_regs)?;
     }
@@ -173,7 +185,7 @@ fn pipelined<'ctx>(
         input,
         p.tile,
         phi_values(&p.phis[plan.acc]),
-        stage_bytes,
+        (stages, tma_copies),
     )?;
     let short_end = current_block(lw)?;
     lw.builder.build_unconditional_branch(done)?;
@@ -203,6 +215,9 @@ fn pipelined<'ctx>(
         };
         lw.define_tile(op.results[i], layout, row);
     }
+    if let Some(t) = tma_copies {
+        tma::invalidate_barriers(lw, t, stages)?;
+    }
     Ok(())
 }
 
@@ -217,9 +232,10 @@ fn short_drain<'ctx>(
     input: &str,
     tiles: IntValue<'ctx>,
     acc: Vec<BasicValueEnum<'ctx>>,
-    stage_bytes: usize,
+    (stages, tma_copies): (usize, Option<&TmaCopies>),
 ) -> Result<Vec<BasicValueEnum<'ctx>>> {
-    operands_ready(lw, 0)?;
+    let stage_bytes = w.stage_bytes();
+    operands_ready(lw, (tma_copies, w), stages, 0, None)?;
     let entry = current_block(lw)?;
     let header = lw.new_block("wgmma_short_tile");
     let body = lw.new_block("wgmma_short_mma");
@@ -241,6 +257,11 @@ fn short_drain<'ctx>(
         .build_int_compare(IntPredicate::ULT, index, tiles, "short_more")?;
     lw.builder.build_conditional_branch(more, body, end)?;
     lw.builder.position_at_end(body);
+    if let Some(t) = tma_copies {
+        // Tile j sits in buffer j, filled once.
+        let bar = tma::barrier(lw, t, index)?;
+        tma::wait(lw, bar, index, stages)?;
+    }
     let base = slot_offset(lw, index, stage_bytes)?;
     let regs = wgmma::issue(lw, w, input, base, phi_values(&acc_phis))?;
     let regs = wgmma::wait_all(lw, regs)?;
@@ -325,24 +346,83 @@ fn open_loop<'ctx>(
     })
 }
 
-/// Waits until at most `pending` copy groups of this thread fly, makes the
-/// landed copies visible to the async proxy, and waits for every thread.
-fn operands_ready(lw: &Lowering<'_, '_>, pending: usize) -> Result<()> {
+/// Tile `tile` (in buffer `slot`) has landed for every thread: at most
+/// `pending` `cp.async` groups of this thread fly, the landed copies are
+/// made visible to the async proxy and every thread waits for the others'
+/// (with TMA, only where `a` came by `cp.async`: the tile at the tensor's
+/// last rows), and with TMA the stage's barrier completed the tile's phase
+/// (`slot` `None`: the caller waits for each tile itself).
+fn operands_ready<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    (tma_copies, w): (Option<&TmaCopies>, &WgmmaConfig),
+    stages: usize,
+    pending: usize,
+    slot_tile: Option<(IntValue<'ctx>, IntValue<'ctx>)>,
+) -> Result<()> {
     async_asm(lw, &format!("cp.async.wait_group {pending};"))?;
     async_asm(lw, "fence.proxy.async.shared::cta;")?;
-    lw.barrier()
+    let Some(t) = tma_copies else {
+        return lw.barrier();
+    };
+    match tma::a_by_tma(lw, t, w)? {
+        Some(by_tma) => {
+            let by_copies = lw.builder.build_not(by_tma, "a_by_cp_async")?;
+            tma::barrier_if(lw, by_copies)?;
+        }
+        None => lw.barrier()?,
+    }
+    match slot_tile {
+        Some((slot, tile)) => {
+            let bar = tma::barrier(lw, t, slot)?;
+            tma::wait(lw, bar, tile, stages)
+        }
+        None => Ok(()),
+    }
 }
 
-/// The copies of both operands of the current tile into the stage at `base`:
-/// `a`'s rows permuted, both in swizzled rows (see [`crate::codegen::tensor_cores::wgmma_layout`]).
+/// The copies of the current iteration's operand tiles into buffer `slot`,
+/// as one `cp.async` group: with TMA, `b`'s by TMA and `a`'s by TMA where
+/// the tile is clear of the tensor's last rows, else by `cp.async`.
+fn copy_stage<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    w: &WgmmaConfig,
+    plan: &PipelinePlan,
+    tma_copies: Option<&TmaCopies>,
+    body_region: &Region,
+    slot: IntValue<'ctx>,
+) -> Result<()> {
+    let base = slot_offset(lw, slot, w.stage_bytes())?;
+    match tma_copies {
+        None => copy_operands(lw, w, plan, body_region, base, [true, true], None)?,
+        Some(t) => {
+            let at = tma::origins(lw, t, w)?;
+            let by_copies = match at.a_by_tma() {
+                Some(by_tma) => Some(lw.builder.build_not(by_tma, "a_by_cp_async")?),
+                None => None,
+            };
+            copy_operands(lw, w, plan, body_region, base, [true, false], by_copies)?;
+            tma::copy_stage(lw, t, w, (base, slot), &at)?;
+        }
+    }
+    async_asm(lw, "cp.async.commit_group;")
+}
+
+/// The `cp.async` copies of the operands `which` says of the current tile
+/// into the stage at `base` (where `when`, an i1, holds): `a`'s rows
+/// permuted, both in swizzled rows (see [`crate::codegen::tensor_cores::wgmma_layout`]).
 fn copy_operands<'ctx>(
     lw: &mut Lowering<'_, 'ctx>,
     w: &WgmmaConfig,
     plan: &PipelinePlan,
     body_region: &Region,
     base: PointerValue<'ctx>,
+    which_ones: [bool; 2],
+    when: Option<IntValue<'ctx>>,
 ) -> Result<()> {
     for (which, &at) in plan.loads.iter().enumerate() {
+        if !which_ones[which] {
+            continue;
+        }
         let OpKind::Load { ptr, mask, .. } = body_region.ops[at].kind else {
             return lw.unsupported(
                 "a pipelined operand that is not a load",
@@ -362,7 +442,7 @@ fn copy_operands<'ctx>(
                 .builder
                 .build_ptr_to_int(p, lw.ctx.i32_type(), "smem_dst")?)
         };
-        issue_copies(lw, ptr, mask, plan.widths[which], &dst)?;
+        issue_copies(lw, ptr, mask, plan.widths[which], &dst, when)?;
     }
     Ok(())
 }

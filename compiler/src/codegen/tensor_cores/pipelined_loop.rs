@@ -114,13 +114,15 @@ pub(crate) type CopyDestination<'a, 'ctx> =
 
 /// One `cp.async` per `width` consecutive elements of the tile `*ptr` into its
 /// swizzled place (rows of `row_len`) at `base + offset`; masked-off elements
-/// are zero-filled (source size 0), replicas skip their copies.
+/// are zero-filled (source size 0), replicas skip their copies, and so do
+/// all threads where `when` (an i1) is false.
 pub(crate) fn issue_copies<'ctx>(
     lw: &mut Lowering<'_, 'ctx>,
     ptr: ValueId,
     mask: Option<ValueId>,
     width: usize,
     dst_of: &CopyDestination<'_, 'ctx>,
+    when: Option<IntValue<'ctx>>,
 ) -> Result<()> {
     let shape = lw.shape(ptr);
     let layout = lw.assigned_layout(ptr);
@@ -129,7 +131,10 @@ pub(crate) fn issue_copies<'ctx>(
         Some(m) => Some(lw.value(m, &layout)?),
         None => None,
     };
-    let owner = lw.owner_pred(&layout, &shape)?;
+    let owner = match (lw.owner_pred(&layout, &shape)?, when) {
+        (Some(o), Some(w)) => Some(lw.builder.build_and(o, w, "copy_when")?),
+        (o, w) => o.or(w),
+    };
     let map = layout.tile_map(&shape);
     let idx = lw.indices(&layout, &shape)?;
     let bytes = 2 * width;

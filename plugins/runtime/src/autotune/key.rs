@@ -4,7 +4,7 @@
 //!
 //! Text (the cache file's and pre-tuned tables' key, format version 2):
 //! `op|[d0xd1..],[..]|dtype,..|device|cands=<count>:<fingerprint>`, e.g.
-//! `triton::dot|[1024x1024x1024]|T=float16|NVIDIA H100 80GB HBM3|cands=49:c56db276`.
+//! `triton::dot|[1024x1024x1024]|T=float16|NVIDIA H100 80GB HBM3|cands=71:c5f559c0`.
 //! The bucket stays coarse (1000 and 1024 share `[1024]`) because what
 //! makes neighbours differ, which variants qualify, is named by `cands`.
 

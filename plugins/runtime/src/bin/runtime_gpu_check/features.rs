@@ -37,6 +37,7 @@ fn variant(kernel: &str, num_warps: u32, shared_bytes: u32) -> Variant {
             param("n", ParamType::Scalar(ElemType::I32)),
             param("out", ParamType::Pointer(ElemType::I32)),
         ],
+        tensor_maps: Vec::new(),
         image_digest: None,
     }
 }

@@ -1,0 +1,452 @@
+//! Tensor memory accelerator copies for a wgmma pipeline (sm_90a, the
+//! `tma-loads` pass's [`TmaCopies`]): one thread per program issues each
+//! stage's bulk tensor copies and arms the stage's mbarrier with the bytes
+//! they bring; every thread waits on the barrier's phase before its
+//! `wgmma`s read the stage.
+//!
+//! The copies land where the `cp.async` copies would
+//! ([`crate::codegen::tensor_cores::wgmma_layout`]): the hardware swizzles
+//! each box's rows (128-, 64- or 32-byte) by the destination address bits,
+//! as the wgmma descriptors expect, so boxes start on whole swizzle atoms.
+//! `b`: one box of all rows per column block; `a`, whose rows are permuted
+//! in blocks of 8 ([`physical_row`]), one box per warpgroup and 64-row
+//! block from the folded map, for tiles clear of the tensor's last rows
+//! (the caller copies the others by `cp.async`). Rows and columns past the
+//! tensor's bounds read as zeros.
+//!
+//! Thread 0 issues a stage's copies in a branch of its own: a TMA
+//! instruction that a warp runs predicated off still costs the unit its
+//! time: with every warp running them so, 4096^3 ran 40 % slower than
+//! with `cp.async`; with the branch, as fast.
+use crate::analysis::wgmma::{WgmmaConfig, WG_M};
+use crate::codegen::lower::{Lowering, Result};
+use crate::codegen::tensor_cores::wgmma_layout::{a_byte_offset, b_byte_offset, physical_row};
+use crate::ir::index_poly::{Atom, Poly};
+use crate::ir::{TmaCopies, TmaMap};
+use crate::passes::tma_loads::FOLD_STEP;
+use inkwell::types::BasicMetadataTypeEnum;
+use inkwell::values::{BasicMetadataValueEnum, IntValue, PointerValue};
+use inkwell::IntPredicate;
+
+/// Which threads run an instruction.
+#[derive(Clone, Copy)]
+enum Issuer<'ctx> {
+    All,
+    /// Thread 0 of the program.
+    Thread0,
+    /// Every thread that gets there, where the i1 holds.
+    If(IntValue<'ctx>),
+}
+
+/// Inline PTX `body` with i32/i64 inputs `$1 ..` (`r`/`l` by their width)
+/// and a memory clobber; `$0` is `tid.x`. A body for one thread is wrapped
+/// as `{ .reg .pred p; setp.eq.u32 p, $0, 0; ...; @p ... }`.
+fn asm<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    body: &str,
+    inputs: &[IntValue<'ctx>],
+    issuer: Issuer<'ctx>,
+) -> Result<()> {
+    let mut all = vec![lw.tid];
+    all.extend_from_slice(inputs);
+    let guard = match issuer {
+        Issuer::All => None,
+        Issuer::Thread0 => Some("setp.eq.u32 p, $0, 0;".to_string()),
+        Issuer::If(cond) => {
+            let cond = lw.builder.build_int_z_extend(cond, lw.ctx.i32_type(), "")?;
+            all.push(cond);
+            Some(format!("setp.ne.u32 p, ${}, 0;", all.len() - 1))
+        }
+    };
+    let types: Vec<BasicMetadataTypeEnum> = all.iter().map(|v| v.get_type().into()).collect();
+    let fn_ty = lw.ctx.void_type().fn_type(&types, false);
+    let mut constraints: Vec<String> = all
+        .iter()
+        .map(|v| {
+            if v.get_type().get_bit_width() == 64 {
+                "l"
+            } else {
+                "r"
+            }
+            .to_string()
+        })
+        .collect();
+    constraints.push("~{memory}".into());
+    let text = match guard {
+        Some(setp) => format!("{{\n\t.reg .pred p;\n\t{setp}\n\t{body}\n\t}}"),
+        None => body.replace("@p ", ""),
+    };
+    let inline =
+        lw.ctx
+            .create_inline_asm(fn_ty, text, constraints.join(","), true, false, None, false);
+    let args: Vec<BasicMetadataValueEnum> = all.iter().map(|v| (*v).into()).collect();
+    lw.builder.build_indirect_call(fn_ty, inline, &args, "")?;
+    Ok(())
+}
+
+/// Shared-memory address (32-bit) of `base + offset`.
+fn shared_address<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    base: PointerValue<'ctx>,
+    offset: IntValue<'ctx>,
+) -> Result<IntValue<'ctx>> {
+    let p = unsafe {
+        lw.builder
+            .build_in_bounds_gep(lw.ctx.i8_type(), base, &[offset], "tma_smem")?
+    };
+    Ok(lw
+        .builder
+        .build_ptr_to_int(p, lw.ctx.i32_type(), "tma_smem_addr")?)
+}
+
+/// Address of stage `slot`'s barrier.
+pub fn barrier<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    t: &TmaCopies,
+    slot: IntValue<'ctx>,
+) -> Result<IntValue<'ctx>> {
+    let at = lw.builder.build_int_mul(slot, lw.i32_const(8), "")?;
+    let at = lw.builder.build_int_add(
+        at,
+        lw.i32_const((lw.smem.current.offset + t.barriers) as u64),
+        "",
+    )?;
+    shared_address(lw, lw.smem.base(), at)
+}
+
+/// Thread 0 initializes the `stages` barriers (one arrival each: the
+/// issuing thread's); every thread waits until they are.
+pub fn init_barriers(lw: &Lowering<'_, '_>, t: &TmaCopies, stages: usize) -> Result<()> {
+    // The maps' descriptors into the TMA unit's cache before the first copy.
+    let maps = [Some(&t.b_plain), t.a_folded.as_ref(), t.b_folded.as_ref()];
+    for map in maps.into_iter().flatten().map(|m| m.map) {
+        let address = tensor_map(lw, map)?;
+        asm(
+            lw,
+            "@p prefetch.tensormap [$1];",
+            &[address],
+            Issuer::Thread0,
+        )?;
+    }
+    each_barrier(lw, t, stages, "@p mbarrier.init.shared::cta.b64 [$1], 1;")?;
+    asm(lw, "fence.mbarrier_init.release.cluster;", &[], Issuer::All)?;
+    lw.barrier()
+}
+
+/// After the loop (every thread past its last wait): thread 0 invalidates
+/// the barriers, so their bytes may serve as scratch again.
+pub fn invalidate_barriers(lw: &Lowering<'_, '_>, t: &TmaCopies, stages: usize) -> Result<()> {
+    lw.barrier()?;
+    each_barrier(lw, t, stages, "@p mbarrier.inval.shared::cta.b64 [$1];")?;
+    Ok(())
+}
+
+/// `op` (with the barrier's address as `$1`) on thread 0, per stage.
+fn each_barrier(lw: &Lowering<'_, '_>, t: &TmaCopies, stages: usize, op: &str) -> Result<()> {
+    for s in 0..stages {
+        let bar = barrier(lw, t, lw.i32_const(s as u64))?;
+        asm(lw, op, &[bar], Issuer::Thread0)?;
+    }
+    Ok(())
+}
+
+/// Waits until the barrier at `bar` completes the phase of tile `tile`
+/// (stage `tile % stages` fills for the `tile / stages`-th time).
+pub fn wait<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    bar: IntValue<'ctx>,
+    tile: IntValue<'ctx>,
+    stages: usize,
+) -> Result<()> {
+    let round = lw
+        .builder
+        .build_int_unsigned_div(tile, lw.i32_const(stages as u64), "")?;
+    let parity = lw.builder.build_and(round, lw.i32_const(1), "parity")?;
+    asm(
+        lw,
+        "{\n\t.reg .pred done;\n\tTMA_WAIT:\n\t\
+         mbarrier.try_wait.parity.shared::cta.b64 done, [$1], $2;\n\t\
+         @!done bra TMA_WAIT;\n\t}",
+        &[bar, parity],
+        Issuer::All,
+    )
+}
+
+/// The value of `p` (row or column of a tile) at this iteration, as i32.
+fn evaluate<'ctx>(lw: &mut Lowering<'_, 'ctx>, p: &Poly) -> Result<IntValue<'ctx>> {
+    let i32t = lw.ctx.i32_type();
+    let mut sum = lw.i32_const(0);
+    for (m, c) in p.terms() {
+        let mut term = i32t.const_int(c as u64, true);
+        for a in m {
+            let Atom::Value(v) = *a else {
+                return lw.unsupported("a TMA coordinate over tile indices", lw.func.span);
+            };
+            let x = lw.scalar(v)?.into_int_value();
+            let x = lw.builder.build_int_cast_sign_flag(x, i32t, true, "")?;
+            term = lw.builder.build_int_mul(term, x, "")?;
+        }
+        sum = lw.builder.build_int_add(sum, term, "")?;
+    }
+    Ok(sum)
+}
+
+/// Generic address of tensor map `map` (a kernel parameter after the IR's).
+fn tensor_map<'ctx>(lw: &Lowering<'_, 'ctx>, map: usize) -> Result<IntValue<'ctx>> {
+    let index = (lw.func.params.len() + map) as u32;
+    let Some(param) = lw.kernel.get_nth_param(index) else {
+        return lw.unsupported("a TMA copy without its tensor-map parameter", lw.func.span);
+    };
+    Ok(lw
+        .builder
+        .build_ptr_to_int(param.into_pointer_value(), lw.ctx.i64_type(), "tensor_map")?)
+}
+
+/// Where this iteration's tiles start in their tensors, computed by every
+/// thread before the copying thread branches off (so nothing the lowering
+/// caches is first built inside that branch).
+pub struct Origins<'ctx> {
+    a: [IntValue<'ctx>; 2],
+    /// `a`'s first row in steps of the folded map.
+    a_step: Option<IntValue<'ctx>>,
+    b: [IntValue<'ctx>; 2],
+    /// Whether `a` (`b`) is clear of the tensor's last rows (columns), for
+    /// an operand with a folded map.
+    a_inside: Option<IntValue<'ctx>>,
+    b_inside: Option<IntValue<'ctx>>,
+}
+
+impl<'ctx> Origins<'ctx> {
+    /// Whether `a`'s tile comes through the folded map (an i1), if it can.
+    pub fn a_by_tma(&self) -> Option<IntValue<'ctx>> {
+        self.a_inside
+    }
+}
+
+pub fn origins<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    t: &TmaCopies,
+    w: &WgmmaConfig,
+) -> Result<Origins<'ctx>> {
+    let [a, b] = &t.operands;
+    let a_at = [evaluate(lw, &a.row)?, evaluate(lw, &a.col)?];
+    let b_at = [evaluate(lw, &b.row)?, evaluate(lw, &b.col)?];
+    let a_inside = a_by_tma(lw, t, w)?;
+    let a_step = match (&t.a_folded, a.row.exact_div(FOLD_STEP as i64)) {
+        (Some(_), Some(steps)) => Some(evaluate(lw, &steps)?),
+        (Some(_), None) => {
+            return lw.unsupported("a folded TMA map off its row step", lw.func.span);
+        }
+        (None, _) => None,
+    };
+    let b_inside = match &t.b_folded {
+        Some(_) => Some(clear_of_edge(lw, b_at[1], w.n, b.cols)?),
+        None => None,
+    };
+    Ok(Origins {
+        a: a_at,
+        a_step,
+        b: b_at,
+        a_inside,
+        b_inside,
+    })
+}
+
+/// `first + extent <= bound` (an i1), `bound` an int parameter.
+fn clear_of_edge<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    first: IntValue<'ctx>,
+    extent: usize,
+    bound: crate::ir::ValueId,
+) -> Result<IntValue<'ctx>> {
+    let bound = lw.scalar(bound)?.into_int_value();
+    let i32t = lw.ctx.i32_type();
+    let bound = lw.builder.build_int_cast_sign_flag(bound, i32t, true, "")?;
+    let end = lw
+        .builder
+        .build_int_add(first, lw.i32_const(extent as u64), "")?;
+    Ok(lw
+        .builder
+        .build_int_compare(IntPredicate::SLE, end, bound, "clear_of_edge")?)
+}
+
+/// Whether `a`'s tile comes by TMA (an i1: clear of the tensor's last
+/// rows), or `None` when it never does. The pass folds only a first row
+/// the loop does not change, so this holds for every tile of the loop.
+pub fn a_by_tma<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    t: &TmaCopies,
+    w: &WgmmaConfig,
+) -> Result<Option<IntValue<'ctx>>> {
+    if t.a_folded.is_none() {
+        return Ok(None);
+    }
+    let a = &t.operands[0];
+    let row = evaluate(lw, &a.row)?;
+    Ok(Some(clear_of_edge(lw, row, w.m, a.rows)?))
+}
+
+/// Thread 0 arms stage `slot`'s barrier with the bytes its copies bring
+/// and issues them: `b`'s, and `a`'s through the folded map where
+/// [`Origins::a_by_tma`] holds; the other threads branch around them.
+pub fn copy_stage<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    t: &TmaCopies,
+    w: &WgmmaConfig,
+    (stage, slot): (PointerValue<'ctx>, IntValue<'ctx>),
+    at: &Origins<'ctx>,
+) -> Result<()> {
+    let bar = barrier(lw, t, slot)?;
+    let b_bytes = lw.i32_const((w.k * w.n * 2) as u64);
+    let bytes = match at.a_inside {
+        Some(by_tma) => {
+            let with_a =
+                lw.builder
+                    .build_int_add(b_bytes, lw.i32_const(w.b_offset() as u64), "")?;
+            lw.builder
+                .build_select(by_tma, with_a, b_bytes, "tma_bytes")?
+                .into_int_value()
+        }
+        None => b_bytes,
+    };
+    let zero = lw.i32_const(0);
+    let issue = lw.new_block("tma_issue");
+    let after = lw.new_block("tma_issued");
+    let first =
+        lw.builder
+            .build_int_compare(IntPredicate::EQ, lw.tid, lw.i32_const(0), "tma_thread")?;
+    lw.builder.build_conditional_branch(first, issue, after)?;
+    lw.builder.position_at_end(issue);
+    asm(
+        lw,
+        "@p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], $2;",
+        &[bar, bytes],
+        Issuer::All,
+    )?;
+    // a, clear of the last rows: warpgroup `g`, block `b` starts
+    // `32 g + 16 num_warps b` logical rows into the tile and fills physical
+    // rows `g M / G + 64 b ..` ([`physical_row`]).
+    if let (Some(m), Some(step), Some(inside)) = (&t.a_folded, at.a_step, at.a_inside) {
+        let col = at.a[1];
+        branch_if(lw, inside, |lw| {
+            for kb in (0..w.k).step_by(w.a_atom()) {
+                let c = lw.builder.build_int_add(col, lw.i32_const(kb as u64), "")?;
+                for g in 0..w.groups() {
+                    for b in 0..w.blocks() {
+                        let logical = FOLD_STEP * g + 16 * w.num_warps * b;
+                        let physical = g * w.group_rows() + WG_M * b;
+                        debug_assert_eq!(physical_row(w, logical), physical);
+                        let dst = a_byte_offset(w, physical, kb);
+                        let s = lw.builder.build_int_add(
+                            step,
+                            lw.i32_const((logical / FOLD_STEP) as u64),
+                            "",
+                        )?;
+                        copy(lw, m, (stage, dst, bar), &[c, zero, zero, zero, s])?;
+                    }
+                }
+            }
+            Ok(())
+        })?;
+    }
+    // b: one box clear of the last columns, else one per column block.
+    let [row, col] = at.b;
+    let plain = |lw: &mut Lowering<'_, 'ctx>| {
+        for nb in (0..w.n).step_by(w.b_atom()) {
+            let c = lw.builder.build_int_add(col, lw.i32_const(nb as u64), "")?;
+            let dst = b_byte_offset(w, 0, nb);
+            copy(lw, &t.b_plain, (stage, dst, bar), &[c, row])?;
+        }
+        Ok(())
+    };
+    match (&t.b_folded, at.b_inside) {
+        (Some(m), Some(inside)) => {
+            let block =
+                lw.builder
+                    .build_int_unsigned_div(col, lw.i32_const(w.b_atom() as u64), "")?;
+            let folded = |lw: &mut Lowering<'_, 'ctx>| {
+                copy(
+                    lw,
+                    m,
+                    (stage, b_byte_offset(w, 0, 0), bar),
+                    &[zero, row, block],
+                )
+            };
+            branch_either(lw, inside, folded, plain)?;
+        }
+        _ => plain(lw)?,
+    }
+    lw.builder.build_unconditional_branch(after)?;
+    lw.builder.position_at_end(after);
+    Ok(())
+}
+
+/// One box of map `m` at `coords` (innermost first) into byte `dst` of the
+/// stage, arriving on barrier `bar`.
+fn copy<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    m: &TmaMap,
+    (stage, dst, bar): (PointerValue<'ctx>, usize, IntValue<'ctx>),
+    coords: &[IntValue<'ctx>],
+) -> Result<()> {
+    let rank = m.dims.len();
+    if coords.len() != rank {
+        return lw.unsupported(
+            format!(
+                "a TMA copy of {} coordinates into a map of rank {rank}",
+                coords.len()
+            ),
+            lw.func.span,
+        );
+    }
+    let dst = shared_address(lw, stage, lw.i32_const(dst as u64))?;
+    let map = tensor_map(lw, m.map)?;
+    let names: Vec<String> = (0..rank).map(|i| format!("${}", 3 + i)).collect();
+    let text = format!(
+        "@p cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile\
+         .mbarrier::complete_tx::bytes [$1], [$2, {{{}}}], [${}];",
+        names.join(", "),
+        3 + rank
+    );
+    let mut inputs = vec![dst, map];
+    inputs.extend_from_slice(coords);
+    inputs.push(bar);
+    asm(lw, &text, &inputs, Issuer::All)
+}
+
+/// Runs `then` where `cond` (an i1) holds: a branch of its own.
+fn branch_if<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    cond: IntValue<'ctx>,
+    then: impl FnOnce(&mut Lowering<'_, 'ctx>) -> Result<()>,
+) -> Result<()> {
+    branch_either(lw, cond, then, |_| Ok(()))
+}
+
+/// `then` where `cond` (an i1) holds, else `otherwise`, then joins.
+fn branch_either<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    cond: IntValue<'ctx>,
+    then: impl FnOnce(&mut Lowering<'_, 'ctx>) -> Result<()>,
+    otherwise: impl FnOnce(&mut Lowering<'_, 'ctx>) -> Result<()>,
+) -> Result<()> {
+    let (yes, no, join) = (
+        lw.new_block("tma_then"),
+        lw.new_block("tma_else"),
+        lw.new_block("tma_join"),
+    );
+    lw.builder.build_conditional_branch(cond, yes, no)?;
+    lw.builder.position_at_end(yes);
+    then(lw)?;
+    lw.builder.build_unconditional_branch(join)?;
+    lw.builder.position_at_end(no);
+    otherwise(lw)?;
+    lw.builder.build_unconditional_branch(join)?;
+    lw.builder.position_at_end(join);
+    Ok(())
+}
+
+/// `bar.sync 0` where `when` (an i1, the same in every thread) holds.
+pub fn barrier_if<'ctx>(lw: &Lowering<'_, 'ctx>, when: IntValue<'ctx>) -> Result<()> {
+    asm(lw, "@p bar.sync 0;", &[], Issuer::If(when))
+}

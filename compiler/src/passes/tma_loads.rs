@@ -1,0 +1,217 @@
+//! The `tma-loads` pass: on sm_90a, a wgmma pipeline whose two operand
+//! loads each read exactly a box of a row-major tensor in memory
+//! ([`crate::analysis::tensor_tile`]: pointer `P + row * ld + col`, mask
+//! `row < R && col < C`, all four kernel parameters) copies its tiles with
+//! the tensor memory accelerator instead of `cp.async`: one thread issues
+//! a few bulk copies per stage (no per-thread addresses, no load-store
+//! unit traffic, the bounds checked by the hardware), and each stage's
+//! arrival is an mbarrier's phase. Marks [`TmaCopies`] on the loop's
+//! [`crate::ir::LoopPipeline`] (codegen follows it) and reserves the
+//! barriers after the buffers.
+//!
+//! The tiles land in the layout the wgmma descriptors read
+//! ([`crate::codegen::tensor_cores::wgmma_layout`]), in few boxes: `b` in
+//! one box whose last dimension steps its swizzled column blocks (at the
+//! tensor's last columns, one exact box per block); `a`, whose rows are
+//! permuted in blocks of 8, in one box of 64 rows per warpgroup and 64-row
+//! block from a map whose rows are folded in that permutation (2 copies a
+//! stage instead of 16 boxes of 8 rows). A folded map's bounds are not the
+//! tensor's, so the tile at the tensor's last rows copies `a` by `cp.async`
+//! (as does every tile when the first row is not a multiple of 32). Needs
+//! row strides of a multiple of 16 bytes (the parameter's `__multipleof`)
+//! and 16-byte aligned bases. Runs where the target asks for it (`--tma`).
+use super::{Pass, PassOptions};
+use crate::analysis::tensor_tile::tensor_tile;
+use crate::analysis::wgmma::{self, WgmmaConfig};
+use crate::arch::Arch;
+use crate::ir::index_poly::{Atom, Poly};
+use crate::ir::walk::regions_mut;
+use crate::ir::{
+    DotEngine, Function, LoopPipeline, MapDim, MapExtent, MapStride, Op, OpKind, Region, TmaCopies,
+    TmaMap, ValueId,
+};
+
+pub struct TmaLoads;
+
+/// Bytes of one mbarrier.
+pub const BARRIER_BYTES: usize = 8;
+
+impl Pass for TmaLoads {
+    fn name(&self) -> &'static str {
+        "tma-loads"
+    }
+
+    fn summary(&self) -> &'static str {
+        "copies a wgmma pipeline's operand tiles with TMA where each load is a box of a tensor"
+    }
+
+    fn skipped_because(&self, options: &PassOptions) -> Option<&'static str> {
+        match options.target {
+            None => options.without_target(),
+            Some(t) if !t.tma => Some("TMA copies not asked for (--tma)"),
+            Some(t) if t.arch != Arch::Sm90a => Some("TMA copies need sm_90a"),
+            Some(_) => None,
+        }
+    }
+
+    fn run(&self, func: &mut Function, options: &PassOptions) -> bool {
+        let Some(target) = options.target else {
+            return false;
+        };
+        let snapshot = func.clone();
+        let mut next_map = 0;
+        mark(&snapshot, &mut func.body, target.num_warps, &mut next_map);
+        next_map > 0
+    }
+}
+
+fn mark(func: &Function, region: &mut Region, num_warps: usize, next_map: &mut usize) {
+    for op in &mut region.ops {
+        if let Some(t) = plan(func, op, num_warps, next_map) {
+            if let OpKind::While {
+                pipeline: Some(p), ..
+            } = &mut op.kind
+            {
+                let barriers = p.shared_bytes.next_multiple_of(BARRIER_BYTES);
+                p.shared_bytes = barriers + p.stages * BARRIER_BYTES;
+                p.tma = Some(Box::new(TmaCopies { barriers, ..t }));
+            }
+        }
+        for nested in regions_mut(&mut op.kind) {
+            mark(func, nested, num_warps, next_map);
+        }
+    }
+}
+
+/// The TMA copies of `op`'s pipeline (barriers not placed yet), if both
+/// operands are tensor boxes; numbers its maps from `next_map`.
+fn plan(func: &Function, op: &Op, num_warps: usize, next_map: &mut usize) -> Option<TmaCopies> {
+    let OpKind::While {
+        body_region,
+        pipeline: Some(p),
+        ..
+    } = &op.kind
+    else {
+        return None;
+    };
+    let LoopPipeline {
+        engine: DotEngine::Wgmma { .. },
+        tma: None,
+        ..
+    } = **p
+    else {
+        return None;
+    };
+    let defined = |v: ValueId| {
+        body_region
+            .ops
+            .iter()
+            .find(|o| o.results.first() == Some(&v))
+    };
+    let w: WgmmaConfig = wgmma::plan_for_op(func, defined(p.dot)?, num_warps)?;
+    let [a, b] = p
+        .loads
+        .map(|v| defined(v).and_then(|load| tensor_tile(func, op, load)));
+    let (a, b) = (a?, b?);
+    for o in [&a, &b] {
+        if !copyable(func, o.base, o.row_stride) {
+            return None;
+        }
+    }
+    // Whether a tile is at the edge is decided where it is copied and where
+    // it is waited for: the same only for a first row (column) the loop
+    // does not change.
+    let invariant = |p: &Poly| {
+        !p.atoms()
+            .any(|x| matches!(x, Atom::Value(v) if body_region.args.contains(&v)))
+    };
+    let mut number = |dims: Vec<MapDim>, swizzle: usize| {
+        *next_map += 1;
+        TmaMap {
+            map: *next_map - 1,
+            dims,
+            swizzle,
+        }
+    };
+    let b_plain = number(
+        vec![MapDim::cols(w.b_atom()), MapDim::rows(w.k)],
+        w.b_row_bytes(),
+    );
+    let a_folded = (invariant(&a.row) && a.row.exact_div(FOLD_STEP as i64).is_some())
+        .then(|| number(folded_a_dims(&w), w.a_row_bytes()));
+    let b_folded =
+        (w.n > w.b_atom() && invariant(&b.col) && b.col.exact_div(w.b_atom() as i64).is_some())
+            .then(|| number(folded_b_dims(&w), w.b_row_bytes()));
+    Some(TmaCopies {
+        operands: [a, b],
+        a_folded,
+        b_plain,
+        b_folded,
+        barriers: 0,
+    })
+}
+
+/// `a`'s map with its rows folded: logical row `r + 8 ww + 8 num_warps h`
+/// (+ `32 g + 16 num_warps b` for warpgroup `g`, block `b`) lands at
+/// physical row `r + 8 h + 16 ww` of the block
+/// ([`crate::codegen::tensor_cores::wgmma_layout::physical_row`]): digits
+/// `r` (8 of 1 row), `h` (2 of `8 num_warps`) and `ww` (4 of 8), then steps
+/// of 32 rows (the tile's first row must be a multiple of 32).
+fn folded_a_dims(w: &WgmmaConfig) -> Vec<MapDim> {
+    let digit = |n: usize, rows: usize| MapDim {
+        extent: MapExtent::Fixed(n),
+        stride: MapStride::Rows(rows),
+        box_size: n,
+    };
+    vec![
+        MapDim::cols(w.a_atom()),
+        digit(8, 1),
+        digit(2, 8 * w.num_warps),
+        digit(4, 8),
+        MapDim {
+            extent: MapExtent::RowsOver(FOLD_STEP),
+            stride: MapStride::Rows(FOLD_STEP),
+            box_size: 1,
+        },
+    ]
+}
+
+/// `b`'s map with its columns in blocks of one swizzled row: the box is
+/// the stage's `[N / B][K][B]` layout at once.
+fn folded_b_dims(w: &WgmmaConfig) -> Vec<MapDim> {
+    let atom = w.b_atom();
+    vec![
+        MapDim {
+            extent: MapExtent::Fixed(atom),
+            stride: MapStride::Elements(1),
+            box_size: atom,
+        },
+        MapDim::rows(w.k),
+        MapDim {
+            extent: MapExtent::ColsOver(atom),
+            stride: MapStride::Elements(atom),
+            box_size: w.n / atom,
+        },
+    ]
+}
+
+/// Rows between boxes of `a`'s folded map (a warpgroup's first rows are 32
+/// logical rows apart).
+pub const FOLD_STEP: usize = 32;
+
+/// TMA's demands on the tensor the compiled code can promise: a base
+/// aligned to 16 bytes and a row stride of a multiple of 16 bytes.
+fn copyable(func: &Function, base: ValueId, row_stride: ValueId) -> bool {
+    let param = |v: ValueId| func.params.iter().find(|p| p.value == v);
+    let (Some(b), Some(s)) = (param(base), param(row_stride)) else {
+        return false;
+    };
+    let elem = func.dtype(base).size_bytes() as u64;
+    let base_align = b
+        .attrs
+        .aligned
+        .unwrap_or(crate::ir::DEFAULT_POINTER_ALIGNMENT)
+        .max(b.attrs.multiple_of.unwrap_or(1) * elem);
+    let stride_bytes = s.attrs.multiple_of.unwrap_or(1) * elem;
+    base_align % 16 == 0 && stride_bytes % 16 == 0
+}

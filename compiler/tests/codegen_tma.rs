@@ -1,0 +1,128 @@
+//! TMA copies in PTX (`tritonc --tma`, the `tma-loads` pass): a masked
+//! 128x128x64 dot loop on two warpgroups copies `a` clear of the last rows
+//! in one 5-d box per warpgroup (its rows folded as the accumulator layout
+//! permutes them) and by `cp.async` at the edge, `b` in one 3-d box clear of
+//! the last columns and in 2-d boxes at the edge; the kernel takes its three
+//! tensor maps by value after its arguments and the manifest says how to
+//! encode them. A mask one row off its pointer keeps `cp.async`. Values are
+//! checked on the H100 (`scripts/gpu/tma_check.py`, `bench/results/
+//! 2026-11-26-h100-tma/`); the IR the pass leaves, in `tests/passes/tma_*`.
+mod common;
+
+use common::{ptxas_report, tritonc, tritonc_ptx};
+
+const KERNEL: &str = "compiler/tests/passes/tma_loads_dot.tc";
+
+fn ptx(shift: u32, extra: &[&str]) -> String {
+    let define = format!("-DKSHIFT={shift}");
+    let mut args = vec![
+        KERNEL,
+        define.as_str(),
+        "--arch",
+        "sm_90a",
+        "--num-warps",
+        "8",
+    ];
+    args.extend_from_slice(extra);
+    tritonc_ptx(&args, &args.join(" "))
+}
+
+#[test]
+fn tma_copies_take_the_place_of_cp_async_where_the_tiles_are_boxes() {
+    let plain = ptx(0, &[]);
+    let tma = ptx(0, &["--tma"]);
+    assert!(!plain.contains("cp.async.bulk.tensor") && !plain.contains("mbarrier"));
+    // Prologue and main loop each issue a stage: a in 2 folded boxes (one
+    // per warpgroup), b in 1 folded box or 2 plain ones (128 columns).
+    let count = |what: &str| tma.matches(what).count();
+    assert_eq!(count("cp.async.bulk.tensor.5d"), 2 * 2, "a's folded boxes");
+    assert_eq!(count("cp.async.bulk.tensor.3d"), 2, "b's folded box");
+    assert_eq!(
+        count("cp.async.bulk.tensor.2d"),
+        2 * 2,
+        "b's boxes at the edge"
+    );
+    // a at the last rows still by cp.async (16 bytes, 4 a thread a stage).
+    assert_eq!(count("cp.async.cg.shared.global"), 2 * 4);
+    // One barrier per stage (6 of 32 KiB), armed with the bytes each brings.
+    assert_eq!(count("mbarrier.init.shared::cta.b64"), 6);
+    assert_eq!(count("mbarrier.arrive.expect_tx"), 2);
+    assert!(count("mbarrier.try_wait.parity") >= 2);
+    // Three tensor maps by value after the 9 arguments, read in place.
+    assert_eq!(count(".param .align 64 .b8"), 3);
+    assert_eq!(count(".param ."), plain.matches(".param .").count() + 3);
+    assert_eq!(count("cvta.param.u64"), 3);
+    if let Some(report) = ptxas_report(&tma, "sm_90a", "tma_dot") {
+        assert!(report.contains(" 0 bytes spill stores"), "{report}");
+    }
+}
+
+#[test]
+fn a_mask_off_its_pointer_keeps_cp_async() {
+    let ptx = ptx(1, &["--tma"]);
+    assert!(!ptx.contains("cp.async.bulk.tensor"));
+    assert!(!ptx.contains(".param .align 64"));
+    assert!(ptx.contains("cp.async.cg.shared.global"));
+}
+
+#[test]
+fn the_manifest_says_how_to_encode_each_tensor_map() {
+    let dir = std::env::temp_dir().join(format!("tritonc-tma-{}", std::process::id()));
+    let out = tritonc(&[
+        KERNEL,
+        "-DKSHIFT=0",
+        "--arch",
+        "sm_90a",
+        "--num-warps",
+        "8",
+        "--tma",
+        "--all-configs",
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(dir.join("manifest.json")).unwrap();
+    let manifest: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let maps = manifest["variants"][0]["tensor_maps"].as_array().unwrap();
+    assert_eq!(maps.len(), 3);
+    // Parameters: A 0, B 1, M 3, N 4, K 5, lda 6, ldb 7.
+    let b_plain = &maps[0];
+    assert_eq!(
+        [
+            b_plain["base"].clone(),
+            b_plain["rows"].clone(),
+            b_plain["cols"].clone()
+        ],
+        [1, 5, 4].map(serde_json::Value::from)
+    );
+    assert_eq!(b_plain["row_stride"], 7);
+    assert_eq!(b_plain["dims"].as_array().unwrap().len(), 2);
+    let a_folded = &maps[1];
+    assert_eq!(a_folded["base"], 0);
+    assert_eq!(a_folded["row_stride"], 6);
+    let dims = a_folded["dims"].as_array().unwrap();
+    let strides: Vec<String> = dims.iter().map(|d| d["stride"].to_string()).collect();
+    assert_eq!(
+        strides,
+        [
+            r#"{"elements":1}"#,
+            r#"{"rows":1}"#,
+            r#"{"rows":64}"#,
+            r#"{"rows":8}"#,
+            r#"{"rows":32}"#
+        ]
+    );
+    let boxes: Vec<u64> = dims
+        .iter()
+        .map(|d| d["box_size"].as_u64().unwrap())
+        .collect();
+    assert_eq!(boxes, [64, 8, 2, 4, 1]);
+    let b_folded = maps[2]["dims"].as_array().unwrap();
+    assert_eq!(b_folded[2]["extent"].to_string(), r#"{"cols_over":64}"#);
+    assert_eq!(b_folded[2]["box_size"], 2);
+    let _ = std::fs::remove_dir_all(&dir);
+}
