@@ -57,17 +57,33 @@ pub enum MapStride {
     Rows(u64),
 }
 
-/// What one map is encoded from, for one launch.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What one map is encoded from, for one launch (no allocation: every
+/// launch checks each candidate's maps).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TensorShape {
     pub address: u64,
-    /// Innermost (contiguous) first.
-    pub dims: Vec<u64>,
-    /// Bytes between steps of each dimension but the first.
-    pub strides: Vec<u64>,
-    pub box_dims: Vec<u32>,
+    rank: usize,
+    dims: [u64; MAX_RANK],
+    strides: [u64; MAX_RANK - 1],
+    box_dims: [u32; MAX_RANK],
     pub elem_bytes: usize,
     pub swizzle_bytes: u32,
+}
+
+impl TensorShape {
+    /// Elements of each dimension, innermost (contiguous) first.
+    pub fn dims(&self) -> &[u64] {
+        &self.dims[..self.rank]
+    }
+
+    /// Bytes between steps of each dimension but the first.
+    pub fn strides(&self) -> &[u64] {
+        &self.strides[..self.rank - 1]
+    }
+
+    pub fn box_dims(&self) -> &[u32] {
+        &self.box_dims[..self.rank]
+    }
 }
 
 /// Most dimensions a tensor map has.
@@ -113,14 +129,22 @@ impl TensorMapSpec {
             ));
         }
         let (rows, cols) = (rows as u64, cols as u64);
-        let mut dims = Vec::with_capacity(rank);
-        let mut strides = Vec::with_capacity(rank - 1);
+        let mut shape = TensorShape {
+            address,
+            rank,
+            dims: [0; MAX_RANK],
+            strides: [0; MAX_RANK - 1],
+            box_dims: [0; MAX_RANK],
+            elem_bytes: self.elem_bytes,
+            swizzle_bytes: self.swizzle_bytes,
+        };
         for (i, d) in self.dims.iter().enumerate() {
-            dims.push(match d.extent {
+            shape.dims[i] = match d.extent {
                 MapExtent::Fixed(n) => n,
                 MapExtent::RowsOver(n) => rows.div_ceil(n.max(1)),
                 MapExtent::ColsOver(n) => cols.div_ceil(n.max(1)),
-            });
+            };
+            shape.box_dims[i] = d.box_size;
             if i > 0 {
                 let bytes = match d.stride {
                     MapStride::Elements(n) => n * self.elem_bytes as u64,
@@ -131,17 +155,10 @@ impl TensorMapSpec {
                         "a stride of {bytes} bytes (TMA needs a multiple of 16, < 2^40)"
                     ));
                 }
-                strides.push(bytes);
+                shape.strides[i - 1] = bytes;
             }
         }
-        Ok(TensorShape {
-            address,
-            dims,
-            strides,
-            box_dims: self.dims.iter().map(|d| d.box_size).collect(),
-            elem_bytes: self.elem_bytes,
-            swizzle_bytes: self.swizzle_bytes,
-        })
+        Ok(shape)
     }
 }
 
@@ -205,12 +222,8 @@ pub fn encode(shape: &TensorShape, kernel: &str) -> Result<EncodedTensorMap> {
     })?;
     let swizzle = swizzle(shape.swizzle_bytes)
         .ok_or_else(|| invalid(format!("a {}-byte swizzle", shape.swizzle_bytes)))?;
-    let rank = shape.dims.len();
-    if rank < 2
-        || rank > MAX_RANK
-        || shape.strides.len() + 1 != rank
-        || shape.box_dims.len() != rank
-    {
+    let rank = shape.rank;
+    if !(1..=MAX_RANK).contains(&rank) {
         return Err(invalid(format!("a tensor map of rank {rank}")));
     }
     let mut map = EncodedTensorMap([0; 16]);
@@ -236,7 +249,10 @@ pub fn encode(shape: &TensorShape, kernel: &str) -> Result<EncodedTensorMap> {
     .call("cuTensorMapEncodeTiled", || {
         format!(
             "kernel `{kernel}`: tensor at 0x{:x}, dims {:?}, strides {:?} B, box {:?}",
-            shape.address, shape.dims, shape.strides, shape.box_dims
+            shape.address,
+            shape.dims(),
+            shape.strides(),
+            shape.box_dims()
         )
     })?;
     Ok(map)
@@ -308,9 +324,9 @@ mod tests {
     fn shape_reads_the_named_arguments() {
         let s = spec().shape(&args(0x7000, 3000, 2999, 3000)).unwrap();
         assert_eq!(s.address, 0x7000);
-        assert_eq!(s.dims, [2999, 3000]);
-        assert_eq!(s.strides, [6000]);
-        assert_eq!(s.box_dims, [64, 64]);
+        assert_eq!(s.dims(), [2999, 3000]);
+        assert_eq!(s.strides(), [6000]);
+        assert_eq!(s.box_dims(), [64, 64]);
     }
 
     #[test]
@@ -336,9 +352,9 @@ mod tests {
             ..spec()
         };
         let s = a.shape(&args(0x7000, 3000, 2999, 3000)).unwrap();
-        assert_eq!(s.dims, [2999, 8, 2, 4, 94]);
-        assert_eq!(s.strides, [6000, 64 * 6000, 8 * 6000, 32 * 6000]);
-        assert_eq!(s.box_dims, [64, 8, 2, 4, 1]);
+        assert_eq!(s.dims(), [2999, 8, 2, 4, 94]);
+        assert_eq!(s.strides(), [6000, 64 * 6000, 8 * 6000, 32 * 6000]);
+        assert_eq!(s.box_dims(), [64, 8, 2, 4, 1]);
         // b in column blocks of 64: the block dimension steps 128 bytes.
         let b = TensorMapSpec {
             dims: vec![
@@ -357,9 +373,9 @@ mod tests {
             ..spec()
         };
         let s = b.shape(&args(0x7000, 3000, 3000, 3008)).unwrap();
-        assert_eq!(s.dims, [64, 3000, 47]);
-        assert_eq!(s.strides, [6016, 128]);
-        assert_eq!(s.box_dims, [64, 64, 4]);
+        assert_eq!(s.dims(), [64, 3000, 47]);
+        assert_eq!(s.strides(), [6016, 128]);
+        assert_eq!(s.box_dims(), [64, 64, 4]);
         let too_many = TensorMapSpec {
             dims: vec![cols(64); 6],
             ..spec()
