@@ -9,7 +9,7 @@
 //! (`scripts/gpu/split_k_check.py`).
 mod common;
 
-use common::{ptxas_report, tritonc, tritonc_ptx};
+use common::{all_configs_manifest, ptxas_report, tritonc, tritonc_ptx};
 
 /// A masked 64x64x32 dot loop (the pass file test's kernel).
 const KERNEL: &str = "compiler/tests/passes/split_k_masked_dot.tc";
@@ -93,26 +93,8 @@ fn no_split_where_it_does_not_apply() {
 
 #[test]
 fn the_manifest_records_the_programs_per_tile() {
-    let dir = std::env::temp_dir().join(format!("tritonc-split-k-{}", std::process::id()));
-    let out = tritonc(&[
-        KERNEL,
-        "--arch",
-        "sm_90a",
-        "--split-k",
-        "4",
-        "--all-configs",
-        "-o",
-        dir.to_str().unwrap(),
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let manifest: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    let manifest = all_configs_manifest(&[KERNEL, "--arch", "sm_90a", "--split-k", "4"], "split-k");
     assert_eq!(manifest["variants"][0]["cluster_splits"], 4);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -9,7 +9,7 @@
 //! 2026-11-26-h100-tma/`); the IR the pass leaves, in `tests/passes/tma_*`.
 mod common;
 
-use common::{ptxas_report, tritonc, tritonc_ptx};
+use common::{all_configs_manifest, ptxas_report, tritonc_ptx};
 
 const KERNEL: &str = "compiler/tests/passes/tma_loads_dot.tc";
 
@@ -67,8 +67,7 @@ fn a_mask_off_its_pointer_keeps_cp_async() {
 
 #[test]
 fn the_manifest_says_how_to_encode_each_tensor_map() {
-    let dir = std::env::temp_dir().join(format!("tritonc-tma-{}", std::process::id()));
-    let out = tritonc(&[
+    let args = [
         KERNEL,
         "-DKSHIFT=0",
         "--arch",
@@ -76,17 +75,8 @@ fn the_manifest_says_how_to_encode_each_tensor_map() {
         "--num-warps",
         "8",
         "--tma",
-        "--all-configs",
-        "-o",
-        dir.to_str().unwrap(),
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = std::fs::read_to_string(dir.join("manifest.json")).unwrap();
-    let manifest: serde_json::Value = serde_json::from_str(&text).unwrap();
+    ];
+    let manifest = all_configs_manifest(&args, "tma");
     let maps = manifest["variants"][0]["tensor_maps"].as_array().unwrap();
     assert_eq!(maps.len(), 3);
     // Parameters: A 0, B 1, M 3, N 4, K 5, lda 6, ldb 7.
@@ -124,5 +114,4 @@ fn the_manifest_says_how_to_encode_each_tensor_map() {
     let b_folded = maps[2]["dims"].as_array().unwrap();
     assert_eq!(b_folded[2]["extent"].to_string(), r#"{"cols_over":64}"#);
     assert_eq!(b_folded[2]["box_size"], 2);
-    let _ = std::fs::remove_dir_all(&dir);
 }

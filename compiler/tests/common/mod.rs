@@ -47,6 +47,23 @@ pub fn tritonc<S: AsRef<OsStr>>(args: &[S]) -> Output {
         .expect("tritonc runs")
 }
 
+/// The manifest `tritonc args... --all-configs -o <temp dir>` writes (the
+/// folder removed after); panics with tritonc's message when it fails.
+pub fn all_configs_manifest(args: &[&str], tag: &str) -> serde_json::Value {
+    let dir = std::env::temp_dir().join(format!("tritonc-{tag}-{}", std::process::id()));
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["--all-configs", "-o", dir.to_str().unwrap()]);
+    let out = tritonc(&all);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(dir.join("manifest.json")).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    serde_json::from_str(&text).unwrap()
+}
+
 /// The PTX `tritonc args...` prints; panics with its message (after `what`)
 /// when it fails.
 pub fn tritonc_ptx<S: AsRef<OsStr>>(args: &[S], what: &str) -> String {
