@@ -579,6 +579,71 @@ mod tests {
     }
 
     #[test]
+    fn variants_whose_tensor_maps_cannot_take_the_inputs_leave_the_candidates() {
+        // b: f16[K, N] with K, N, ldb the arguments 1, 2, 3.
+        let map = r#"{"base":0,"rows":1,"cols":2,"row_stride":3,"elem_bytes":2,"swizzle_bytes":128,
+            "dims":[{"extent":{"cols_over":1},"stride":{"elements":1},"box_size":64},
+                    {"extent":{"rows_over":1},"stride":{"rows":1},"box_size":64}]}"#;
+        let tma = format!(
+            r#"{{"file":"x","kernel":"dot","num_warps":4,"params":[],"tensor_maps":[{map}]}}"#
+        );
+        let plain = r#"{"file":"x","kernel":"dot","num_warps":4,"params":[]}"#;
+        let image = b".version 8.0\n";
+        let raw = [
+            VariantRef {
+                kernel: "dot",
+                config: "TMA=1 num_warps=4",
+                json: &tma,
+                image,
+            },
+            VariantRef {
+                kernel: "dot",
+                config: "TMA=0 num_warps=4",
+                json: plain,
+                image,
+            },
+        ];
+        let op = Op::new("t::dot", &raw);
+        let grid = LaunchGrid {
+            x: 1,
+            y: 1,
+            z: 1,
+            persistent: false,
+        };
+        let with = |base: u64| {
+            vec![
+                KernelArg::Ptr(base),
+                KernelArg::I32(64),
+                KernelArg::I32(64),
+                KernelArg::I32(64),
+            ]
+        };
+        let (misaligned, aligned) = (with(0x7008), with(0x7000));
+        let dims = [64, 64, 64];
+        let launch = |candidates: &[u32], args: &[KernelArg]| {
+            let grids = vec![grid; candidates.len()];
+            op.launch(&Call {
+                candidates,
+                grids: &grids,
+                args,
+                ..call(candidates, &dims, "T=float16")
+            })
+            .unwrap_err()
+        };
+        // A base 8 bytes off 16: the TMA variant alone cannot run.
+        let err = launch(&[0], &misaligned);
+        assert!(
+            err.contains("TMA") && err.contains("16-byte aligned"),
+            "{err}"
+        );
+        // Beside the plain variant the call goes on (and fails later, for
+        // want of a GPU or of a real kernel, not for TMA); aligned inputs
+        // admit the TMA variant.
+        assert!(!launch(&[0, 1], &misaligned).contains("TMA"));
+        assert!(!launch(&[0], &aligned).contains("TMA"));
+    }
+
+    #[test]
     fn a_decided_call_matches_only_the_same_candidates_dims_dtype_and_device() {
         let decided = Decided::new(&call(&[0, 2, 4], &[1024, 1024, 1024], "T=float16"), 0, 1);
         assert!(decided.matches(&call(&[0, 2, 4], &[1024, 1024, 1024], "T=float16"), 0));
