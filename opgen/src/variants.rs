@@ -230,6 +230,7 @@ pub fn compile_with(
         let label = group_label_of(assignment);
         let mut variants: Vec<CompiledVariant> = Vec::new();
         let mut first_error = None;
+        let mut tma_not_taken_anywhere = false;
         for (job, outcome) in jobs.iter().zip(&results).filter(|(j, _)| j.group == group) {
             let launch = launch_text(&launches[job.launch]);
             let tuned: Vec<(String, String)> = job.point.tuned(defines).cloned().collect();
@@ -257,7 +258,8 @@ pub fn compile_with(
                 None => kernels.first(),
             };
             if chosen.is_none() && job.options.codegen.tma && kernels.is_empty() {
-                continue; // TMA not taken (see `compile_point`)
+                tma_not_taken_anywhere = true; // see `compile_point`
+                continue;
             }
             let Some(k) = chosen else {
                 let names: Vec<&str> = kernels.iter().map(|k| k.name.as_str()).collect();
@@ -300,10 +302,18 @@ pub fn compile_with(
             });
         }
         if variants.is_empty() {
+            let why = match first_error {
+                Some(e) => e,
+                None if tma_not_taken_anywhere => format!(
+                    "no loop of the kernel copies its tiles by TMA (a pipelined wgmma dot on \
+                     sm_90a whose loads are boxes of tensors), and the spec's `tma` line asks \
+                     for nothing else: list `tma [0, 1]`, or drop the line"
+                ),
+                None => String::new(),
+            };
             return Err(VariantError(format!(
-                "no variant of {} compiled for {label}:\n{}",
-                spec.qualified_name(),
-                first_error.unwrap_or_default()
+                "no variant of {} compiled for {label}:\n{why}",
+                spec.qualified_name()
             )));
         }
         groups.push(Group {

@@ -116,3 +116,31 @@ fn an_empty_tune_item_an_unsigned_grid_value_and_an_empty_spec_are_located() {
         );
     }
 }
+
+#[test]
+fn a_tma_line_no_kernel_takes_is_an_error_that_says_so() {
+    // add.tc has no dot loop: with only `tma 1` no point gives a variant.
+    let (_dir, path) = add_spec_with(|t| {
+        t.replace(
+            "#pragma opgen tune SIZE = [256, 1024, 4096]",
+            "#pragma opgen tune SIZE = [256, 1024, 4096]\n#pragma opgen tma 1",
+        )
+    });
+    let (ok, err) = generate_no_build(&path, &["--arch", "sm_90a"]);
+    assert!(!ok);
+    assert!(
+        err.contains("no loop of the kernel copies its tiles by TMA")
+            && err.contains("list `tma [0, 1]`, or drop the line"),
+        "{err}"
+    );
+    // Offered beside the plain points, the TMA points that take nothing
+    // add no variant: the op has its 6.
+    let (_dir, path) = add_spec_with(|t| {
+        t.replace(
+            "#pragma opgen tune SIZE = [256, 1024, 4096]",
+            "#pragma opgen tune SIZE = [256, 1024, 4096]\n#pragma opgen tma [0, 1]",
+        )
+    });
+    let (ok, err) = generate_no_build(&path, &["--arch", "sm_90a", "--max-configs", "12"]);
+    assert!(ok, "{err}");
+}
