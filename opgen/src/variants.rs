@@ -446,8 +446,11 @@ fn compile_point(source: &Source, job: &Job, settings: &CompileSettings) -> Poin
     }
     // A TMA point whose kernels copy nothing by TMA (no aligned wgmma loop)
     // would give the point without TMA again: its passes say so before the
-    // costly code generation.
+    // costly code generation, and the cache keeps the answer (no kernels).
     if job.options.codegen.tma && !takes_tma(source, job)? {
+        if let (Some(cache), Some(key)) = (&settings.cache, &key) {
+            cache.put(key, &[]);
+        }
         return Ok(Vec::new());
     }
     let kernels: Vec<CompiledKernel> = tritonc::driver::compile_timed(
