@@ -25,7 +25,7 @@ use crate::analysis::tensor_tile::tensor_tile;
 use crate::analysis::wgmma::{self, WgmmaConfig};
 use crate::arch::Arch;
 use crate::ir::index_poly::{Atom, Poly};
-use crate::ir::walk::regions_mut;
+use crate::ir::walk::{regions_mut, walk_ops};
 use crate::ir::{
     DotEngine, Function, LoopPipeline, MapDim, MapExtent, MapStride, Op, OpKind, Region, TmaCopies,
     TmaMap, ValueId,
@@ -58,27 +58,42 @@ impl Pass for TmaLoads {
         let Some(target) = options.target else {
             return false;
         };
-        let snapshot = func.clone();
+        // Decided on the function as it is (walk order numbers the maps),
+        // then written on the loops, found by their results (unique).
         let mut next_map = 0;
-        mark(&snapshot, &mut func.body, target.num_warps, &mut next_map);
-        next_map > 0
+        let decided: Vec<(Vec<ValueId>, TmaCopies)> = walk_ops(func)
+            .iter()
+            .filter_map(|v| {
+                let t = plan(func, v.op, target.num_warps, &mut next_map)?;
+                Some((v.op.results.clone(), t))
+            })
+            .collect();
+        annotate(&mut func.body, &decided);
+        !decided.is_empty()
     }
 }
 
-fn mark(func: &Function, region: &mut Region, num_warps: usize, next_map: &mut usize) {
+/// Writes each loop's copies on its pipeline, with its barriers placed
+/// after the buffers.
+fn annotate(region: &mut Region, decided: &[(Vec<ValueId>, TmaCopies)]) {
     for op in &mut region.ops {
-        if let Some(t) = plan(func, op, num_warps, next_map) {
-            if let OpKind::While {
+        let t = decided.iter().find(|(results, _)| *results == op.results);
+        if let (
+            Some((_, t)),
+            OpKind::While {
                 pipeline: Some(p), ..
-            } = &mut op.kind
-            {
-                let barriers = p.shared_bytes.next_multiple_of(BARRIER_BYTES);
-                p.shared_bytes = barriers + p.stages * BARRIER_BYTES;
-                p.tma = Some(Box::new(TmaCopies { barriers, ..t }));
-            }
+            },
+        ) = (t, &mut op.kind)
+        {
+            let barriers = p.shared_bytes.next_multiple_of(BARRIER_BYTES);
+            p.shared_bytes = barriers + p.stages * BARRIER_BYTES;
+            p.tma = Some(Box::new(TmaCopies {
+                barriers,
+                ..t.clone()
+            }));
         }
         for nested in regions_mut(&mut op.kind) {
-            mark(func, nested, num_warps, next_map);
+            annotate(nested, decided);
         }
     }
 }
