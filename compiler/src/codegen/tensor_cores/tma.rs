@@ -206,20 +206,24 @@ fn tensor_map<'ctx>(lw: &Lowering<'_, 'ctx>, map: usize) -> Result<IntValue<'ctx
 /// thread before the copying thread branches off (so nothing the lowering
 /// caches is first built inside that branch).
 pub struct Origins<'ctx> {
-    a: [IntValue<'ctx>; 2],
-    /// `a`'s first row in steps of the folded map.
-    a_step: Option<IntValue<'ctx>>,
     b: [IntValue<'ctx>; 2],
-    /// Whether `a` (`b`) is clear of the tensor's last rows (columns), for
-    /// an operand with a folded map.
-    a_inside: Option<IntValue<'ctx>>,
+    /// Whether `b` is clear of the tensor's last columns (with a folded map).
     b_inside: Option<IntValue<'ctx>>,
+    folded_a: Option<FoldedA<'ctx>>,
+}
+
+/// `a` through its folded map: the first row in steps of the map, the
+/// first column, and whether the tile is clear of the tensor's last rows.
+struct FoldedA<'ctx> {
+    step: IntValue<'ctx>,
+    col: IntValue<'ctx>,
+    inside: IntValue<'ctx>,
 }
 
 impl<'ctx> Origins<'ctx> {
     /// Whether `a`'s tile comes through the folded map (an i1), if it can.
     pub fn a_by_tma(&self) -> Option<IntValue<'ctx>> {
-        self.a_inside
+        self.folded_a.as_ref().map(|f| f.inside)
     }
 }
 
@@ -229,26 +233,28 @@ pub fn origins<'ctx>(
     w: &WgmmaConfig,
 ) -> Result<Origins<'ctx>> {
     let [a, b] = &t.operands;
-    let a_at = [evaluate(lw, &a.row)?, evaluate(lw, &a.col)?];
     let b_at = [evaluate(lw, &b.row)?, evaluate(lw, &b.col)?];
-    let a_inside = a_by_tma(lw, t, w)?;
-    let a_step = match (&t.a_folded, a.row.exact_div(FOLD_STEP as i64)) {
-        (Some(_), Some(steps)) => Some(evaluate(lw, &steps)?),
-        (Some(_), None) => {
-            return lw.unsupported("a folded TMA map off its row step", lw.func.span);
+    let folded_a = match a_by_tma(lw, t, w)? {
+        None => None,
+        Some(inside) => {
+            let Some(steps) = a.row.exact_div(FOLD_STEP as i64) else {
+                return lw.unsupported("a folded TMA map off its row step", lw.func.span);
+            };
+            Some(FoldedA {
+                step: evaluate(lw, &steps)?,
+                col: evaluate(lw, &a.col)?,
+                inside,
+            })
         }
-        (None, _) => None,
     };
     let b_inside = match &t.b_folded {
         Some(_) => Some(clear_of_edge(lw, b_at[1], w.n, b.cols)?),
         None => None,
     };
     Ok(Origins {
-        a: a_at,
-        a_step,
         b: b_at,
-        a_inside,
         b_inside,
+        folded_a,
     })
 }
 
@@ -298,7 +304,7 @@ pub fn copy_stage<'ctx>(
 ) -> Result<()> {
     let bar = barrier(lw, t, slot)?;
     let b_bytes = lw.i32_const((w.k * w.n * 2) as u64);
-    let bytes = match at.a_inside {
+    let bytes = match at.a_by_tma() {
         Some(by_tma) => {
             let with_a =
                 lw.builder
@@ -326,9 +332,9 @@ pub fn copy_stage<'ctx>(
     // a, clear of the last rows: warpgroup `g`, block `b` starts
     // `32 g + 16 num_warps b` logical rows into the tile and fills physical
     // rows `g M / G + 64 b ..` ([`physical_row`]).
-    if let (Some(m), Some(step), Some(inside)) = (&t.a_folded, at.a_step, at.a_inside) {
-        let col = at.a[1];
-        branch_if(lw, inside, |lw| {
+    if let (Some(m), Some(FoldedA { step, col, inside })) = (&t.a_folded, &at.folded_a) {
+        let (step, col) = (*step, *col);
+        branch_if(lw, *inside, |lw| {
             for kb in (0..w.k).step_by(w.a_atom()) {
                 let c = lw.builder.build_int_add(col, lw.i32_const(kb as u64), "")?;
                 for g in 0..w.groups() {
