@@ -38,10 +38,6 @@ pub struct AxisInfoMap {
 /// Widest vector access, in bytes.
 const MAX_VECTOR_BYTES: u64 = 16;
 
-/// Default alignment of pointer parameters without attributes (what
-/// framework allocators give; launchers check it).
-const DEFAULT_PTR_ALIGN: u64 = 16;
-
 /// Loops whose facts still change after this many rounds fall back to nothing known.
 const MAX_LOOP_ROUNDS: usize = 64;
 
@@ -165,7 +161,7 @@ fn param_info(func: &Function, p: &crate::ir::Param) -> AxisInfo {
             let from_multiple = p.attrs.multiple_of.map(|n| facts::mul_div(pow2(n), elem));
             let from_aligned = p.attrs.aligned.map(pow2);
             match (from_multiple, from_aligned) {
-                (None, None) => DEFAULT_PTR_ALIGN,
+                (None, None) => crate::ir::DEFAULT_POINTER_ALIGNMENT,
                 (a, b) => a.unwrap_or(1).max(b.unwrap_or(1)),
             }
         }
