@@ -176,20 +176,20 @@ impl Op {
             ));
         }
         // Variants whose TMA copies cannot take these tensors (a misaligned
-        // view, an empty dim) leave the candidates.
-        let admitted: Vec<usize> = (0..call.candidates.len())
-            .filter(|&i| {
-                tensor_map::admits(&entries[call.candidates[i] as usize].variant, call.args)
-            })
-            .collect();
-        if admitted.is_empty() {
-            return Err(format!(
-                "{}: no compiled config accepts these inputs (each copies tiles with TMA, \
-                 which needs 16-byte aligned tensors with rows of a multiple of 16 bytes)",
-                self.name
-            ));
-        }
-        if admitted.len() < call.candidates.len() {
+        // view, an empty dim) leave the candidates (the usual call, all
+        // admitted, allocates nothing here).
+        let admits = |i: &usize| {
+            tensor_map::admits(&entries[call.candidates[*i] as usize].variant, call.args)
+        };
+        if !(0..call.candidates.len()).all(|i| admits(&i)) {
+            let admitted: Vec<usize> = (0..call.candidates.len()).filter(admits).collect();
+            if admitted.is_empty() {
+                return Err(format!(
+                    "{}: no compiled config accepts these inputs (each copies tiles with TMA, \
+                     which needs 16-byte aligned tensors with rows of a multiple of 16 bytes)",
+                    self.name
+                ));
+            }
             let candidates: Vec<u32> = admitted.iter().map(|&i| call.candidates[i]).collect();
             let grids: Vec<LaunchGrid> = admitted.iter().map(|&i| call.grids[i]).collect();
             return self.launch(&Call {
