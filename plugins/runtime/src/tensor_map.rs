@@ -197,15 +197,16 @@ fn swizzle(bytes: u32) -> Option<sys::CUtensorMapSwizzle> {
 }
 
 /// How far L2 widens the map's fetches: `TRITON_OPGEN_TMA_L2` (none, 64,
-/// 128, 256), 256 bytes by default.
+/// 128, 256), 256 bytes by default; read once (encoding runs every launch).
 fn l2_promotion() -> sys::CUtensorMapL2promotion {
     use sys::CUtensorMapL2promotion::*;
-    match std::env::var("TRITON_OPGEN_TMA_L2").as_deref() {
+    static PROMOTION: std::sync::OnceLock<sys::CUtensorMapL2promotion> = std::sync::OnceLock::new();
+    *PROMOTION.get_or_init(|| match std::env::var("TRITON_OPGEN_TMA_L2").as_deref() {
         Ok("none") => CU_TENSOR_MAP_L2_PROMOTION_NONE,
         Ok("64") => CU_TENSOR_MAP_L2_PROMOTION_L2_64B,
         Ok("128") => CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
         _ => CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-    }
+    })
 }
 
 /// Encodes `shape` (host only: no device or context needed).
