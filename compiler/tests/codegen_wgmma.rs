@@ -85,6 +85,10 @@ fn pipelined_dots_issue_wgmma_on_sm90a() {
         ("half", 128, 32, 64, 8, 32, 4, 8),
         ("half", 64, 32, 64, 4, 32, 4, 8),
         ("bf16", 128, 16, 32, 8, 16, 2, 8),
+        // TN 192, not a power of two (wgmma n192): 3 column blocks of 64 in
+        // the 128-byte swizzle; the epilogue's buffer lines of 24 chunks.
+        ("half", 128, 192, 64, 8, 192, 4, 5),
+        ("bf16", 64, 192, 64, 4, 192, 4, 6),
     ];
     for (ty, tm, tn, tk, warps, n, per_tile, stages) in configs {
         let name = format!("{ty}_{tm}x{tn}x{tk}_w{warps}");

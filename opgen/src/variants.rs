@@ -203,6 +203,9 @@ pub fn compile_with(
                 },
             };
             for point in tuning::expand(&defines) {
+                if !spec.point_admitted(&point.defines) {
+                    continue;
+                }
                 let mut options = options.clone();
                 options.codegen.split_k = spec.split_k_of(&point.defines);
                 options.codegen.tma = spec.tma_of(&point.defines);
@@ -309,6 +312,11 @@ pub fn compile_with(
                      sm_90a whose loads are boxes of tensors), and the spec's `tma` line asks \
                      for nothing else: list `tma [0, 1]`, or drop the line"
                 ),
+                None if !jobs.iter().any(|j| j.group == group) => {
+                    "every point of the tuning space fails a `require` line that reads \
+                     only macros"
+                        .to_string()
+                }
                 None => String::new(),
             };
             return Err(VariantError(format!(

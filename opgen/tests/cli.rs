@@ -144,3 +144,58 @@ fn a_tma_line_no_kernel_takes_is_an_error_that_says_so() {
     let (ok, err) = generate_no_build(&path, &["--arch", "sm_90a", "--max-configs", "12"]);
     assert!(ok, "{err}");
 }
+
+/// The number of variants `triton-opgen` says it compiled.
+fn variants_compiled(path: &std::path::Path) -> usize {
+    let out = triton_opgen(&[
+        path.to_str().unwrap(),
+        "--no-build",
+        "-o",
+        path.with_extension("out").to_str().unwrap(),
+    ]);
+    let said =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    said.split(" variants compiled")
+        .next()
+        .and_then(|s| s.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no variant count in: {said}"))
+}
+
+#[test]
+fn a_require_reading_only_macros_prunes_points_before_compiling() {
+    // 3 sizes x 2 dtypes; SIZE = 4096 fails `SIZE <= 1024` for any input.
+    let (_dir, path) = add_spec_with(|t| t.to_string());
+    assert_eq!(variants_compiled(&path), 6);
+    let (_dir, path) = add_spec_with(|t| {
+        t.replace(
+            "#pragma opgen num_warps 4",
+            "#pragma opgen num_warps 4\n#pragma opgen require SIZE <= 1024",
+        )
+    });
+    assert_eq!(variants_compiled(&path), 4);
+    // A line reading an argument too is decided per call: nothing pruned.
+    let (_dir, path) = add_spec_with(|t| {
+        t.replace(
+            "#pragma opgen num_warps 4",
+            "#pragma opgen num_warps 4\n#pragma opgen require SIZE <= N + 1024",
+        )
+    });
+    assert_eq!(variants_compiled(&path), 6);
+    // Every point pruned: an error that says why.
+    let (_dir, path) = add_spec_with(|t| {
+        t.replace(
+            "#pragma opgen num_warps 4",
+            "#pragma opgen num_warps 4\n#pragma opgen require SIZE < 256",
+        )
+    });
+    let (ok, err) = generate_no_build(&path, &[]);
+    assert!(!ok);
+    assert!(
+        err.contains(
+            "every point of the tuning space fails a `require` line that reads only macros"
+        ),
+        "{err}"
+    );
+}

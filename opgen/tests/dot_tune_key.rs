@@ -138,7 +138,7 @@ fn dot_tunes_1001_cubed_then_1024_cubed_and_picks_an_aligned_variant_for_the_sec
 }
 
 #[test]
-fn dot_keys_differ_only_by_the_candidate_set_within_a_bucket() {
+fn dot_keys_name_the_bucket_the_alignment_and_the_candidates() {
     let (spec, _) = read_spec(&op_path("dot")).unwrap();
     let chooser = Chooser::new(&spec.qualified_name());
     let key = |shape: (usize, usize, usize)| {
@@ -157,17 +157,32 @@ fn dot_keys_differ_only_by_the_candidate_set_within_a_bucket() {
             .to_string()
     };
     let (masked, aligned) = (key((1001, 1001, 1001)), key((1024, 1024, 1024)));
-    let prefix = "triton::dot|[1024x1024x1024]|T=float16|H100|cands=";
-    assert!(masked.starts_with(prefix), "{masked}");
-    assert!(aligned.starts_with(prefix), "{aligned}");
-    assert_ne!(masked, aligned);
-    // N = 1000 is a multiple of 8 with as many tiles, and M is free (1001
-    // rows): the same candidates.
-    assert_eq!(key((1024, 1000, 1024)), aligned);
-    assert_eq!(key((1001, 1024, 1024)), aligned);
-    // K = 1000 admits no split-K variant (split 2 needs K >= 1024), so
-    // 1000³ and 1024³ are tuned apart.
-    assert_ne!(key((1000, 1000, 1000)), aligned);
+    assert!(
+        masked.starts_with("triton::dot|[1024~x1024~x1024~]|T=float16|H100|cands="),
+        "{masked}"
+    );
+    assert!(
+        aligned.starts_with("triton::dot|[1024x1024x1024]|T=float16|H100|cands="),
+        "{aligned}"
+    );
+    // 1000³ has 1001³'s bucket and marks but admits the ALIGN=8 variants.
+    let thousand = key((1000, 1000, 1000));
+    assert!(
+        thousand.starts_with("triton::dot|[1024~x1024~x1024~]"),
+        "{thousand}"
+    );
+    assert_ne!(thousand, masked);
+    // 3000³ and 3008³: one bucket, the same candidates, told apart by
+    // 3008's 128-byte rows (the H100 runs them best on 128x256 and 128x192).
+    let (odd, even) = (key((3000, 3000, 3000)), key((3008, 3008, 3008)));
+    assert!(odd.starts_with("triton::dot|[3072~x3072~x3072~]"), "{odd}");
+    assert!(even.starts_with("triton::dot|[3072x3072x3072]"), "{even}");
+    assert_eq!(odd.split("cands=").nth(1), even.split("cands=").nth(1));
+    // A quarter octave apart: 3008³ does not reuse 4096³'s pick.
+    assert_ne!(
+        key((4096, 4096, 4096)).split('|').nth(1),
+        even.split('|').nth(1)
+    );
 }
 
 #[test]
@@ -184,7 +199,7 @@ fn dot_key_text_is_the_one_the_readme_and_runtime_docs_show() {
             .key(&dims, "T=float16", "NVIDIA H100 80GB HBM3", &configs)
             .to_string()
     };
-    let aligned = "triton::dot|[1024x1024x1024]|T=float16|NVIDIA H100 80GB HBM3|cands=71:c5f559c0";
+    let aligned = "triton::dot|[1024x1024x1024]|T=float16|NVIDIA H100 80GB HBM3|cands=91:b654b830";
     assert_eq!(key(1024), aligned);
     assert!(key(1001).ends_with("|cands=16:93b3d373"), "{}", key(1001));
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");

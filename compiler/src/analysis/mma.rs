@@ -338,15 +338,21 @@ pub fn swizzled_chunk(row: usize, chunk: usize, chunks_per_row: usize) -> usize 
 
 /// The XOR mask of row `row` (see [`swizzled_chunk`]).
 pub fn swizzle_phase(row: usize, chunks_per_row: usize) -> usize {
-    let per_phase = (8 / chunks_per_row).max(1);
-    let max_phase = chunks_per_row.clamp(1, 8);
+    let (per_phase, max_phase) = phases(chunks_per_row);
     (row / per_phase) % max_phase
+}
+
+/// Rows sharing one phase, and the phases: the XOR ranges over the largest
+/// power of two (at most 8) dividing `chunks_per_row`, so a swizzled chunk
+/// stays in its row (a 192-element row of 24 chunks XORs within groups of 8).
+fn phases(chunks_per_row: usize) -> (usize, usize) {
+    let max_phase = (1usize << chunks_per_row.max(1).trailing_zeros()).min(8);
+    (8 / max_phase, max_phase)
 }
 
 /// `swizzle_phase` as `(row >> shift) & mask` (for code generation).
 pub fn swizzle_shift_mask(chunks_per_row: usize) -> (u32, usize) {
-    let per_phase = (8 / chunks_per_row).max(1);
-    let max_phase = chunks_per_row.clamp(1, 8);
+    let (per_phase, max_phase) = phases(chunks_per_row);
     (per_phase.trailing_zeros(), max_phase - 1)
 }
 
@@ -354,6 +360,27 @@ pub fn swizzle_shift_mask(chunks_per_row: usize) -> (u32, usize) {
 mod tests {
     use super::*;
     use crate::ir::layout::Layout;
+
+    #[test]
+    fn swizzle_phases_stay_inside_rows_of_any_chunk_count() {
+        // Powers of two as before: 8 chunks, a phase per row; 4, one per 2 rows.
+        assert_eq!(swizzle_shift_mask(8), (0, 7));
+        assert_eq!(swizzle_shift_mask(4), (1, 3));
+        assert_eq!(swizzle_shift_mask(16), (0, 7));
+        // 24 chunks (192 halves) XOR within groups of 8, 6 within pairs.
+        assert_eq!(swizzle_shift_mask(24), (0, 7));
+        assert_eq!(swizzle_shift_mask(6), (2, 1));
+        for chunks in [3, 6, 12, 24, 40] {
+            for row in 0..64 {
+                let mut seen = vec![false; chunks];
+                for c in 0..chunks {
+                    let at = swizzled_chunk(row, c, chunks);
+                    assert!(at < chunks && !seen[at], "{chunks} chunks, row {row}");
+                    seen[at] = true;
+                }
+            }
+        }
+    }
 
     #[test]
     fn documented_fragments() {

@@ -20,7 +20,7 @@
 use crate::ir::layout::{Layout, TileMap, WARP_SIZE};
 use std::collections::{BTreeSet, HashMap};
 
-/// How a transpose lays out its buffer (all sizes powers of two).
+/// How a transpose lays out its buffer (sizes powers of two but the line).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Swizzle {
     /// The source axis kept contiguous in the buffer.
@@ -126,10 +126,17 @@ impl Swizzle {
         (self.line / self.chunk).max(1)
     }
 
+    /// Chunks the XOR pattern ranges over: the largest power of two dividing
+    /// [`Swizzle::chunks`], so a swizzled chunk stays in its line (24 chunks of
+    /// a 192-element line XOR within aligned groups of 8).
+    pub fn pattern_span(&self) -> usize {
+        1 << self.chunks().trailing_zeros()
+    }
+
     /// Buffer element of source element (`i[axis]`, `i[1 - axis]`) — the
     /// formula the generated code computes, for tests.
     pub fn place(&self, ia: usize, ib: usize) -> usize {
-        let chunk = (ia / self.chunk) ^ ((ib / self.step) % self.chunks());
+        let chunk = (ia / self.chunk) ^ ((ib / self.step) % self.pattern_span());
         ib * self.line + chunk * self.chunk + ia % self.chunk
     }
 }
@@ -359,6 +366,34 @@ mod tests {
                         .collect();
                     assert_eq!(wavefronts(&addresses, vec * 2), vec * 2 * 32 / 128);
                 }
+            }
+        }
+    }
+
+    /// A 192-column accumulator (wgmma n192): 24 chunks a line, so the XOR
+    /// pattern ranges over groups of 8 and every element stays in its line
+    /// (an XOR over all 24 would send chunk 8 of line 16 to chunk 24).
+    #[test]
+    fn lines_of_non_power_of_two_chunks_stay_in_their_line() {
+        let acc = Layout::Blocked(BlockedLayout {
+            size_per_thread: vec![1, 2],
+            threads_per_warp: vec![8, 4],
+            warps_per_cta: vec![8, 1],
+            order: vec![1, 0],
+        });
+        let store = Layout::Blocked(BlockedLayout::for_shape(&[128, 192], 8, 8));
+        let p = Swizzle::plan(&acc, &store, &[128, 192], 2, false).unwrap();
+        assert_eq!(
+            (p.line, p.chunk, p.chunks(), p.pattern_span()),
+            (192, 8, 24, 8)
+        );
+        let mut seen = vec![false; 128 * 192];
+        for ib in 0..128 {
+            for ia in 0..192 {
+                let at = p.place(ia, ib);
+                assert_eq!(at / 192, ib, "element ({ia}, {ib}) left its line");
+                assert!(!seen[at], "two elements at {at}");
+                seen[at] = true;
             }
         }
     }

@@ -75,7 +75,8 @@
 //! Beside them: [`target`] (module, kernel declaration, PTX), [`limits`]
 //! (what a program may use), [`pass_pipeline`] (LLVM's passes).
 use crate::analysis::{axis_info, layout_assign};
-use crate::ir::{Function, SharedPlan};
+use crate::ir::layout::LayoutMap;
+use crate::ir::{Function, SharedPlan, ValueId};
 use crate::timings::{Phase, PhaseTimes};
 use inkwell::context::Context;
 use std::borrow::Cow;
@@ -163,7 +164,6 @@ pub fn compile_timed(
             span: func.span,
         });
     }
-    check_shapes(func)?;
     limits::check_tiles(func, num_warps)?;
     let ctx = Context::create();
     let (tm, module, kernel) = times.time(Phase::TargetSetup, || {
@@ -192,6 +192,7 @@ pub fn compile_timed(
         };
         (widths, layouts)
     });
+    check_layouts_fit(func, &layouts)?;
     // Without a plan (layouts not assignable) no op gets shared memory.
     let no_plan = SharedPlan::default();
     let shared = func.shared.as_ref().unwrap_or(&no_plan);
@@ -258,12 +259,26 @@ fn with_codegen_passes(
     Ok(func)
 }
 
-/// Tile sizes must be powers of two (the layout math relies on it).
-fn check_shapes(func: &Function) -> Result<(), CodegenError> {
-    for v in &func.values {
-        if let Some(d) = v.ty.shape.iter().find(|d| !d.is_power_of_two()) {
+/// Every tile's layout must repeat or replicate its CTA tile a whole number
+/// of times along each axis (the layout math relies on it): always so for
+/// power-of-two tiles; a dimension like 192 needs a CTA tile of at most 64
+/// along it.
+fn check_layouts_fit(func: &Function, layouts: &LayoutMap) -> Result<(), CodegenError> {
+    for (i, v) in func.values.iter().enumerate() {
+        if v.ty.shape.iter().all(|d| d.is_power_of_two()) {
+            continue;
+        }
+        let layout = layouts.get(func, ValueId(i as u32));
+        if !layout.tile_map(&v.ty.shape).fits() {
             return Err(CodegenError::Unsupported {
-                what: format!("tile dimension {d} (not a power of two) in {}", v.ty),
+                what: format!(
+                    "tile dimension {} (not a power of two) in {} with layout {layout}",
+                    v.ty.shape
+                        .iter()
+                        .find(|d| !d.is_power_of_two())
+                        .unwrap_or(&0),
+                    v.ty
+                ),
                 span: func.span,
             });
         }

@@ -120,6 +120,15 @@ impl AxisMap {
         (self.size / self.cta_tile()).max(1)
     }
 
+    /// Whether the CTA tile repeats a whole number of times along the axis or
+    /// holds the axis a whole number of times (replicas): what the index math
+    /// assumes. Always so for power-of-two sizes; a tile dimension like 192
+    /// needs a power-of-two CTA tile of at most 64 along it.
+    pub fn fits(&self) -> bool {
+        let cta = self.cta_tile();
+        self.size % cta == 0 || cta % self.size == 0
+    }
+
     /// Registers a thread holds along the axis.
     pub fn regs(&self) -> usize {
         self.run() * self.repeats()
@@ -197,13 +206,16 @@ impl BlockedLayout {
         let rank = shape.len();
         let order: Vec<usize> = order.to_vec();
         let mut size_per_thread = vec![1; rank];
+        // Lanes, warps and vectors take only the power-of-two part of a
+        // dimension (64 of 192), so the CTA tile divides it.
+        let pow2_part = |n: usize| 1usize << n.max(1).trailing_zeros();
         if let Some(&fast) = order.first() {
-            size_per_thread[fast] = vec.min(shape[fast]).max(1);
+            size_per_thread[fast] = vec.min(pow2_part(shape[fast])).max(1);
         }
         let mut threads_per_warp = vec![1; rank];
         let mut lanes_left = WARP_SIZE;
         for (k, &d) in order.iter().enumerate() {
-            let fits = (shape[d] / size_per_thread[d]).max(1);
+            let fits = pow2_part(shape[d] / size_per_thread[d]);
             let t = if k + 1 == rank {
                 lanes_left
             } else {
@@ -215,7 +227,7 @@ impl BlockedLayout {
         let mut warps_per_cta = vec![1; rank];
         let mut warps_left = num_warps.max(1);
         for (k, &d) in order.iter().enumerate() {
-            let fits = (shape[d] / (size_per_thread[d] * threads_per_warp[d])).max(1);
+            let fits = pow2_part(shape[d] / (size_per_thread[d] * threads_per_warp[d]));
             let w = if k + 1 == rank {
                 warps_left
             } else {
@@ -408,6 +420,11 @@ pub fn inserted_axis(short: &[usize], long: &[usize]) -> Option<usize> {
 }
 
 impl TileMap {
+    /// Whether every axis [fits](AxisMap::fits) its CTA tile.
+    pub fn fits(&self) -> bool {
+        self.axes.iter().all(AxisMap::fits)
+    }
+
     /// Registers each thread holds.
     pub fn regs(&self) -> usize {
         self.axes.iter().map(|a| a.regs()).product()
@@ -568,6 +585,29 @@ mod tests {
         assert_eq!(map.element_index(33, 0), vec![132]);
         assert_eq!(map.contiguous_run(), 4);
         check_cover(&l, &[1024], 4);
+    }
+
+    /// A dimension that is not a power of two (a 192-column tile): lanes,
+    /// warps and vectors take its power-of-two part, so the CTA tile (64)
+    /// repeats 3 times and every element has one owner.
+    #[test]
+    fn non_power_of_two_dimension_repeats_a_dividing_cta_tile() {
+        let b = BlockedLayout::for_shape(&[64, 192], 8, 8);
+        assert_eq!(b.size_per_thread, vec![1, 8]);
+        assert_eq!(b.threads_per_warp, vec![4, 8]);
+        assert_eq!(b.warps_per_cta, vec![8, 1]);
+        let l = Layout::Blocked(b);
+        let map = l.tile_map(&[64, 192]);
+        assert!(map.fits());
+        assert_eq!(map.axes[1].repeats(), 3);
+        check_cover(&l, &[64, 192], 8);
+        // 1-D: 96 elements on 4 warps, 4 a thread: 32 lanes cover 128 > 96,
+        // which does not fit (codegen refuses it rather than miscompute).
+        let l = Layout::Blocked(BlockedLayout::for_shape(&[96], 4, 4));
+        assert!(!l.tile_map(&[96]).fits());
+        let l = Layout::Blocked(BlockedLayout::for_shape(&[96, 64], 4, 4));
+        assert!(l.tile_map(&[96, 64]).fits());
+        check_cover(&l, &[96, 64], 4);
     }
 
     #[test]

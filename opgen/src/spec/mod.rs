@@ -190,6 +190,20 @@ pub struct Require {
     pub span: Span,
 }
 
+impl Require {
+    /// Whether `left cmp right` holds for these values.
+    pub fn holds(&self, left: i64, right: i64) -> bool {
+        match self.cmp {
+            "<=" => left <= right,
+            "<" => left < right,
+            ">=" => left >= right,
+            ">" => left > right,
+            "==" => left == right,
+            _ => left != right,
+        }
+    }
+}
+
 /// `tune TM = [32, 64]` or `define X = value`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MacroSpec {
@@ -262,6 +276,25 @@ impl OpSpec {
     /// [`TMA_MACRO`] value is 1).
     pub fn tma_of(&self, point: &[(String, String)]) -> bool {
         !self.tma.is_empty() && point.iter().any(|(n, v)| n == TMA_MACRO && v.trim() == "1")
+    }
+
+    /// Whether a point of the tuning space passes every `require` line that
+    /// reads only macros: those are decided when the op is generated, and a
+    /// point failing one is never compiled (no input could run it). Lines
+    /// that read arguments are decided at each call.
+    pub fn point_admitted(&self, point: &[(String, String)]) -> bool {
+        let value = |name: &str| {
+            point
+                .iter()
+                .find(|(n, _)| n == name)
+                .and_then(|(_, v)| v.trim().parse::<i64>().ok())
+        };
+        self.requires
+            .iter()
+            .all(|r| match (r.left.eval(&value), r.right.eval(&value)) {
+                (Some(left), Some(right)) => r.holds(left, right),
+                _ => true,
+            })
     }
 
     pub fn qualified_name(&self) -> String {

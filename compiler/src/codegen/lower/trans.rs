@@ -215,7 +215,7 @@ fn place<'ctx>(
     let c = |x: usize| lw.i32_const(x as u64);
     let chunk = b.build_int_unsigned_div(ia, c(plan.chunk), "chunk")?;
     let pattern = b.build_int_unsigned_div(ib, c(plan.step), "")?;
-    let pattern = b.build_int_unsigned_rem(pattern, c(plan.chunks()), "")?;
+    let pattern = b.build_int_unsigned_rem(pattern, c(plan.pattern_span()), "")?;
     let chunk = b.build_xor(chunk, pattern, "swz")?;
     let within = b.build_int_unsigned_rem(ia, c(plan.chunk), "")?;
     let line = b.build_int_mul(ib, c(plan.line), "")?;

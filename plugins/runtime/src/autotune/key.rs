@@ -1,12 +1,16 @@
-//! The autotune cache key: op, shapes bucketed to powers of two, dtypes,
-//! device name and the candidate configs tuned over. Inputs in one bucket
-//! that offer the same candidates share a choice.
+//! The autotune cache key: op, shapes bucketed, dtypes, device name and the
+//! candidate configs tuned over. Inputs in one bucket that offer the same
+//! candidates share a choice.
 //!
 //! Text (the cache file's and pre-tuned tables' key, format version 2):
 //! `op|[d0xd1..],[..]|dtype,..|device|cands=<count>:<fingerprint>`, e.g.
-//! `triton::dot|[1024x1024x1024]|T=float16|NVIDIA H100 80GB HBM3|cands=71:c5f559c0`.
-//! The bucket stays coarse (1000 and 1024 share `[1024]`) because what
-//! makes neighbours differ, which variants qualify, is named by `cands`.
+//! `triton::dot|[1024x1024x1024]|T=float16|NVIDIA H100 80GB HBM3|cands=91:b654b830`.
+//! A dim rounds up to a quarter of its octave ([`bucket_dim`]: 3000 and 3008
+//! to 3072, 4096 stays) and is marked `~` when it is not a multiple of 64
+//! (3000 is `3072~`): tiles of 64 to 256 make neighbours a fraction of a
+//! wave apart run different tile sizes best (3008³ 128x192, 4096³ 128x256),
+//! and rows that do not start on 128 bytes load slower. What else makes
+//! neighbours differ, which variants qualify, is named by `cands`.
 
 use super::candidates::CandidateSet;
 use std::fmt;
@@ -15,18 +19,61 @@ use std::fmt;
 pub struct TuneKey {
     pub op: String,
     /// One bucketed shape per input.
-    pub shapes: Vec<Vec<u64>>,
+    pub shapes: Vec<Vec<DimBucket>>,
     pub dtypes: Vec<String>,
     pub device: String,
     pub candidates: CandidateSet,
 }
 
-/// Next power of two (0 and 1 stay themselves; past 2^63 saturates).
+/// A dim rounded up to a multiple of a quarter of the next power of two
+/// (up to 8, the next power of two; 0 and 1 stay): 781 -> 1024, 1000 -> 1024, 1025 ->
+/// 1536, 3000 -> 3072; past 2^63 saturates.
 pub fn bucket_dim(dim: u64) -> u64 {
-    if dim <= 1 {
-        dim
-    } else {
-        dim.checked_next_power_of_two().unwrap_or(u64::MAX)
+    if dim <= 8 {
+        return if dim <= 1 {
+            dim
+        } else {
+            dim.next_power_of_two()
+        };
+    }
+    let Some(octave) = dim.checked_next_power_of_two() else {
+        return u64::MAX;
+    };
+    let quarter = octave / 4;
+    dim.div_ceil(quarter) * quarter
+}
+
+/// Dims that are multiples of this many elements share a bucket apart from
+/// the others (128-byte rows of 16-bit elements).
+pub const ALIGNED_DIM: u64 = 64;
+
+/// One bucketed dim: its [`bucket_dim`] and whether it is a multiple of
+/// [`ALIGNED_DIM`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DimBucket {
+    pub bucket: u64,
+    pub aligned: bool,
+}
+
+impl DimBucket {
+    pub fn of(dim: u64) -> DimBucket {
+        DimBucket {
+            bucket: bucket_dim(dim),
+            aligned: dim % ALIGNED_DIM == 0,
+        }
+    }
+}
+
+/// `3072`, or `3072~` when not aligned; dims up to 8 print bare (they are
+/// never multiples of 64, and every one is its own bucket).
+impl fmt::Display for DimBucket {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mark = if self.aligned || self.bucket <= 8 {
+            ""
+        } else {
+            "~"
+        };
+        write!(f, "{}{mark}", self.bucket)
     }
 }
 
@@ -44,7 +91,7 @@ impl TuneKey {
             op: op.to_string(),
             shapes: shapes
                 .iter()
-                .map(|s| s.iter().map(|&d| bucket_dim(d)).collect())
+                .map(|s| s.iter().map(|&d| DimBucket::of(d)).collect())
                 .collect(),
             dtypes: dtypes.iter().map(|d| d.to_string()).collect(),
             device: device.to_string(),
@@ -60,7 +107,7 @@ impl fmt::Display for TuneKey {
             .shapes
             .iter()
             .map(|s| {
-                let dims: Vec<String> = s.iter().map(u64::to_string).collect();
+                let dims: Vec<String> = s.iter().map(DimBucket::to_string).collect();
                 format!("[{}]", dims.join("x"))
             })
             .collect();
@@ -83,25 +130,44 @@ mod tests {
     const ALL: [&str; 2] = ["ALIGN=1", "ALIGN=16"];
 
     #[test]
-    fn dims_round_up_to_powers_of_two() {
+    fn dims_round_up_to_quarters_of_their_octave() {
         assert_eq!(bucket_dim(0), 0);
         assert_eq!(bucket_dim(1), 1);
         assert_eq!(bucket_dim(2), 2);
         assert_eq!(bucket_dim(3), 4);
+        assert_eq!(bucket_dim(8), 8);
+        assert_eq!(bucket_dim(9), 12);
         assert_eq!(bucket_dim(781), 1024);
+        assert_eq!(bucket_dim(1000), 1024);
         assert_eq!(bucket_dim(1024), 1024);
-        assert_eq!(bucket_dim(1025), 2048);
+        assert_eq!(bucket_dim(1025), 1536);
+        assert_eq!(bucket_dim(3000), 3072);
+        assert_eq!(bucket_dim(3008), 3072);
+        assert_eq!(bucket_dim(2049), 3072);
+        assert_eq!(bucket_dim(3073), 4096);
+        assert_eq!(bucket_dim(4096), 4096);
         assert_eq!(bucket_dim((1 << 63) + 1), u64::MAX);
     }
 
     #[test]
     fn same_bucket_same_key() {
-        let a = TuneKey::new("softmax", &[&[4096, 781]], &["f32"], "H100", &ALL);
-        let b = TuneKey::new("softmax", &[&[4000, 1000]], &["f32"], "H100", &ALL);
-        let c = TuneKey::new("softmax", &[&[4096, 1025]], &["f32"], "H100", &ALL);
+        let a = TuneKey::new("softmax", &[&[4000, 781]], &["f32"], "H100", &ALL);
+        let b = TuneKey::new("softmax", &[&[3100, 1000]], &["f32"], "H100", &ALL);
+        let c = TuneKey::new("softmax", &[&[4000, 1025]], &["f32"], "H100", &ALL);
         assert_eq!(a, b);
         assert_eq!(a.to_string(), b.to_string());
         assert_ne!(a.to_string(), c.to_string());
+    }
+
+    #[test]
+    fn dims_a_fraction_of_a_wave_apart_or_unaligned_tune_apart() {
+        let key = |d: u64| TuneKey::new("dot", &[&[d, d, d]], &["f16"], "H100", &ALL).to_string();
+        // 3000 and 3008: one bucket, told apart by 3008's 128-byte rows.
+        assert!(key(3000).contains("[3072~x3072~x3072~]"), "{}", key(3000));
+        assert!(key(3008).contains("[3072x3072x3072]"), "{}", key(3008));
+        // 3008 and 4096: a quarter octave apart.
+        assert_ne!(key(3008), key(4096));
+        assert_eq!(key(2560 + 64), key(3008));
     }
 
     #[test]
@@ -111,7 +177,7 @@ mod tests {
         let key = TuneKey::new("softmax", &[&[4000, 1000]], &["f32"], "H100", &ALL);
         assert_eq!(
             key.to_string(),
-            "softmax|[4096x1024]|f32|H100|cands=2:a04ec941"
+            "softmax|[4096~x1024~]|f32|H100|cands=2:a04ec941"
         );
         let two = TuneKey::new("add", &[&[8], &[3]], &["f16", "f32"], "A B", &["X"]);
         assert_eq!(two.to_string(), "add|[8],[4]|f16,f32|A B|cands=1:271380d7");
@@ -119,10 +185,11 @@ mod tests {
 
     #[test]
     fn same_bucket_with_other_candidates_is_another_key() {
-        // 1000 and 1024 share a bucket; only 1024 admits ALIGN=16.
+        // 1000 and 1024 share a bucket (apart from alignment); only 1024
+        // admits ALIGN=16.
         let masked = TuneKey::new("dot", &[&[1000, 1000]], &["f16"], "H100", &ALL[..1]);
         let aligned = TuneKey::new("dot", &[&[1024, 1024]], &["f16"], "H100", &ALL);
-        assert_eq!(masked.shapes, aligned.shapes);
+        assert_eq!(masked.shapes[0][0].bucket, aligned.shapes[0][0].bucket);
         assert_ne!(masked.to_string(), aligned.to_string());
     }
 

@@ -309,7 +309,7 @@ mod tests {
         assert!((choice.time_ms - 1.0).abs() < 1e-3);
         assert_eq!(tuner.benchmark_calls(), 4);
         // Same bucket: served from memory, nothing benchmarked.
-        let again = tune_with(&mut tuner, &key((1 << 20) - 5), vec![0.0; 4]).unwrap();
+        let again = tune_with(&mut tuner, &key((1 << 20) - 64), vec![0.0; 4]).unwrap();
         assert!(again.from_cache);
         assert_eq!(again.index, 2);
         assert_eq!(tuner.benchmark_calls(), 4);
