@@ -332,16 +332,21 @@ mod tests {
         assert_eq!((p.vec, p.read_vec), (4, 2));
     }
 
-    /// The matmul epilogue: a 2-warpgroup MMA accumulator (pairs of columns)
-    /// converted to the store layout (8 contiguous halves a thread).
-    #[test]
-    fn accumulator_to_store_layout_reads_16_bytes_without_conflicts() {
-        let acc = Layout::Blocked(BlockedLayout {
+    /// An MMA accumulator on 8 warps stacked along rows: pairs of columns.
+    fn accumulator_on_8_warps() -> Layout {
+        Layout::Blocked(BlockedLayout {
             size_per_thread: vec![1, 2],
             threads_per_warp: vec![8, 4],
             warps_per_cta: vec![8, 1],
             order: vec![1, 0],
-        });
+        })
+    }
+
+    /// The matmul epilogue: a 2-warpgroup MMA accumulator (pairs of columns)
+    /// converted to the store layout (8 contiguous halves a thread).
+    #[test]
+    fn accumulator_to_store_layout_reads_16_bytes_without_conflicts() {
+        let acc = accumulator_on_8_warps();
         let store = Layout::Blocked(BlockedLayout::for_shape(&[128, 64], 8, 8));
         let p = Swizzle::plan(&acc, &store, &[128, 64], 2, false).unwrap();
         assert_eq!((p.axis, p.vec, p.chunk, p.read_vec), (1, 2, 8, 8));
@@ -375,12 +380,7 @@ mod tests {
     /// (an XOR over all 24 would send chunk 8 of line 16 to chunk 24).
     #[test]
     fn lines_of_non_power_of_two_chunks_stay_in_their_line() {
-        let acc = Layout::Blocked(BlockedLayout {
-            size_per_thread: vec![1, 2],
-            threads_per_warp: vec![8, 4],
-            warps_per_cta: vec![8, 1],
-            order: vec![1, 0],
-        });
+        let acc = accumulator_on_8_warps();
         let store = Layout::Blocked(BlockedLayout::for_shape(&[128, 192], 8, 8));
         let p = Swizzle::plan(&acc, &store, &[128, 192], 2, false).unwrap();
         assert_eq!(
