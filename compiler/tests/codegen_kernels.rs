@@ -22,6 +22,7 @@ fn build(func: &Function, name: &str, num_warps: u32) -> Vec<CompiledKernel> {
                     num_stages: None,
                     split_k: None,
                     tma: false,
+                    tma_multicast: false,
                 },
             )
             .unwrap_or_else(|e| panic!("{name} for {arch_name}: {e}"));
@@ -177,6 +178,7 @@ fn dump_ptx_for_gpu_check() {
                 num_stages: None,
                 split_k: None,
                 tma: false,
+                tma_multicast: false,
             },
         )
         .expect("compile");
@@ -218,6 +220,7 @@ fn unsupported_inputs_are_errors_not_panics() {
         num_stages: None,
         split_k: None,
         tma: false,
+        tma_multicast: false,
     };
     assert!(matches!(
         compile(&f, &opts),
@@ -230,6 +233,7 @@ fn unsupported_inputs_are_errors_not_panics() {
         num_stages: None,
         split_k: None,
         tma: false,
+        tma_multicast: false,
     };
     assert!(matches!(
         compile(&f, &bad),
@@ -335,6 +339,7 @@ fn dump_bench_ptx() {
             num_stages: None,
             split_k: None,
             tma: false,
+            tma_multicast: false,
         },
     )
     .expect("compile");
@@ -347,6 +352,7 @@ fn dump_bench_ptx() {
             num_stages: None,
             split_k: None,
             tma: false,
+            tma_multicast: false,
         },
     )
     .expect("compile");

@@ -264,6 +264,7 @@ fn masked_operand_loads_zero_fill_through_the_source_size() {
                     num_stages: None,
                     split_k: None,
                     tma: false,
+                    tma_multicast: false,
                 },
             };
             let defs = dot_defines("half", 128, 128, 32);

@@ -27,6 +27,7 @@ fn ptx_of(text: &str, ty: &str, tiles: [usize; 3], arch: Arch, num_warps: u32) -
             num_stages: None,
             split_k: None,
             tma: false,
+            tma_multicast: false,
         },
     };
     let defs: Vec<(String, String)> = [("TYPE", ty.to_string())]

@@ -115,3 +115,61 @@ fn the_manifest_says_how_to_encode_each_tensor_map() {
     assert_eq!(b_folded[2]["extent"].to_string(), r#"{"cols_over":64}"#);
     assert_eq!(b_folded[2]["box_size"], 2);
 }
+
+#[test]
+fn a_multicast_pair_shares_b_and_meets_before_each_refill() {
+    let tma = ptx(0, &["--tma"]);
+    let pair = ptx(0, &["--tma", "--tma-multicast"]);
+    let count = |ptx: &str, what: &str| ptx.matches(what).count();
+    assert_eq!(count(&tma, "multicast::cluster"), 0);
+    assert!(!tma.contains(".reqnctapercluster"));
+    // Clusters of two along x; b's two column blocks one by each program,
+    // into both (prologue and main loop), beside the copies each makes of
+    // its own b when the pair's columns differ.
+    assert!(
+        pair.contains(".reqnctapercluster 2, 1, 1"),
+        "no cluster shape"
+    );
+    assert_eq!(count(&pair, ".multicast::cluster"), 2 * 2);
+    assert_eq!(
+        count(&pair, "cp.async.bulk.tensor.3d"),
+        count(&tma, "cp.async.bulk.tensor.3d")
+    );
+    // The pair compares b's first column through the peer's shared memory
+    // once, meets (relaxed) before each refill, and before leaving.
+    assert_eq!(count(&pair, "mapa.shared::cluster.u32"), 1);
+    assert_eq!(count(&pair, "ld.shared::cluster.u32"), 1);
+    assert_eq!(count(&pair, "barrier.cluster.arrive.relaxed.aligned"), 1);
+    assert_eq!(count(&pair, "barrier.cluster.arrive.release.aligned"), 2);
+    if let Some(report) = ptxas_report(&pair, "sm_90a", "tma_pair") {
+        assert!(report.contains(" 0 bytes spill stores"), "{report}");
+    }
+    // Split-K's cluster along z leaves b to each program.
+    let split = ptx(0, &["--tma", "--tma-multicast", "--split-k", "2"]);
+    assert_eq!(count(&split, ".multicast::cluster"), 0);
+    assert!(split.contains(".reqnctapercluster 1, 1, 2"));
+    // The manifest says a launch's grid x must be even.
+    let args = [
+        KERNEL,
+        "-DKSHIFT=0",
+        "--arch",
+        "sm_90a",
+        "--num-warps",
+        "8",
+        "--tma",
+        "--tma-multicast",
+    ];
+    let manifest = all_configs_manifest(&args, "tma_pair");
+    assert_eq!(manifest["variants"][0]["cluster_x"], 2);
+}
+
+#[test]
+fn tma_multicast_needs_tma() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tritonc"))
+        .args([KERNEL, "-DKSHIFT=0", "--arch", "sm_90a", "--tma-multicast"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--tma"), "{err}");
+}

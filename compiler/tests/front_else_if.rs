@@ -46,6 +46,7 @@ fn ptx_of(source: &Source) -> String {
             num_stages: None,
             split_k: None,
             tma: false,
+            tma_multicast: false,
         },
     };
     let mut kernels = compile(source, &[], &options).unwrap_or_else(|e| panic!("{e}"));

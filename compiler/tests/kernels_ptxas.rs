@@ -81,6 +81,7 @@ fn every_test_kernel_passes_ptxas() {
                         num_stages: None,
                         split_k: None,
                         tma: false,
+                        tma_multicast: false,
                     },
                 };
                 for result in space::compile_all(&source, defines, &options, |_| {}) {

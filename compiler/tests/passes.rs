@@ -80,17 +80,20 @@ fn parse_header(text: &str) -> Result<Header, String> {
     })
 }
 
-/// `--arch A --num-warps N --num-stages S --split-k P --tma` (tritonc's flags; warps default to 4).
+/// `--arch A --num-warps N --num-stages S --split-k P --tma --tma-multicast`
+/// (tritonc's flags; warps default to 4).
 fn parse_target(words: &str) -> Result<Target, String> {
     let mut words = shlex::split(words).ok_or("unbalanced quotes in `// target:`")?;
     let tma = words.iter().any(|w| w == "--tma");
-    words.retain(|w| w != "--tma");
+    let tma_multicast = words.iter().any(|w| w == "--tma-multicast");
+    words.retain(|w| w != "--tma" && w != "--tma-multicast");
     let mut target = Target {
         arch: Arch::Sm80,
         num_warps: 4,
         num_stages: None,
         split_k: None,
         tma,
+        tma_multicast,
     };
     let mut arch = None;
     for pair in words.chunks(2) {
@@ -109,7 +112,8 @@ fn parse_target(words: &str) -> Result<Target, String> {
             "--split-k" => target.split_k = Some(number()? as u32),
             _ => {
                 return Err(format!(
-                    "`// target:` takes --arch, --num-warps, --num-stages, --split-k, --tma, not {flag}"
+                    "`// target:` takes --arch, --num-warps, --num-stages, --split-k, --tma, \
+                     --tma-multicast, not {flag}"
                 ))
             }
         }
@@ -239,6 +243,7 @@ fn headers_are_checked() {
             num_stages: None,
             split_k: None,
             tma: false,
+            tma_multicast: false,
         })
     );
     assert!(err("// pass: p\n// expect: changed\n// target: --num-warps 8\n").contains("--arch"));

@@ -28,6 +28,7 @@ fuzz_target!(|data: &[u8]| {
             num_stages: None,
             split_k: None,
             tma: false,
+            tma_multicast: false,
         },
     };
     match compile(&source, &defines, &options) {

@@ -30,9 +30,16 @@ pub struct CompiledKernel {
     pub num_warps: u32,
     /// Split-K's programs per grid point along z (1: none).
     pub cluster_splits: u32,
+    /// TMA multicast pairs' programs per cluster along x (1: none).
+    #[serde(default = "one")]
+    pub cluster_x: u32,
     pub params: Vec<ParamEntry>,
     #[serde(default)]
     pub tensor_maps: Vec<TensorMapParam>,
+}
+
+fn one() -> u32 {
+    1
 }
 
 #[derive(Serialize, Deserialize)]

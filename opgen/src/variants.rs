@@ -32,6 +32,8 @@ pub struct CompiledVariant {
     pub shared_bytes: usize,
     /// Programs per grid point along z (split-K's cluster), 1 without.
     pub cluster_splits: u32,
+    /// Programs per cluster along x (TMA multicast pairs), 1 without.
+    pub cluster_x: u32,
     pub params: Vec<ParamEntry>,
     /// Tensor-map parameters after `params` (TMA copies).
     pub tensor_maps: Vec<tritonc::ir::TensorMapParam>,
@@ -200,6 +202,7 @@ pub fn compile_with(
                     num_stages: option.num_stages,
                     split_k: None,
                     tma: false,
+                    tma_multicast: false,
                 },
             };
             for point in tuning::expand(&defines) {
@@ -209,6 +212,7 @@ pub fn compile_with(
                 let mut options = options.clone();
                 options.codegen.split_k = spec.split_k_of(&point.defines);
                 options.codegen.tma = spec.tma_of(&point.defines);
+                options.codegen.tma_multicast = spec.tma_multicast_of(&point.defines);
                 let tuned: Vec<(String, String)> = point.tuned(&defines).cloned().collect();
                 jobs.push(Job {
                     group,
@@ -283,7 +287,8 @@ pub fn compile_with(
             let split_not_taken =
                 job.options.codegen.split_k.is_some_and(|s| s > 1) && k.cluster_splits == 1;
             let tma_not_taken = job.options.codegen.tma && k.tensor_maps.is_empty();
-            if same || split_not_taken || tma_not_taken {
+            let multicast_not_taken = job.options.codegen.tma_multicast && k.cluster_x == 1;
+            if same || split_not_taken || tma_not_taken || multicast_not_taken {
                 continue;
             }
             let mut config = tuned_text(&tuned);
@@ -299,6 +304,7 @@ pub fn compile_with(
                 num_warps: k.num_warps,
                 shared_bytes: k.shared_bytes,
                 cluster_splits: k.cluster_splits,
+                cluster_x: k.cluster_x,
                 params: k.params.clone(),
                 tensor_maps: k.tensor_maps.clone(),
                 ptx: k.ptx.clone(),
@@ -476,6 +482,7 @@ fn compile_point(source: &Source, job: &Job, settings: &CompileSettings) -> Poin
         shared_bytes: k.compiled.shared_bytes,
         num_warps: k.compiled.num_warps,
         cluster_splits: k.compiled.cluster_splits,
+        cluster_x: k.compiled.cluster_x,
         tensor_maps: k.compiled.tensor_maps,
     })
     .collect();
@@ -519,6 +526,7 @@ pub fn variant_json(v: &CompiledVariant) -> String {
         num_warps: v.num_warps,
         shared_bytes: v.shared_bytes,
         cluster_splits: v.cluster_splits,
+        cluster_x: v.cluster_x,
         params: v.params.clone(),
         tensor_maps: v.tensor_maps.clone(),
     };

@@ -63,6 +63,7 @@ fn a_cached_point_is_used_and_a_broken_entry_is_compiled_again() {
         num_stages: None,
         split_k: None,
         tma: false,
+        tma_multicast: false,
     };
     let key = CompileCache::key(&source, &defines, &[], &options).expect("preprocesses");
     let store = CompileCache::at(dir.path());

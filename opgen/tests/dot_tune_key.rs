@@ -45,7 +45,7 @@ fn float16_group() -> &'static triton_opgen::variants::Group {
     })
 }
 
-/// `tma [0, 1]`: a TMA variant exists only where its kernel copies by TMA
+/// `tma [0, 1, 2]`: a TMA variant exists only where its kernel copies by TMA
 /// (aligned, wgmma) and takes its tensor maps; the cp.async twin stays.
 #[test]
 fn tma_variants_are_the_aligned_ones_that_take_tensor_maps() {
@@ -64,6 +64,26 @@ fn tma_variants_are_the_aligned_ones_that_take_tensor_maps() {
         let plain = group.variants.iter().find(|p| p.config == twin);
         let plain = plain.unwrap_or_else(|| panic!("no {twin}"));
         assert!(plain.tensor_maps.is_empty() && !plain.ptx.contains("cp.async.bulk.tensor"));
+    }
+    // TMA=2: 128-row tiles of 128 columns or more, unsplit, run in
+    // clusters of two that share b, each beside its TMA=1 twin.
+    let pairs: Vec<_> = group
+        .variants
+        .iter()
+        .filter(|v| macro_value(&v.tuned, "TMA") == 2)
+        .collect();
+    assert!(!pairs.is_empty());
+    for v in &pairs {
+        assert_eq!(v.cluster_x, 2, "{}", v.config);
+        assert_eq!(macro_value(&v.tuned, "TM"), 128, "{}", v.config);
+        assert!(macro_value(&v.tuned, "TN") >= 128, "{}", v.config);
+        assert_eq!(macro_value(&v.tuned, "SPLIT_K"), 1, "{}", v.config);
+        assert!(v.ptx.contains(".multicast::cluster"), "{}", v.config);
+        let twin = v.config.replace("TMA=2", "TMA=1");
+        assert!(group
+            .variants
+            .iter()
+            .any(|p| p.config == twin && p.cluster_x == 1));
     }
     // Unaligned configs never copy by TMA: no TMA=1 twin of theirs.
     assert!(group
@@ -199,7 +219,7 @@ fn dot_key_text_is_the_one_the_readme_and_runtime_docs_show() {
             .key(&dims, "T=float16", "NVIDIA H100 80GB HBM3", &configs)
             .to_string()
     };
-    let aligned = "triton::dot|[1024x1024x1024]|T=float16|NVIDIA H100 80GB HBM3|cands=91:b654b830";
+    let aligned = "triton::dot|[1024x1024x1024]|T=float16|NVIDIA H100 80GB HBM3|cands=97:ca0208f1";
     assert_eq!(key(1024), aligned);
     assert!(key(1001).ends_with("|cands=16:93b3d373"), "{}", key(1001));
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");

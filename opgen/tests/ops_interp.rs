@@ -238,6 +238,7 @@ fn split_dot(
         num_stages: None,
         split_k: Some(splits),
         tma: false,
+        tma_multicast: false,
     };
     let options = PassOptions::all().with_target(target);
     PassManager::only("split-k", options)

@@ -564,12 +564,21 @@ fn tma_line_is_a_tuning_macro_of_its_own() {
     assert!(!spec.tma_of(&point("0")));
     // Without the line nothing asks for TMA, whatever the macros say.
     assert!(!ok(BASE).tma_of(&point("1")));
+    // 2: TMA with b shared by a cluster's pair.
+    let spec = ok(&format!("{BASE}#pragma opgen tma [0, 1, 2]\n"));
+    assert_eq!(spec.tma, vec![0, 1, 2]);
+    assert!(spec.tma_of(&point("2")) && spec.tma_multicast_of(&point("2")));
+    assert!(spec.tma_of(&point("1")) && !spec.tma_multicast_of(&point("1")));
+    assert!(!ok(BASE).tma_multicast_of(&point("2")));
 }
 
 #[test]
 fn tma_values_macro_and_repeats_are_checked() {
-    let e = err(&format!("{BASE}#pragma opgen tma [0, 2]\n"));
-    assert!(e.contains("tma takes 0 (off) and 1 (on), got 2"), "{e}");
+    let e = err(&format!("{BASE}#pragma opgen tma [0, 3]\n"));
+    assert!(
+        e.contains("tma takes 0 (off), 1 (on) and 2 (on, `b` shared by the two programs of a cluster), got 3"),
+        "{e}"
+    );
     let e = err(&format!("{BASE}#pragma opgen tma 1\n#pragma opgen tma 0\n"));
     assert!(e.contains("tma"), "{e}");
     let e = err(&format!(

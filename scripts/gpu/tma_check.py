@@ -10,7 +10,8 @@ zero fill past the tensor's bounds), K below one tile, views with a row
 stride longer than the row and a base one row in. Each result is checked
 against torch.matmul in float32. Then inputs TMA cannot take (a view whose
 base is 8 bytes off 16) must still run, on a variant without TMA.
-Without --all, one variant per (TM, TN, warps, split) and dtype is pinned.
+Without --all, one variant per (TM, TN, warps, split, TMA) and dtype is pinned
+(TMA=2: `b` multicast to a cluster's pair, whose grid must be even).
 Writes tma_check.json (and prints the failures and a summary).
 """
 
@@ -22,7 +23,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 SHAPES = [(3000, 3000, 3000), (1000, 1000, 1000), (129, 264, 72), (37, 136, 9000),
-          (1, 8, 3080), (257, 520, 4104), (8, 8, 8), (200, 64, 24), (3008, 3008, 3008)]
+          (1, 8, 3080), (257, 520, 4104), (8, 8, 8), (200, 64, 24), (3008, 3008, 3008),
+          # 3 x 2 tiles of 128: with GROUP_M = 8 programs 2 and 3 of a
+          # multicast pair have other columns of b (each copies its own).
+          (300, 256, 1000)]
 
 
 def views(torch, m, n, k, dtype):
@@ -55,7 +59,7 @@ def main():
     picked, seen = [], set()
     for v in tma:
         mac = v["macros"]
-        key = (mac["TM"], mac["TN"], v["num_warps"], mac["SPLIT_K"], v["dtypes"])
+        key = (mac["TM"], mac["TN"], v["num_warps"], mac["SPLIT_K"], mac.get("TMA"), v["dtypes"])
         if every or key not in seen:
             seen.add(key)
             picked.append(v)

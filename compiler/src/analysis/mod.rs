@@ -8,4 +8,5 @@ pub mod scratch;
 pub mod smem;
 pub mod swizzle;
 pub mod tensor_tile;
+pub mod uniform;
 pub mod wgmma;

@@ -53,6 +53,12 @@ struct Cli {
     /// (the manifest's `tensor_maps`, encoded by the runtime).
     #[arg(long)]
     tma: bool,
+    /// With --tma: the two programs of a cluster along grid x share each
+    /// stage's `b` box (TMA multicast) where the compiler proves both run
+    /// the loop alike; launch with an even grid x (the manifest's
+    /// `cluster_x`).
+    #[arg(long, requires = "tma")]
+    tma_multicast: bool,
     /// What to write.
     #[arg(long, value_enum, default_value_t = Emit::Ptx)]
     emit: Emit,
@@ -113,6 +119,7 @@ fn run(cli: &Cli, times: &mut PhaseTimes) -> Result<(), String> {
         num_stages: cli.num_stages,
         split_k: cli.split_k,
         tma: cli.tma,
+        tma_multicast: cli.tma_multicast,
     };
     if cli.print_passes {
         return write_stdout(&PassManager::standard(driver::pass_options(&codegen)).describe());

@@ -107,6 +107,11 @@ pub struct CodegenOptions {
     /// sm_90a). Off by default: it wins on some shapes and loses on others,
     /// so an op's tuning space offers both (`#pragma opgen tma [0, 1]`).
     pub tma: bool,
+    /// With `tma`: the two programs of a cluster along grid x share each
+    /// stage's `b` box (TMA multicast, half the copies each) where the
+    /// `tma-loads` pass proves both run the loop alike; launchers keep the
+    /// grid's x even ([`CompiledKernel::cluster_x`]).
+    pub tma_multicast: bool,
 }
 
 /// One kernel, compiled.
@@ -122,6 +127,9 @@ pub struct CompiledKernel {
     /// Programs per grid point along axis 2 (one cluster): the split-K
     /// factor the kernel was compiled with, 1 without split-K.
     pub cluster_splits: u32,
+    /// Programs per cluster along grid axis 0 (TMA multicast pairs): 2 or
+    /// 1. A launch's grid x must be a multiple of it.
+    pub cluster_x: u32,
     /// Tensor-map parameters after the IR's (TMA copies): what launchers
     /// encode and pass by value.
     pub tensor_maps: Vec<crate::ir::TensorMapParam>,
@@ -225,8 +233,10 @@ pub fn compile_timed(
         String::new()
     };
     let cluster_splits = func.cluster_splits();
+    let cluster_x = func.cluster_x();
     let ptx = times.time(Phase::PtxEmit, || {
-        target::emit_ptx(&module, &tm).and_then(|ptx| target::with_cluster(ptx, cluster_splits))
+        target::emit_ptx(&module, &tm)
+            .and_then(|ptx| target::with_cluster(ptx, (cluster_x, cluster_splits)))
     })?;
     Ok(CompiledKernel {
         name: func.name.clone(),
@@ -235,6 +245,7 @@ pub fn compile_timed(
         shared_bytes,
         num_warps: options.num_warps,
         cluster_splits,
+        cluster_x,
         tensor_maps: func.tensor_maps(),
     })
 }
@@ -252,6 +263,7 @@ fn with_codegen_passes(
         num_stages: options.num_stages.map(|s| s as usize),
         split_k: options.split_k,
         tma: options.tma,
+        tma_multicast: options.tma_multicast,
     };
     crate::passes::PassManager::codegen_minimum(target)
         .run(&mut func, &mut |_| {})

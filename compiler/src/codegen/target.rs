@@ -169,11 +169,12 @@ pub fn emit_ptx(module: &Module, tm: &TargetMachine) -> Result<String, CodegenEr
     Ok(String::from_utf8_lossy(buf.as_slice()).into_owned())
 }
 
-/// Declares the kernel's cluster (`splits` CTAs along z) in its PTX: LLVM 19
+/// Declares the kernel's cluster (`x` CTAs along x for TMA multicast pairs,
+/// `z` along z for split-K) in its PTX: LLVM 19
 /// writes no `.reqnctapercluster`, so it goes after the `.maxntid` LLVM
 /// writes. A plain launch then runs the kernel in clusters of that shape.
-pub fn with_cluster(ptx: String, splits: u32) -> Result<String, CodegenError> {
-    if splits <= 1 {
+pub fn with_cluster(ptx: String, (x, z): (u32, u32)) -> Result<String, CodegenError> {
+    if x <= 1 && z <= 1 {
         return Ok(ptx);
     }
     let Some(at) = ptx.find(".maxntid") else {
@@ -183,6 +184,9 @@ pub fn with_cluster(ptx: String, splits: u32) -> Result<String, CodegenError> {
     };
     let end = ptx[at..].find('\n').map_or(ptx.len(), |n| at + n);
     let mut out = ptx;
-    out.insert_str(end, &format!("\n.reqnctapercluster 1, 1, {splits}"));
+    out.insert_str(
+        end,
+        &format!("\n.reqnctapercluster {}, 1, {}", x.max(1), z.max(1)),
+    );
     Ok(out)
 }

@@ -32,6 +32,10 @@ pub struct Variant {
     /// multiply the grid's z (which must be 1) by it.
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub cluster_splits: u32,
+    /// Programs per cluster along axis 0 (TMA multicast pairs): a launch's
+    /// grid x must be a multiple of it.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub cluster_x: u32,
     pub params: Vec<ParamEntry>,
     /// 128-byte `CUtensorMap` parameters after `params` (TMA copies), each
     /// encoded at launch from the parameters it names.

@@ -154,6 +154,7 @@ pub fn pass_options(codegen: &CodegenOptions) -> PassOptions {
         num_stages: codegen.num_stages.map(|s| s as usize),
         split_k: codegen.split_k,
         tma: codegen.tma,
+        tma_multicast: codegen.tma_multicast,
     })
 }
 

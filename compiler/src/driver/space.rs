@@ -100,6 +100,7 @@ pub fn manifest(
                 num_warps: k.compiled.num_warps,
                 shared_bytes: k.compiled.shared_bytes,
                 cluster_splits: k.compiled.cluster_splits,
+                cluster_x: k.compiled.cluster_x,
                 params: ParamEntry::of(&k.function),
                 tensor_maps: k.compiled.tensor_maps.clone(),
             });

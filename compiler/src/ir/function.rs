@@ -122,6 +122,20 @@ impl Function {
     /// CTAs per cluster along grid axis 2: the `splits` of the kernel's
     /// [`OpKind::ClusterSum`] (the `split-k` pass inserts at most one), 1
     /// without one. A launcher runs that many programs per grid point.
+    /// Programs per cluster along grid x: 2 where a TMA pipeline shares `b`
+    /// between a pair ([`super::schedule::TmaCopies::multicast`]), else 1.
+    pub fn cluster_x(&self) -> u32 {
+        let multicast = super::walk::walk_ops(self).iter().any(|v| {
+            matches!(&v.op.kind, OpKind::While { pipeline: Some(p), .. }
+                if p.tma.as_ref().is_some_and(|t| t.multicast))
+        });
+        if multicast {
+            2
+        } else {
+            1
+        }
+    }
+
     pub fn cluster_splits(&self) -> u32 {
         super::walk::walk_ops(self)
             .iter()

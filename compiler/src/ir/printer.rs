@@ -298,8 +298,13 @@ impl Printer<'_> {
             .b_folded
             .as_ref()
             .map_or(String::new(), |m| format!(" folded {}", map_text(m)));
+        let multicast = if t.multicast {
+            " multicast to the cluster's pair"
+        } else {
+            ""
+        };
         format!(
-            " tma({}{a}, {} {}{b_folded}, barriers at {})",
+            " tma({}{a}, {} {}{b_folded}{multicast}, barriers at {})",
             tensor(0),
             tensor(1),
             map_text(&t.b_plain),

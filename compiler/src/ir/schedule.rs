@@ -54,6 +54,14 @@ pub struct TmaCopies {
     /// `b` clear of the last columns: one box.
     pub b_folded: Option<TmaMap>,
     pub barriers: usize,
+    /// `b` shared by the two programs of a cluster along grid x (TMA
+    /// multicast: each issues half of the stage's `b` boxes into both):
+    /// the pass proved every program runs the loop's iterations alike and
+    /// reads `b` at the same rows; codegen compares the first columns at
+    /// run time (programs of a pair that differ copy their own). The pair
+    /// also meets at each refill; a word after the barriers holds the
+    /// column for the peer to read.
+    pub multicast: bool,
 }
 
 /// One tensor map of a pipeline: its position among the kernel's

@@ -24,6 +24,9 @@ pub struct Target {
     pub split_k: Option<u32>,
     /// TMA copies for wgmma pipelines (`--tma`), see [`crate::passes::tma_loads`].
     pub tma: bool,
+    /// With `tma`: `b` shared by the two programs of a cluster
+    /// (`--tma-multicast`), where the pass proves it safe.
+    pub tma_multicast: bool,
 }
 
 impl PassOptions {

@@ -20,8 +20,19 @@
 //! (as does every tile when the first row is not a multiple of 32). Needs
 //! row strides of a multiple of 16 bytes (the parameter's `__multipleof`)
 //! and 16-byte aligned bases. Runs where the target asks for it (`--tma`).
+//!
+//! With `--tma-multicast` (and no split-K), the two programs of a cluster
+//! along grid x share `b` (TMA multicast: each issues half of a stage's
+//! boxes into both, halving the L2 requests for `b`) where that is safe:
+//! the loop is in the kernel's top region with no `return` anywhere, runs
+//! as many iterations in every program and reads `b` at the same rows
+//! ([`crate::analysis::uniform`]), and `b`'s first column is fixed before
+//! the loop (compared between the pair at run time). The pair meets before
+//! each refill, so it pays where L2 is the limit (rows not 128-byte
+//! aligned, 3000³) and costs where it is not.
 use super::{Pass, PassOptions};
 use crate::analysis::tensor_tile::tensor_tile;
+use crate::analysis::uniform::Uniformity;
 use crate::analysis::wgmma::{self, WgmmaConfig};
 use crate::arch::Arch;
 use crate::ir::index_poly::{Atom, Poly};
@@ -64,7 +75,10 @@ impl Pass for TmaLoads {
         let decided: Vec<(Vec<ValueId>, TmaCopies)> = walk_ops(func)
             .iter()
             .filter_map(|v| {
-                let t = plan(func, v.op, target.num_warps, &mut next_map)?;
+                let mut t = plan(func, v.op, target.num_warps, &mut next_map)?;
+                t.multicast = target.tma_multicast
+                    && target.split_k.unwrap_or(1) <= 1
+                    && shares_b_safely(func, v.op, &t);
                 Some((v.op.results.clone(), t))
             })
             .collect();
@@ -86,7 +100,9 @@ fn annotate(region: &mut Region, decided: &[(Vec<ValueId>, TmaCopies)]) {
         ) = (t, &mut op.kind)
         {
             let barriers = p.shared_bytes.next_multiple_of(BARRIER_BYTES);
-            p.shared_bytes = barriers + p.stages * BARRIER_BYTES;
+            // A multicast pipeline's column word for the peer after them.
+            let exchange = if t.multicast { BARRIER_BYTES } else { 0 };
+            p.shared_bytes = barriers + p.stages * BARRIER_BYTES + exchange;
             p.tma = Some(Box::new(TmaCopies {
                 barriers,
                 ..t.clone()
@@ -163,7 +179,30 @@ fn plan(func: &Function, op: &Op, num_warps: usize, next_map: &mut usize) -> Opt
         b_plain,
         b_folded,
         barriers: 0,
+        multicast: false,
     })
+}
+
+/// Whether the two programs of a cluster can share `t`'s `b` in `op`'s
+/// loop: both reach the loop (it is in the top region, and the kernel has
+/// no `return`), run its iterations alike (they meet at each one), read `b`
+/// at the same rows, and fix `b`'s first column before the loop (compared
+/// at run time).
+fn shares_b_safely(func: &Function, op: &Op, t: &TmaCopies) -> bool {
+    let top = func.body.ops.iter().any(|o| o.results == op.results);
+    let returns = walk_ops(func)
+        .iter()
+        .any(|v| matches!(v.op.kind, OpKind::Return));
+    let OpKind::While { body_region, .. } = &op.kind else {
+        return false;
+    };
+    let b = &t.operands[1];
+    let before_loop = !b
+        .col
+        .atoms()
+        .any(|x| matches!(x, Atom::Value(v) if body_region.args.contains(&v)));
+    let uniform = Uniformity::new(func);
+    top && !returns && before_loop && uniform.trip_count(op) && uniform.poly(op, &b.row)
 }
 
 /// `a`'s map with its rows folded: logical row `r + 8 ww + 8 num_warps h`

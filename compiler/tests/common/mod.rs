@@ -33,6 +33,7 @@ pub fn compile_kernel(
             num_stages,
             split_k: None,
             tma: false,
+            tma_multicast: false,
         },
     };
     tritonc::driver::compile(&source, defines, &options)

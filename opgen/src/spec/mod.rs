@@ -273,9 +273,26 @@ impl OpSpec {
     }
 
     /// Whether a point of the tuning space asks for TMA copies (its
-    /// [`TMA_MACRO`] value is 1).
+    /// [`TMA_MACRO`] value is 1, or 2: with multicast).
     pub fn tma_of(&self, point: &[(String, String)]) -> bool {
-        !self.tma.is_empty() && point.iter().any(|(n, v)| n == TMA_MACRO && v.trim() == "1")
+        self.tma_value(point) >= 1
+    }
+
+    /// Whether a point asks for TMA copies whose `b` the two programs of a
+    /// cluster share (its [`TMA_MACRO`] value is 2).
+    pub fn tma_multicast_of(&self, point: &[(String, String)]) -> bool {
+        self.tma_value(point) == 2
+    }
+
+    fn tma_value(&self, point: &[(String, String)]) -> u32 {
+        if self.tma.is_empty() {
+            return 0;
+        }
+        point
+            .iter()
+            .find(|(n, _)| n == TMA_MACRO)
+            .and_then(|(_, v)| v.trim().parse().ok())
+            .unwrap_or(0)
     }
 
     /// Whether a point of the tuning space passes every `require` line that

@@ -214,9 +214,12 @@ impl Builder {
             "tma" => {
                 once(&self.tma, line_span, "tma")?;
                 let values = parse_counts(&mut c, "TMA switches", |v| {
-                    (v <= 1)
-                        .then_some(())
-                        .ok_or_else(|| format!("tma takes 0 (off) and 1 (on), got {v}"))
+                    (v <= 2).then_some(()).ok_or_else(|| {
+                        format!(
+                            "tma takes 0 (off), 1 (on) and 2 (on, `b` shared by the two \
+                             programs of a cluster), got {v}"
+                        )
+                    })
                 })?;
                 self.tma = Some((values, line_span));
             }

@@ -3,6 +3,7 @@
 
 use crate::per_device::PerDevice;
 use crate::pin::Pin;
+use opgen_runtime::kernel::fits_clusters;
 use opgen_runtime::split_launch::SPLIT_K_MACRO;
 use opgen_runtime::tensor_map;
 use opgen_runtime::{
@@ -176,17 +177,20 @@ impl Op {
             ));
         }
         // Variants whose TMA copies cannot take these tensors (a misaligned
-        // view, an empty dim) leave the candidates (the usual call, all
-        // admitted, allocates nothing here).
+        // view, an empty dim), or whose multicast pairs an odd grid would
+        // split, leave the candidates (the usual call, all admitted,
+        // allocates nothing here).
         let admits = |i: &usize| {
-            tensor_map::admits(&entries[call.candidates[*i] as usize].variant, call.args)
+            let variant = &entries[call.candidates[*i] as usize].variant;
+            tensor_map::admits(variant, call.args) && fits_clusters(variant, call.grids[*i].x)
         };
         if !(0..call.candidates.len()).all(|i| admits(&i)) {
             let admitted: Vec<usize> = (0..call.candidates.len()).filter(admits).collect();
             if admitted.is_empty() {
                 return Err(format!(
                     "{}: no compiled config accepts these inputs (each copies tiles with TMA, \
-                     which needs 16-byte aligned tensors with rows of a multiple of 16 bytes)",
+                     which needs 16-byte aligned tensors with rows of a multiple of 16 bytes, \
+                     or runs in pairs of programs, which needs an even grid)",
                     self.name
                 ));
             }
@@ -576,6 +580,54 @@ mod tests {
             dtype_key: dtype,
             dims,
         }
+    }
+
+    #[test]
+    fn multicast_pairs_leave_the_candidates_of_an_odd_grid() {
+        let pair = r#"{"file":"x","kernel":"dot","num_warps":4,"params":[],"cluster_x":2}"#;
+        let plain = r#"{"file":"x","kernel":"dot","num_warps":4,"params":[]}"#;
+        let image = b".version 8.0\n";
+        let raw = [
+            VariantRef {
+                kernel: "dot",
+                config: "TMA=2 num_warps=4",
+                json: pair,
+                image,
+            },
+            VariantRef {
+                kernel: "dot",
+                config: "TMA=0 num_warps=4",
+                json: plain,
+                image,
+            },
+        ];
+        let op = Op::new("t::dot", &raw);
+        let dims = [64, 64, 64];
+        let launch = |candidates: &[u32], x: u32| {
+            let grid = LaunchGrid {
+                x,
+                y: 1,
+                z: 1,
+                persistent: false,
+            };
+            let grids = vec![grid; candidates.len()];
+            op.launch(&Call {
+                candidates,
+                grids: &grids,
+                ..call(candidates, &dims, "T=float16")
+            })
+            .unwrap_err()
+        };
+        // Alone on 3 programs: refused, saying why.
+        let err = launch(&[0], 3);
+        assert!(
+            err.contains("pairs of programs") && err.contains("even grid"),
+            "{err}"
+        );
+        // Beside a plain variant, or on 4 programs, the call goes on (and
+        // fails later, for want of a GPU or of a real kernel).
+        assert!(!launch(&[0, 1], 3).contains("pairs"));
+        assert!(!launch(&[0], 4).contains("pairs"));
     }
 
     #[test]

@@ -52,6 +52,12 @@ pub fn clustered_grid(cluster_splits: u32, grid: Grid) -> std::result::Result<Gr
     Ok(Grid(grid.0, grid.1, splits))
 }
 
+/// Whether a launch of `grid_x` programs along x fills whole clusters of
+/// `variant` (its `cluster_x`: TMA multicast pairs).
+pub fn fits_clusters(variant: &Variant, grid_x: u32) -> bool {
+    grid_x % variant.cluster_x.max(1) == 0
+}
+
 impl From<u32> for Grid {
     fn from(x: u32) -> Grid {
         Grid(x, 1, 1)
@@ -343,6 +349,13 @@ impl Kernel {
 
     /// The grid the driver gets: see [`clustered_grid`].
     fn clustered(&self, grid: Grid) -> Result<Grid> {
+        if !fits_clusters(&self.variant, grid.0) {
+            return Err(self.invalid(format!(
+                "grid x = {}: a TMA multicast variant runs in pairs of programs along x, \
+                 which needs an even grid x",
+                grid.0
+            )));
+        }
         clustered_grid(self.variant.cluster_splits, grid).map_err(|reason| self.invalid(reason))
     }
 

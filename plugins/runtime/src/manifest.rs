@@ -40,6 +40,10 @@ pub struct Variant {
     /// PTX declares it); launches multiply the grid's z, which must be 1.
     #[serde(default = "one")]
     pub cluster_splits: u32,
+    /// TMA multicast: programs per cluster along x (the kernel's PTX
+    /// declares it); a launch's grid x must be a multiple of it.
+    #[serde(default = "one")]
+    pub cluster_x: u32,
     pub params: Vec<Param>,
     /// TMA tensor maps passed after `params`, encoded at each launch
     /// ([`crate::tensor_map`]).
@@ -269,6 +273,13 @@ mod tests {
         let m = Manifest::parse(&split).unwrap();
         assert_eq!(m.variants[0].cluster_splits, 4);
         assert_eq!(m.variants[1].cluster_splits, 1);
+        // TMA multicast pairs along x: absent means none.
+        let pair = ADD.replacen("\"num_warps\"", "\"cluster_x\": 2, \"num_warps\"", 1);
+        let m = Manifest::parse(&pair).unwrap();
+        assert_eq!((m.variants[0].cluster_x, m.variants[1].cluster_x), (2, 1));
+        assert!(!crate::kernel::fits_clusters(&m.variants[0], 3));
+        assert!(crate::kernel::fits_clusters(&m.variants[0], 4));
+        assert!(crate::kernel::fits_clusters(&m.variants[1], 3));
         assert_eq!(clustered_grid(4, Grid(96, 2, 1)), Ok(Grid(96, 2, 4)));
         assert_eq!(clustered_grid(1, Grid(96, 2, 3)), Ok(Grid(96, 2, 3)));
         let err = clustered_grid(4, Grid(96, 1, 2)).unwrap_err();

@@ -70,6 +70,7 @@ pub fn build(seed: u64, kernel: Kernel) -> Outcome {
             num_stages: kernel.num_stages,
             split_k: None,
             tma: false,
+            tma_multicast: false,
         },
     };
     let compiled = match compile(&source, &[], &options) {

@@ -22,6 +22,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 pub mod asm;
+pub mod cluster;
 pub mod convert_layout;
 pub mod loops;
 pub mod scalar;

@@ -8,13 +8,12 @@
 //! second cluster barrier keeps the others' shared memory alive until it
 //! has read it.
 use crate::analysis::scratch::{cluster_sum_bytes, CLUSTER_SUM_VECTOR as VECTOR};
-use crate::codegen::lower::asm::async_asm;
 use crate::codegen::lower::loops::current_block;
-use crate::codegen::lower::{Lowering, Result};
+use crate::codegen::lower::{cluster, Lowering, Result};
 use crate::codegen::CodegenError;
 use crate::ir::{Op, OpKind};
 use inkwell::types::BasicTypeEnum;
-use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FloatValue, IntValue};
+use inkwell::values::{BasicValueEnum, FloatValue, IntValue};
 use inkwell::IntPredicate;
 
 pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
@@ -72,7 +71,7 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
     }
     lw.builder.build_unconditional_branch(publish_bb)?;
     lw.builder.position_at_end(publish_bb);
-    cluster_barrier(lw)?;
+    cluster::barrier(lw)?;
 
     let (read_bb, done_bb) = (lw.new_block("split_read"), lw.new_block("split_done"));
     let entry_bb = current_block(lw)?;
@@ -91,7 +90,7 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
     let mut sums = regs.clone();
     for (chunk, &local) in sums.chunks_mut(VECTOR).zip(&locals) {
         for other in 0..*splits - 1 {
-            let remote = map_shared(lw, local, other)?;
+            let remote = cluster::map_shared(lw, local, lw.i32_const(u64::from(other)))?;
             let parts = load_remote(lw, remote)?;
             for (s, p) in chunk.iter_mut().zip(parts) {
                 *s = lw.builder.build_float_add(*s, p, "split_sum")?;
@@ -109,7 +108,7 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
         out.push(phi.as_basic_value());
     }
     // The others' buffers stay until the last CTA has read them.
-    cluster_barrier(lw)?;
+    cluster::barrier(lw)?;
     lw.define_tile(result, layout, out);
     Ok(())
 }
@@ -120,39 +119,6 @@ fn chunk_index<'ctx>(lw: &Lowering<'_, 'ctx>, c: usize, threads: usize) -> Resul
     Ok(lw
         .builder
         .build_int_add(lw.i32_const((c * threads) as u64), lw.tid, "")?)
-}
-
-/// Every thread of every CTA of the cluster: writes before it are visible
-/// to shared-memory reads after it, in any CTA of the cluster.
-fn cluster_barrier(lw: &Lowering<'_, '_>) -> Result<()> {
-    async_asm(lw, "barrier.cluster.arrive.release.aligned;")?;
-    async_asm(lw, "barrier.cluster.wait.acquire.aligned;")
-}
-
-/// The address of the same shared-memory byte in CTA `rank` of the cluster.
-fn map_shared<'ctx>(
-    lw: &Lowering<'_, 'ctx>,
-    local: IntValue<'ctx>,
-    rank: u32,
-) -> Result<IntValue<'ctx>> {
-    let i32t = lw.ctx.i32_type();
-    let fn_ty = i32t.fn_type(&[i32t.into(), i32t.into()], false);
-    let asm = lw.ctx.create_inline_asm(
-        fn_ty,
-        "mapa.shared::cluster.u32 $0, $1, $2;".into(),
-        "=r,r,r".into(),
-        false,
-        false,
-        None,
-        false,
-    );
-    let args: [BasicMetadataValueEnum; 2] = [local.into(), lw.i32_const(u64::from(rank)).into()];
-    lw.builder
-        .build_indirect_call(fn_ty, asm, &args, "split_remote")?
-        .try_as_basic_value()
-        .basic()
-        .map(|v| v.into_int_value())
-        .ok_or_else(|| CodegenError::Llvm("mapa returned nothing".into()))
 }
 
 /// Four floats at a `shared::cluster` address.

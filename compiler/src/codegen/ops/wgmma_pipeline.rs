@@ -26,6 +26,7 @@
 //! Either way no buffer is read that no copy filled, and only the tiles that
 //! exist are multiplied (small K pays for no pipeline depth it cannot use).
 use crate::codegen::lower::asm::async_asm;
+use crate::codegen::lower::cluster;
 use crate::codegen::lower::loops::{
     carried_phis, close_carried, current_block, phi_values, yielded,
 };
@@ -82,9 +83,10 @@ fn pipelined<'ctx>(
     } = loop_setup(lw, op, plan, inits, body_region, stage_bytes)?;
     // Earlier scratch users (a layout conversion, say) may still read there.
     lw.barrier_before_writing()?;
-    if let Some(t) = tma_copies {
-        tma::init_barriers(lw, t, stages)?;
-    }
+    let paired = match tma_copies {
+        Some(t) => tma::init_barriers(lw, t, stages)?,
+        None => None,
+    };
     let pre = current_block(lw)?;
     let exit = lw.new_block("wgmma_endwhile");
     // The loop ended before the prologue filled `stages - 1` buffers.
@@ -103,7 +105,7 @@ fn pipelined<'ctx>(
         (zero, zero, &init_vals, pre),
     )?;
     lower_body(lw, body_region, plan, &acc_layout, |lw| {
-        copy_stage(lw, w, plan, tma_copies, body_region, p.slot)?;
+        copy_stage(lw, (w, plan), (tma_copies, paired), body_region, p.slot)?;
         lw.value(body_region.args[plan.acc], &acc_layout)
     })?;
     let p_next = yielded(lw, &body_region.yields, &layouts, op)?;
@@ -149,8 +151,13 @@ fn pipelined<'ctx>(
         let regs = wgmma::issue(lw, w, input, base, acc_regs)?;
         wgmma::wait_pending(lw, 1)?;
         // Every warpgroup is done with the buffer about to be refilled.
-        lw.barrier()?;
-        copy_stage(lw, w, plan, tma_copies, body_region, m.slot)?;
+        // A multicast pipeline's refill writes the pair's buffer too.
+        if tma_copies.is_some_and(|t| t.multicast) {
+            cluster::barrier_relaxed(lw)?;
+        } else {
+            lw.barrier()?;
+        }
+        copy_stage(lw, (w, plan), (tma_copies, paired), body_region, m.slot)?;
         Ok(regs)
     })?;
     let next = yielded(lw, &body_region.yields, &layouts, op)?;
@@ -385,9 +392,8 @@ fn operands_ready<'ctx>(
 /// the tile is clear of the tensor's last rows, else by `cp.async`.
 fn copy_stage<'ctx>(
     lw: &mut Lowering<'_, 'ctx>,
-    w: &WgmmaConfig,
-    plan: &PipelinePlan,
-    tma_copies: Option<&TmaCopies>,
+    (w, plan): (&WgmmaConfig, &PipelinePlan),
+    (tma_copies, paired): (Option<&TmaCopies>, Option<IntValue<'ctx>>),
     body_region: &Region,
     slot: IntValue<'ctx>,
 ) -> Result<()> {
@@ -395,7 +401,7 @@ fn copy_stage<'ctx>(
     match tma_copies {
         None => copy_operands(lw, w, plan, body_region, base, [true, true], None)?,
         Some(t) => {
-            let at = tma::origins(lw, t, w)?;
+            let at = tma::origins(lw, t, w, paired)?;
             let by_copies = match at.a_by_tma() {
                 Some(by_tma) => Some(lw.builder.build_not(by_tma, "a_by_cp_async")?),
                 None => None,

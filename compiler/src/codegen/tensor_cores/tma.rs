@@ -19,7 +19,7 @@
 //! time: with every warp running them so, 4096^3 ran 40 % slower than
 //! with `cp.async`; with the branch, as fast.
 use crate::analysis::wgmma::{WgmmaConfig, WG_M};
-use crate::codegen::lower::{Lowering, Result};
+use crate::codegen::lower::{cluster, Lowering, Result};
 use crate::codegen::tensor_cores::wgmma_layout::{a_byte_offset, b_byte_offset, physical_row};
 use crate::ir::index_poly::{Atom, Poly};
 use crate::ir::{TmaCopies, TmaMap};
@@ -115,8 +115,15 @@ pub fn barrier<'ctx>(
 }
 
 /// Thread 0 initializes the `stages` barriers (one arrival each: the
-/// issuing thread's); every thread waits until they are.
-pub fn init_barriers(lw: &Lowering<'_, '_>, t: &TmaCopies, stages: usize) -> Result<()> {
+/// issuing thread's); every thread waits until they are. A multicast
+/// pipeline's pair waits for each other's barriers and compares where
+/// their `b` boxes start: the i1 it returns says they match (the pair
+/// shares `b`), the same in both programs.
+pub fn init_barriers<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    t: &TmaCopies,
+    stages: usize,
+) -> Result<Option<IntValue<'ctx>>> {
     // The maps' descriptors into the TMA unit's cache before the first copy.
     let maps = [Some(&t.b_plain), t.a_folded.as_ref(), t.b_folded.as_ref()];
     for map in maps.into_iter().flatten().map(|m| m.map) {
@@ -129,14 +136,56 @@ pub fn init_barriers(lw: &Lowering<'_, '_>, t: &TmaCopies, stages: usize) -> Res
         )?;
     }
     each_barrier(lw, t, stages, "@p mbarrier.init.shared::cta.b64 [$1], 1;")?;
+    if !t.multicast {
+        asm(lw, "fence.mbarrier_init.release.cluster;", &[], Issuer::All)?;
+        return lw.barrier().map(|()| None);
+    }
+    let col = evaluate(lw, &t.operands[1].col)?;
+    let word = exchange_word(lw, t, stages)?;
+    asm(
+        lw,
+        "@p st.shared.u32 [$1], $2;",
+        &[word, col],
+        Issuer::Thread0,
+    )?;
     asm(lw, "fence.mbarrier_init.release.cluster;", &[], Issuer::All)?;
-    lw.barrier()
+    cluster::barrier(lw)?;
+    let peer = peer_word(lw, word)?;
+    Ok(Some(lw.builder.build_int_compare(
+        IntPredicate::EQ,
+        peer,
+        col,
+        "pair_shares_b",
+    )?))
+}
+
+/// The word after the barriers where a multicast pipeline leaves its `b`
+/// column for the peer.
+fn exchange_word<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    t: &TmaCopies,
+    stages: usize,
+) -> Result<IntValue<'ctx>> {
+    let at = lw.smem.current.offset + t.barriers + stages * crate::passes::tma_loads::BARRIER_BYTES;
+    shared_address(lw, lw.smem.base(), lw.i32_const(at as u64))
+}
+
+/// The peer's word at the same place (the other program of the pair).
+fn peer_word<'ctx>(lw: &Lowering<'_, 'ctx>, word: IntValue<'ctx>) -> Result<IntValue<'ctx>> {
+    let rank = cluster::rank(lw)?;
+    let peer = lw.builder.build_xor(rank, lw.i32_const(1), "peer_rank")?;
+    let at = cluster::map_shared(lw, word, peer)?;
+    cluster::load_u32(lw, at)
 }
 
 /// After the loop (every thread past its last wait): thread 0 invalidates
 /// the barriers, so their bytes may serve as scratch again.
 pub fn invalidate_barriers(lw: &Lowering<'_, '_>, t: &TmaCopies, stages: usize) -> Result<()> {
-    lw.barrier()?;
+    if t.multicast {
+        cluster::barrier(lw)?;
+    } else {
+        lw.barrier()?;
+    }
     each_barrier(lw, t, stages, "@p mbarrier.inval.shared::cta.b64 [$1];")?;
     Ok(())
 }
@@ -210,6 +259,8 @@ pub struct Origins<'ctx> {
     /// Whether `b` is clear of the tensor's last columns (with a folded map).
     b_inside: Option<IntValue<'ctx>>,
     folded_a: Option<FoldedA<'ctx>>,
+    /// A multicast pipeline's pair shares `b` (from [`init_barriers`]).
+    paired: Option<IntValue<'ctx>>,
 }
 
 /// `a` through its folded map: the first row in steps of the map, the
@@ -231,6 +282,7 @@ pub fn origins<'ctx>(
     lw: &mut Lowering<'_, 'ctx>,
     t: &TmaCopies,
     w: &WgmmaConfig,
+    paired: Option<IntValue<'ctx>>,
 ) -> Result<Origins<'ctx>> {
     let [a, b] = &t.operands;
     let b_at = [evaluate(lw, &b.row)?, evaluate(lw, &b.col)?];
@@ -255,6 +307,7 @@ pub fn origins<'ctx>(
         b: b_at,
         b_inside,
         folded_a,
+        paired,
     })
 }
 
@@ -365,7 +418,17 @@ pub fn copy_stage<'ctx>(
         }
         Ok(())
     };
-    match (&t.b_folded, at.b_inside) {
+    // Shared with the pair: column block `j` by the program of rank `j % 2`
+    // into both (each program's barrier counts the bytes it receives).
+    let shared = |lw: &mut Lowering<'_, 'ctx>| {
+        for (j, nb) in (0..w.n).step_by(w.b_atom()).enumerate() {
+            let c = lw.builder.build_int_add(col, lw.i32_const(nb as u64), "")?;
+            let dst = b_byte_offset(w, 0, nb);
+            copy_to_pair(lw, &t.b_plain, (stage, dst, bar), &[c, row], j % 2)?;
+        }
+        Ok(())
+    };
+    let own = |lw: &mut Lowering<'_, 'ctx>| match (&t.b_folded, at.b_inside) {
         (Some(m), Some(inside)) => {
             let block =
                 lw.builder
@@ -378,9 +441,13 @@ pub fn copy_stage<'ctx>(
                     &[zero, row, block],
                 )
             };
-            branch_either(lw, inside, folded, plain)?;
+            branch_either(lw, inside, folded, plain)
         }
-        _ => plain(lw)?,
+        _ => plain(lw),
+    };
+    match at.paired {
+        Some(paired) => branch_either(lw, paired, shared, own)?,
+        None => own(lw)?,
     }
     lw.builder.build_unconditional_branch(after)?;
     lw.builder.position_at_end(after);
@@ -413,6 +480,34 @@ fn copy<'ctx>(
          .mbarrier::complete_tx::bytes [$1], [$2, {{{}}}], [${}];",
         names.join(", "),
         3 + rank
+    );
+    let mut inputs = vec![dst, map];
+    inputs.extend_from_slice(coords);
+    inputs.push(bar);
+    asm(lw, &text, &inputs, Issuer::All)
+}
+
+/// One box of map `m` into both programs of the cluster's pair (the same
+/// place in each, arriving on each one's barrier), issued by the program
+/// of rank `rank`.
+fn copy_to_pair<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    m: &TmaMap,
+    (stage, dst, bar): (PointerValue<'ctx>, usize, IntValue<'ctx>),
+    coords: &[IntValue<'ctx>],
+    rank: usize,
+) -> Result<()> {
+    let rank_n = m.dims.len();
+    let dst = shared_address(lw, stage, lw.i32_const(dst as u64))?;
+    let map = tensor_map(lw, m.map)?;
+    let names: Vec<String> = (0..rank_n).map(|i| format!("${}", 3 + i)).collect();
+    let text = format!(
+        "{{\n\t.reg .b32 rk;\n\t.reg .pred q;\n\t.reg .b16 mask;\n\t\
+         mov.u32 rk, %cluster_ctarank;\n\tsetp.eq.u32 q, rk, {rank};\n\tmov.b16 mask, 3;\n\t\
+         @q cp.async.bulk.tensor.{rank_n}d.shared::cluster.global.tile\
+         .mbarrier::complete_tx::bytes.multicast::cluster [$1], [$2, {{{}}}], [${}], mask;\n\t}}",
+        names.join(", "),
+        3 + rank_n
     );
     let mut inputs = vec![dst, map];
     inputs.extend_from_slice(coords);

@@ -33,6 +33,7 @@ fn variant(kernel: &str, num_warps: u32, shared_bytes: u32) -> Variant {
         num_warps,
         shared_bytes,
         cluster_splits: 1,
+        cluster_x: 1,
         params: vec![
             param("n", ParamType::Scalar(ElemType::I32)),
             param("out", ParamType::Pointer(ElemType::I32)),
