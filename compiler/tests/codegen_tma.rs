@@ -27,6 +27,21 @@ fn ptx(shift: u32, extra: &[&str]) -> String {
     tritonc_ptx(&args, &args.join(" "))
 }
 
+/// tritonc's arguments for the kernel's manifest with `--tma` and `extra`.
+fn manifest_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        KERNEL,
+        "-DKSHIFT=0",
+        "--arch",
+        "sm_90a",
+        "--num-warps",
+        "8",
+        "--tma",
+    ];
+    args.extend_from_slice(extra);
+    args
+}
+
 #[test]
 fn tma_copies_take_the_place_of_cp_async_where_the_tiles_are_boxes() {
     let plain = ptx(0, &[]);
@@ -67,16 +82,7 @@ fn a_mask_off_its_pointer_keeps_cp_async() {
 
 #[test]
 fn the_manifest_says_how_to_encode_each_tensor_map() {
-    let args = [
-        KERNEL,
-        "-DKSHIFT=0",
-        "--arch",
-        "sm_90a",
-        "--num-warps",
-        "8",
-        "--tma",
-    ];
-    let manifest = all_configs_manifest(&args, "tma");
+    let manifest = all_configs_manifest(&manifest_args(&[]), "tma");
     let maps = manifest["variants"][0]["tensor_maps"].as_array().unwrap();
     assert_eq!(maps.len(), 3);
     // Parameters: A 0, B 1, M 3, N 4, K 5, lda 6, ldb 7.
@@ -149,17 +155,7 @@ fn a_multicast_pair_shares_b_and_meets_before_each_refill() {
     assert_eq!(count(&split, ".multicast::cluster"), 0);
     assert!(split.contains(".reqnctapercluster 1, 1, 2"));
     // The manifest says a launch's grid x must be even.
-    let args = [
-        KERNEL,
-        "-DKSHIFT=0",
-        "--arch",
-        "sm_90a",
-        "--num-warps",
-        "8",
-        "--tma",
-        "--tma-multicast",
-    ];
-    let manifest = all_configs_manifest(&args, "tma_pair");
+    let manifest = all_configs_manifest(&manifest_args(&["--tma-multicast"]), "tma_pair");
     assert_eq!(manifest["variants"][0]["cluster_x"], 2);
 }
 

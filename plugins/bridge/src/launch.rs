@@ -582,16 +582,16 @@ mod tests {
         }
     }
 
-    #[test]
-    fn multicast_pairs_leave_the_candidates_of_an_odd_grid() {
-        let pair = r#"{"file":"x","kernel":"dot","num_warps":4,"params":[],"cluster_x":2}"#;
+    /// A dot op of two variants: `(config, manifest json)` of the one under
+    /// test, then a plain one (`TMA=0`).
+    fn dot_op((config, json): (&str, &str)) -> Op {
         let plain = r#"{"file":"x","kernel":"dot","num_warps":4,"params":[]}"#;
         let image = b".version 8.0\n";
         let raw = [
             VariantRef {
                 kernel: "dot",
-                config: "TMA=2 num_warps=4",
-                json: pair,
+                config,
+                json,
                 image,
             },
             VariantRef {
@@ -601,7 +601,13 @@ mod tests {
                 image,
             },
         ];
-        let op = Op::new("t::dot", &raw);
+        Op::new("t::dot", &raw)
+    }
+
+    #[test]
+    fn multicast_pairs_leave_the_candidates_of_an_odd_grid() {
+        let pair = r#"{"file":"x","kernel":"dot","num_warps":4,"params":[],"cluster_x":2}"#;
+        let op = dot_op(("TMA=2 num_warps=4", pair));
         let dims = [64, 64, 64];
         let launch = |candidates: &[u32], x: u32| {
             let grid = LaunchGrid {
@@ -639,23 +645,7 @@ mod tests {
         let tma = format!(
             r#"{{"file":"x","kernel":"dot","num_warps":4,"params":[],"tensor_maps":[{map}]}}"#
         );
-        let plain = r#"{"file":"x","kernel":"dot","num_warps":4,"params":[]}"#;
-        let image = b".version 8.0\n";
-        let raw = [
-            VariantRef {
-                kernel: "dot",
-                config: "TMA=1 num_warps=4",
-                json: &tma,
-                image,
-            },
-            VariantRef {
-                kernel: "dot",
-                config: "TMA=0 num_warps=4",
-                json: plain,
-                image,
-            },
-        ];
-        let op = Op::new("t::dot", &raw);
+        let op = dot_op(("TMA=1 num_warps=4", &tma));
         let grid = LaunchGrid {
             x: 1,
             y: 1,

@@ -401,7 +401,7 @@ pub fn copy_stage<'ctx>(
                             lw.i32_const((logical / FOLD_STEP) as u64),
                             "",
                         )?;
-                        copy(lw, m, (stage, dst, bar), &[c, zero, zero, zero, s])?;
+                        copy(lw, m, (stage, dst, bar), &[c, zero, zero, zero, s], None)?;
                     }
                 }
             }
@@ -414,7 +414,7 @@ pub fn copy_stage<'ctx>(
         for nb in (0..w.n).step_by(w.b_atom()) {
             let c = lw.builder.build_int_add(col, lw.i32_const(nb as u64), "")?;
             let dst = b_byte_offset(w, 0, nb);
-            copy(lw, &t.b_plain, (stage, dst, bar), &[c, row])?;
+            copy(lw, &t.b_plain, (stage, dst, bar), &[c, row], None)?;
         }
         Ok(())
     };
@@ -424,7 +424,7 @@ pub fn copy_stage<'ctx>(
         for (j, nb) in (0..w.n).step_by(w.b_atom()).enumerate() {
             let c = lw.builder.build_int_add(col, lw.i32_const(nb as u64), "")?;
             let dst = b_byte_offset(w, 0, nb);
-            copy_to_pair(lw, &t.b_plain, (stage, dst, bar), &[c, row], j % 2)?;
+            copy(lw, &t.b_plain, (stage, dst, bar), &[c, row], Some(j % 2))?;
         }
         Ok(())
     };
@@ -439,6 +439,7 @@ pub fn copy_stage<'ctx>(
                     m,
                     (stage, b_byte_offset(w, 0, 0), bar),
                     &[zero, row, block],
+                    None,
                 )
             };
             branch_either(lw, inside, folded, plain)
@@ -455,12 +456,15 @@ pub fn copy_stage<'ctx>(
 }
 
 /// One box of map `m` at `coords` (innermost first) into byte `dst` of the
-/// stage, arriving on barrier `bar`.
+/// stage, arriving on barrier `bar`; `to_pair: Some(rank)`: into both
+/// programs of the cluster's pair (the same place in each, arriving on each
+/// one's barrier), issued by the program of rank `rank`.
 fn copy<'ctx>(
     lw: &mut Lowering<'_, 'ctx>,
     m: &TmaMap,
     (stage, dst, bar): (PointerValue<'ctx>, usize, IntValue<'ctx>),
     coords: &[IntValue<'ctx>],
+    to_pair: Option<usize>,
 ) -> Result<()> {
     let rank = m.dims.len();
     if coords.len() != rank {
@@ -475,40 +479,24 @@ fn copy<'ctx>(
     let dst = shared_address(lw, stage, lw.i32_const(dst as u64))?;
     let map = tensor_map(lw, m.map)?;
     let names: Vec<String> = (0..rank).map(|i| format!("${}", 3 + i)).collect();
-    let text = format!(
-        "@p cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile\
-         .mbarrier::complete_tx::bytes [$1], [$2, {{{}}}], [${}];",
+    let (multicast, mask) = match to_pair {
+        Some(_) => (".multicast::cluster", ", mask"),
+        None => ("", ""),
+    };
+    let instruction = format!(
+        "cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile\
+         .mbarrier::complete_tx::bytes{multicast} [$1], [$2, {{{}}}], [${}]{mask};",
         names.join(", "),
         3 + rank
     );
-    let mut inputs = vec![dst, map];
-    inputs.extend_from_slice(coords);
-    inputs.push(bar);
-    asm(lw, &text, &inputs, Issuer::All)
-}
-
-/// One box of map `m` into both programs of the cluster's pair (the same
-/// place in each, arriving on each one's barrier), issued by the program
-/// of rank `rank`.
-fn copy_to_pair<'ctx>(
-    lw: &mut Lowering<'_, 'ctx>,
-    m: &TmaMap,
-    (stage, dst, bar): (PointerValue<'ctx>, usize, IntValue<'ctx>),
-    coords: &[IntValue<'ctx>],
-    rank: usize,
-) -> Result<()> {
-    let rank_n = m.dims.len();
-    let dst = shared_address(lw, stage, lw.i32_const(dst as u64))?;
-    let map = tensor_map(lw, m.map)?;
-    let names: Vec<String> = (0..rank_n).map(|i| format!("${}", 3 + i)).collect();
-    let text = format!(
-        "{{\n\t.reg .b32 rk;\n\t.reg .pred q;\n\t.reg .b16 mask;\n\t\
-         mov.u32 rk, %cluster_ctarank;\n\tsetp.eq.u32 q, rk, {rank};\n\tmov.b16 mask, 3;\n\t\
-         @q cp.async.bulk.tensor.{rank_n}d.shared::cluster.global.tile\
-         .mbarrier::complete_tx::bytes.multicast::cluster [$1], [$2, {{{}}}], [${}], mask;\n\t}}",
-        names.join(", "),
-        3 + rank_n
-    );
+    let text = match to_pair {
+        None => format!("@p {instruction}"),
+        Some(issuer) => format!(
+            "{{\n\t.reg .b32 rk;\n\t.reg .pred q;\n\t.reg .b16 mask;\n\t\
+             mov.u32 rk, %cluster_ctarank;\n\tsetp.eq.u32 q, rk, {issuer};\n\t\
+             mov.b16 mask, 3;\n\t@q {instruction}\n\t}}"
+        ),
+    };
     let mut inputs = vec![dst, map];
     inputs.extend_from_slice(coords);
     inputs.push(bar);
