@@ -18,6 +18,15 @@
 //! instruction that a warp runs predicated off still costs the unit its
 //! time: with every warp running them so, 4096^3 ran 40 % slower than
 //! with `cp.async`; with the branch, as fast.
+//!
+//! A multicast pipeline ([`TmaCopies::multicast`]) runs in clusters of two
+//! programs: after the barriers are initialized the pair meets and compares
+//! where their `b` boxes start (a word each leaves after the barriers, read
+//! through the peer's shared memory); where they match, each program
+//! copies every other column block of `b` into both, and the pair meets
+//! (without memory ordering) before each refill, since a refill writes the
+//! peer's buffer too; where they differ, each copies its own `b`. The pair
+//! meets once more before the barriers are invalidated.
 use crate::analysis::wgmma::{WgmmaConfig, WG_M};
 use crate::codegen::lower::{cluster, Lowering, Result};
 use crate::codegen::tensor_cores::wgmma_layout::{a_byte_offset, b_byte_offset, physical_row};
