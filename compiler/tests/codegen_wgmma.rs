@@ -89,6 +89,9 @@ fn pipelined_dots_issue_wgmma_on_sm90a() {
         // the 128-byte swizzle; the epilogue's buffer lines of 24 chunks.
         ("half", 128, 192, 64, 8, 192, 4, 5),
         ("bf16", 64, 192, 64, 4, 192, 4, 6),
+        // TN 96 and 160: multiples of 32, b's rows in the 64-byte swizzle.
+        ("half", 128, 96, 64, 8, 96, 4, 7),
+        ("bf16", 128, 160, 64, 8, 160, 4, 5),
     ];
     for (ty, tm, tn, tk, warps, n, per_tile, stages) in configs {
         let name = format!("{ty}_{tm}x{tn}x{tk}_w{warps}");
@@ -209,4 +212,26 @@ fn sm90_keeps_mma_sync_for_wgmma_tiles() {
             "{arch:?}"
         );
     }
+}
+
+/// A tile dimension that is not a power of two is generated on the paths
+/// checked on the GPU only: TN = 192 on wgmma; on mma.sync (sm_80, or a
+/// 64-row tile split over 8 warps on sm_90a) the config is declined.
+#[test]
+fn tiles_of_192_columns_off_wgmma_are_declined() {
+    let defs: Vec<(String, String)> = dot("half", 64, 192, 64)
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    for (arch, warps) in [(Arch::Sm80, 4), (Arch::Sm90a, 8)] {
+        let err = common::compile_kernel("dot.tc", &defs, arch, warps, None)
+            .err()
+            .unwrap_or_else(|| panic!("{arch:?} {warps} warps compiled"));
+        let text = err.to_string();
+        assert!(err.is_declined(), "{text}");
+        assert!(text.contains("off the wgmma path"), "{text}");
+    }
+    // The same tile on one warpgroup runs on wgmma.
+    let (ptx, _) = compiled("dot.tc", &dot("half", 64, 192, 64), Arch::Sm90a, 4);
+    assert!(ptx.contains("wgmma.mma_async.sync.aligned.m64n192k16"));
 }

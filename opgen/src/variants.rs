@@ -242,6 +242,12 @@ pub fn compile_with(
             let launch = launch_text(&launches[job.launch]);
             let tuned: Vec<(String, String)> = job.point.tuned(defines).cloned().collect();
             let kernels = match outcome {
+                // Tiles the compiler does not generate on this point's
+                // engine: left out quietly (said only if nothing compiles).
+                Err(e) if e.is_declined() => {
+                    first_error.get_or_insert(e.to_string());
+                    continue;
+                }
                 Err(e) => {
                     // Over the target's limits: dropped from the space (a note);
                     // anything else is a failed config.

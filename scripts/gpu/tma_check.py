@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """TMA copies on the GPU through the generated `triton::dot` torch op.
 
-    python3 scripts/gpu/tma_check.py out/torch [--out DIR] [--all]
+    python3 scripts/gpu/tma_check.py out/torch [--out DIR] [--all] [--variants REGEX]
 
 Every variant whose manifest entry has `tensor_maps` (its pipelined loop
 copies tiles with the tensor memory accelerator) is pinned in turn and run
@@ -11,7 +11,9 @@ stride longer than the row and a base one row in. Each result is checked
 against torch.matmul in float32. Then inputs TMA cannot take (a view whose
 base is 8 bytes off 16) must still run, on a variant without TMA.
 Without --all, one variant per (TM, TN, warps, split, TMA) and dtype is pinned
-(TMA=2: `b` multicast to a cluster's pair, whose grid must be even).
+(TMA=2: `b` multicast to a cluster's pair, whose grid must be even). With
+--variants REGEX, the variants whose config matches it instead, TMA or not
+(e.g. `"TN=(96|160) "` for new tile widths).
 Writes tma_check.json (and prints the failures and a summary).
 """
 
@@ -49,13 +51,22 @@ def main():
         i = args.index("--out")
         out = args[i + 1]
         del args[i:i + 2]
+    pattern = None
+    if "--variants" in args:
+        i = args.index("--variants")
+        pattern = args[i + 1]
+        del args[i:i + 2]
     every = "--all" in args
     args = [a for a in args if a != "--all"]
     ops_dir = args[0] if args else "out/torch"
     module, op = load_op(ops_dir)
     with open(os.path.join(ops_dir, "dot", "variants.json")) as f:
         variants = json.load(f)
-    tma = [v for v in variants if v.get("tensor_maps")]
+    if pattern is not None:
+        import re
+        tma = [v for v in variants if re.search(pattern, v["config"])]
+    else:
+        tma = [v for v in variants if v.get("tensor_maps")]
     picked, seen = [], set()
     for v in tma:
         mac = v["macros"]
@@ -63,7 +74,7 @@ def main():
         if every or key not in seen:
             seen.add(key)
             picked.append(v)
-    dtypes = {"T=float16": torch.float16, "T=bfloat16": torch.bfloat16}
+    dtypes = {"T=float16": torch.float16, "T=bfloat16": torch.bfloat16, "T=float32": torch.float32}
     results, wrong = [], []
     for v in picked:
         dtype = dtypes.get(v["dtypes"])
@@ -82,7 +93,8 @@ def main():
                 torch.cuda.synchronize()
                 ref = a.float() @ b.float()
                 err = ((got.float() - ref).abs() / (1 + ref.abs())).max().item()
-                tol = 2e-2 if dtype == torch.bfloat16 else 4e-3
+                # fp32 dots run on TF32 tensor cores (10-bit mantissa, like bf16's 7 or better).
+                tol = 2e-2 if dtype in (torch.bfloat16, torch.float32) else 4e-3
                 row = {"config": v["config"], "dtype": v["dtypes"], "shape": [m, n, k],
                        "view": name, "max_rel_err": err, "ok": err <= tol}
                 results.append(row)

@@ -53,9 +53,13 @@ impl WgmmaConfig {
     pub fn a_row_bytes(&self) -> usize {
         2 * self.a_atom()
     }
-    /// Elements of one swizzled row of `b`: 64, or all of an `N` of 32 or 16.
+    /// Elements of one swizzled row of `b`: the widest of 64, 32 and 16
+    /// (the 128-, 64- and 32-byte swizzles) that divides `N` (96: 32).
     pub fn b_atom(&self) -> usize {
-        self.n.min(ATOM)
+        [ATOM, 2 * WG_K, WG_K]
+            .into_iter()
+            .find(|a| self.n % a == 0)
+            .unwrap_or(WG_K)
     }
     /// Bytes of one swizzled row of `b`.
     pub fn b_row_bytes(&self) -> usize {
@@ -81,8 +85,9 @@ impl WgmmaConfig {
 }
 
 /// The warpgroup plan for `[m, k] @ [k, n]` (16-bit inputs checked by the
-/// caller): whole warpgroups, 64-row blocks per warpgroup, `k` and `n` 16,
-/// 32 or a multiple of 64 (a swizzle width), `n` within one instruction, and
+/// caller): whole warpgroups, 64-row blocks per warpgroup, `k` 16, 32 or a
+/// multiple of 64 and `n` a multiple of 16 (whole rows of a swizzle),
+/// `n` within one instruction, and
 /// the accumulator and copy addresses within [`MAX_LIVE_REGS`] registers a
 /// thread.
 pub fn plan(m: usize, n: usize, k: usize, num_warps: usize) -> Option<WgmmaConfig> {
@@ -91,7 +96,8 @@ pub fn plan(m: usize, n: usize, k: usize, num_warps: usize) -> Option<WgmmaConfi
         && m > 0
         && m % (WG_M * (num_warps / 4)) == 0
         && (k == WG_K || k == 2 * WG_K || (k > 0 && k % ATOM == 0))
-        && (n == WG_K || n == 2 * WG_K || (n > 0 && n % ATOM == 0))
+        && n > 0
+        && n % WG_K == 0
         && n <= MAX_N
         && live_registers(m, n, k, num_warps) <= MAX_LIVE_REGS;
     ok.then_some(WgmmaConfig { m, n, k, num_warps })

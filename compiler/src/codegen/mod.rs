@@ -149,6 +149,13 @@ pub enum CodegenError {
         what: String,
         span: crate::span::Span,
     },
+    /// The compiler declines this config (valid code it does not generate
+    /// for these tiles); a tuning space leaves the point out quietly.
+    #[error("code generation declines {what}")]
+    Declined {
+        what: String,
+        span: crate::span::Span,
+    },
     #[error("LLVM: {0}")]
     Llvm(String),
 }
@@ -201,6 +208,7 @@ pub fn compile_timed(
         (widths, layouts)
     });
     check_layouts_fit(func, &layouts)?;
+    check_non_power_of_two_engines(func)?;
     // Without a plan (layouts not assignable) no op gets shared memory.
     let no_plan = SharedPlan::default();
     let shared = func.shared.as_ref().unwrap_or(&no_plan);
@@ -269,6 +277,47 @@ fn with_codegen_passes(
         .run(&mut func, &mut |_| {})
         .map_err(|e| CodegenError::Llvm(e.to_string()))?;
     Ok(func)
+}
+
+/// Tiles with a dimension that is not a power of two are generated where
+/// they were checked on the GPU (H100, every variant pinned on odd shapes):
+/// kernels whose dots all run on wgmma, or on `mma.sync` with whole
+/// 64-column blocks per warp (128x192 on 4 warps). Other `mma.sync` splits
+/// gave wrong values (64x192 on 8 warps, 128x160 on 4) and kernels without
+/// a dot were not tried: declined.
+fn check_non_power_of_two_engines(func: &Function) -> Result<(), CodegenError> {
+    use crate::ir::{DotEngine, OpKind};
+    let Some(v) = func
+        .values
+        .iter()
+        .find(|v| v.ty.shape.iter().any(|d| !d.is_power_of_two()))
+    else {
+        return Ok(());
+    };
+    let dots: Vec<ValueId> = crate::ir::walk::walk_ops(func)
+        .iter()
+        .filter(|visit| matches!(visit.op.kind, OpKind::Dot { .. }))
+        .filter_map(|visit| visit.op.results.first().copied())
+        .collect();
+    let checked = |dot: &ValueId| match func.dot_engines.get(dot) {
+        Some(DotEngine::Wgmma { .. }) => true,
+        Some(DotEngine::MmaSync { warps: [_, wn] }) => {
+            let n = func.ty(*dot).shape.get(1).copied().unwrap_or(0);
+            *wn > 0 && n % wn == 0 && (n / wn) % 64 == 0
+        }
+        None => false,
+    };
+    if !dots.is_empty() && dots.iter().all(checked) {
+        return Ok(());
+    }
+    Err(CodegenError::Declined {
+        what: format!(
+            "{} (a dimension not a power of two) off the wgmma path: such tiles are \
+             generated where every dot runs on wgmma or on mma.sync with 64-column blocks per warp",
+            v.ty
+        ),
+        span: func.span,
+    })
 }
 
 /// Every tile's layout must repeat or replicate its CTA tile a whole number

@@ -27,6 +27,10 @@ pub enum CompileError {
     /// memory, tile elements a thread): a tuning space drops it with a note.
     #[error("{rendered}")]
     ResourceLimit { summary: String, rendered: String },
+    /// The compiler declines the config (tiles it does not generate on the
+    /// engine the config gets): a tuning space leaves the point out quietly.
+    #[error("{rendered}")]
+    Declined { summary: String, rendered: String },
     #[error("cannot read {path}: {source}")]
     Io {
         path: PathBuf,
@@ -47,9 +51,9 @@ impl CompileError {
     /// A one-line form (`file:line:col: message`) for progress output and manifests.
     pub fn summary(&self) -> String {
         match self {
-            CompileError::Source { summary, .. } | CompileError::ResourceLimit { summary, .. } => {
-                summary.clone()
-            }
+            CompileError::Source { summary, .. }
+            | CompileError::ResourceLimit { summary, .. }
+            | CompileError::Declined { summary, .. } => summary.clone(),
             other => other.to_string(),
         }
     }
@@ -57,6 +61,11 @@ impl CompileError {
     /// Whether the config asked for more than the target has (the code itself is fine).
     pub fn is_resource_limit(&self) -> bool {
         matches!(self, CompileError::ResourceLimit { .. })
+    }
+
+    /// Whether the compiler declined the config ([`CompileError::Declined`]).
+    pub fn is_declined(&self) -> bool {
+        matches!(self, CompileError::Declined { .. })
     }
 }
 
@@ -281,6 +290,13 @@ fn codegen_error(err: CodegenError, sources: &SourceMap) -> CompileError {
                 format!("this config exceeds the target's limits: {what}"),
             );
             CompileError::ResourceLimit {
+                summary: format!("{}: {}", diag.location(sources), diag.message),
+                rendered: diag.render(sources),
+            }
+        }
+        CodegenError::Declined { ref what, span } => {
+            let diag = Diagnostic::error(span, format!("code generation declines {what}"));
+            CompileError::Declined {
                 summary: format!("{}: {}", diag.location(sources), diag.message),
                 rendered: diag.render(sources),
             }
