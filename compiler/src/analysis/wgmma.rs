@@ -135,13 +135,17 @@ mod tests {
         assert!(plan(128, 128, 32, 4).is_some());
         assert!(plan(64, 256, 16, 4).is_some());
         assert!(plan(128, 128, 48, 8).is_none());
-        // TN 32 and 16: b's rows in the 64- and 32-byte swizzles.
+        // TN 32 and 16: b's rows in the 64- and 32-byte swizzles; any
+        // multiple of 16 takes the widest swizzle that divides it.
         assert!(plan(128, 32, 64, 8).is_some());
         assert!(plan(64, 16, 64, 4).is_some());
-        assert!(plan(128, 48, 64, 8).is_none());
+        for (n, atom) in [(48, 16), (96, 32), (160, 32), (192, 64), (224, 32)] {
+            let p = plan(128, n, 64, 8).unwrap_or_else(|| panic!("TN {n}"));
+            assert_eq!(p.b_atom(), atom, "TN {n}");
+        }
+        assert!(plan(128, 40, 64, 8).is_none());
         assert!(plan(128, 8, 64, 8).is_none());
         assert!(plan(128, 128, 8, 8).is_none());
-        assert!(plan(128, 96, 64, 8).is_none());
         assert!(plan(64, 128, 64, 8).is_none());
         assert!(plan(128, 128, 64, 2).is_none());
         assert!(plan(128, 512, 64, 8).is_none());
