@@ -319,11 +319,12 @@ pub fn compile_with(
         if variants.is_empty() {
             let why = match first_error {
                 Some(e) => e,
-                None if tma_not_taken_anywhere => format!(
+                None if tma_not_taken_anywhere => {
                     "no loop of the kernel copies its tiles by TMA (a pipelined wgmma dot on \
                      sm_90a whose loads are boxes of tensors), and the spec's `tma` line asks \
                      for nothing else: list `tma [0, 1]`, or drop the line"
-                ),
+                        .to_string()
+                }
                 None if !jobs.iter().any(|j| j.group == group) => {
                     "every point of the tuning space fails a `require` line that reads \
                      only macros"

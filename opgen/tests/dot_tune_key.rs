@@ -50,11 +50,14 @@ fn float16_group() -> &'static triton_opgen::variants::Group {
 #[test]
 fn tma_variants_are_the_aligned_ones_that_take_tensor_maps() {
     let group = float16_group();
-    let tma: Vec<_> = group
-        .variants
-        .iter()
-        .filter(|v| macro_value(&v.tuned, "TMA") == 1)
-        .collect();
+    let with_tma = |value: u32| -> Vec<_> {
+        group
+            .variants
+            .iter()
+            .filter(|v| macro_value(&v.tuned, "TMA") == value)
+            .collect()
+    };
+    let tma = with_tma(1);
     assert!(!tma.is_empty());
     for v in &tma {
         assert_eq!(macro_value(&v.tuned, "ALIGN"), 8, "{}", v.config);
@@ -67,11 +70,7 @@ fn tma_variants_are_the_aligned_ones_that_take_tensor_maps() {
     }
     // TMA=2: 128-row tiles of 128 columns or more, unsplit, run in
     // clusters of two that share b, each beside its TMA=1 twin.
-    let pairs: Vec<_> = group
-        .variants
-        .iter()
-        .filter(|v| macro_value(&v.tuned, "TMA") == 2)
-        .collect();
+    let pairs = with_tma(2);
     assert!(!pairs.is_empty());
     for v in &pairs {
         assert_eq!(v.cluster_x, 2, "{}", v.config);

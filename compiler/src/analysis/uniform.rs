@@ -79,11 +79,7 @@ impl<'f> Uniformity<'f> {
         if !self.value(init) {
             return false;
         }
-        let step = body_region
-            .ops
-            .iter()
-            .find(|o| o.results.first() == Some(&next));
-        match step.map(|o| &o.kind) {
+        match self.defs.get(&next).map(|o| &o.kind) {
             Some(OpKind::Binary {
                 op: BinOp::Add,
                 lhs,
@@ -108,19 +104,21 @@ impl<'f> Uniformity<'f> {
         let Some(&cond) = cond_region.yields.first() else {
             return false;
         };
-        let Some(OpKind::Cmp { lhs, rhs, .. }) = cond_region
-            .ops
-            .iter()
-            .find(|o| o.results.first() == Some(&cond))
-            .map(|o| &o.kind)
-        else {
+        let Some(OpKind::Cmp { lhs, rhs, .. }) = self.defs.get(&cond).map(|o| &o.kind) else {
             return false;
         };
-        let side = |v: ValueId| match cond_region.args.iter().position(|&a| a == v) {
+        let side = |v: ValueId| self.in_loop(loop_op, &cond_region.args, v);
+        side(*lhs) && side(*rhs)
+    }
+
+    /// Whether `v`, read in a region of `loop_op` whose arguments (the
+    /// carried values there) are `args`, is the same in every program at
+    /// each iteration.
+    fn in_loop(&self, loop_op: &Op, args: &[ValueId], v: ValueId) -> bool {
+        match args.iter().position(|&a| a == v) {
             Some(at) => self.carried(loop_op, at),
             None => self.value(v),
-        };
-        side(*lhs) && side(*rhs)
+        }
     }
 
     /// Whether `p` (over values of `loop_op`'s body) is the same in every
@@ -132,10 +130,7 @@ impl<'f> Uniformity<'f> {
         };
         p.atoms().all(|a| match a {
             Atom::Axis(_) => false,
-            Atom::Value(v) => match body_region.args.iter().position(|&x| x == v) {
-                Some(at) => self.carried(loop_op, at),
-                None => self.value(v),
-            },
+            Atom::Value(v) => self.in_loop(loop_op, &body_region.args, v),
         })
     }
 }

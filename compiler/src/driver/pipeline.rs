@@ -42,10 +42,8 @@ pub enum CompileError {
 
 impl CompileError {
     fn from_diagnostic(diag: &Diagnostic, sources: &SourceMap) -> Self {
-        CompileError::Source {
-            summary: format!("{}: {}", diag.location(sources), diag.message),
-            rendered: diag.render(sources),
-        }
+        let (summary, rendered) = summary_and_rendering(diag, sources);
+        CompileError::Source { summary, rendered }
     }
 
     /// A one-line form (`file:line:col: message`) for progress output and manifests.
@@ -276,6 +274,15 @@ pub fn compile_selected(
     })
 }
 
+/// A diagnostic's one-line form (`file:line:col: message`) and its full
+/// rendering with the caret.
+fn summary_and_rendering(diag: &Diagnostic, sources: &SourceMap) -> (String, String) {
+    (
+        format!("{}: {}", diag.location(sources), diag.message),
+        diag.render(sources),
+    )
+}
+
 /// Codegen errors that point at source are rendered like front-end ones.
 fn codegen_error(err: CodegenError, sources: &SourceMap) -> CompileError {
     match err {
@@ -289,17 +296,13 @@ fn codegen_error(err: CodegenError, sources: &SourceMap) -> CompileError {
                 span,
                 format!("this config exceeds the target's limits: {what}"),
             );
-            CompileError::ResourceLimit {
-                summary: format!("{}: {}", diag.location(sources), diag.message),
-                rendered: diag.render(sources),
-            }
+            let (summary, rendered) = summary_and_rendering(&diag, sources);
+            CompileError::ResourceLimit { summary, rendered }
         }
         CodegenError::Declined { ref what, span } => {
             let diag = Diagnostic::error(span, format!("code generation declines {what}"));
-            CompileError::Declined {
-                summary: format!("{}: {}", diag.location(sources), diag.message),
-                rendered: diag.render(sources),
-            }
+            let (summary, rendered) = summary_and_rendering(&diag, sources);
+            CompileError::Declined { summary, rendered }
         }
         CodegenError::Llvm(msg) => CompileError::Llvm(msg),
     }

@@ -152,10 +152,7 @@ fn plan(func: &Function, op: &Op, num_warps: usize, next_map: &mut usize) -> Opt
     // Whether a tile is at the edge is decided where it is copied and where
     // it is waited for: the same only for a first row (column) the loop
     // does not change.
-    let invariant = |p: &Poly| {
-        !p.atoms()
-            .any(|x| matches!(x, Atom::Value(v) if body_region.args.contains(&v)))
-    };
+    let invariant = |p: &Poly| loop_invariant(body_region, p);
     let mut number = |dims: Vec<MapDim>, swizzle: usize| {
         *next_map += 1;
         TmaMap {
@@ -197,12 +194,16 @@ fn shares_b_safely(func: &Function, op: &Op, t: &TmaCopies) -> bool {
         return false;
     };
     let b = &t.operands[1];
-    let before_loop = !b
-        .col
-        .atoms()
-        .any(|x| matches!(x, Atom::Value(v) if body_region.args.contains(&v)));
+    let before_loop = loop_invariant(body_region, &b.col);
     let uniform = Uniformity::new(func);
     top && !returns && before_loop && uniform.trip_count(op) && uniform.poly(op, &b.row)
+}
+
+/// Whether `p` (over values of the loop `body`) reads none of the loop's
+/// carried values: the same at every iteration, known before the loop.
+fn loop_invariant(body: &Region, p: &Poly) -> bool {
+    !p.atoms()
+        .any(|x| matches!(x, Atom::Value(v) if body.args.contains(&v)))
 }
 
 /// `a`'s map with its rows folded: logical row `r + 8 ww + 8 num_warps h`

@@ -190,6 +190,15 @@ pub struct Require {
     pub span: Span,
 }
 
+/// The value of macro `name` at a point of the tuning space, read as a
+/// number (`None`: absent, or not one).
+fn point_value<T: std::str::FromStr>(point: &[(String, String)], name: &str) -> Option<T> {
+    point
+        .iter()
+        .find(|(n, _)| n == name)
+        .and_then(|(_, v)| v.trim().parse().ok())
+}
+
 impl Require {
     /// Whether `left cmp right` holds for these values.
     pub fn holds(&self, left: i64, right: i64) -> bool {
@@ -266,10 +275,7 @@ impl OpSpec {
         if self.split_k.is_empty() {
             return None;
         }
-        point
-            .iter()
-            .find(|(n, _)| n == SPLIT_K_MACRO)
-            .and_then(|(_, v)| v.trim().parse().ok())
+        point_value(point, SPLIT_K_MACRO)
     }
 
     /// Whether a point of the tuning space asks for TMA copies (its
@@ -288,11 +294,7 @@ impl OpSpec {
         if self.tma.is_empty() {
             return 0;
         }
-        point
-            .iter()
-            .find(|(n, _)| n == TMA_MACRO)
-            .and_then(|(_, v)| v.trim().parse().ok())
-            .unwrap_or(0)
+        point_value(point, TMA_MACRO).unwrap_or(0)
     }
 
     /// Whether a point of the tuning space passes every `require` line that
@@ -300,12 +302,7 @@ impl OpSpec {
     /// point failing one is never compiled (no input could run it). Lines
     /// that read arguments are decided at each call.
     pub fn point_admitted(&self, point: &[(String, String)]) -> bool {
-        let value = |name: &str| {
-            point
-                .iter()
-                .find(|(n, _)| n == name)
-                .and_then(|(_, v)| v.trim().parse::<i64>().ok())
-        };
+        let value = |name: &str| point_value::<i64>(point, name);
         self.requires
             .iter()
             .all(|r| match (r.left.eval(&value), r.right.eval(&value)) {

@@ -32,7 +32,7 @@ use crate::codegen::lower::{cluster, Lowering, Result};
 use crate::codegen::tensor_cores::wgmma_layout::{a_byte_offset, b_byte_offset, physical_row};
 use crate::ir::index_poly::{Atom, Poly};
 use crate::ir::{TmaCopies, TmaMap};
-use crate::passes::tma_loads::FOLD_STEP;
+use crate::passes::tma_loads::{BARRIER_BYTES, FOLD_STEP};
 use inkwell::types::BasicMetadataTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, IntValue, PointerValue};
 use inkwell::IntPredicate;
@@ -114,7 +114,9 @@ pub fn barrier<'ctx>(
     t: &TmaCopies,
     slot: IntValue<'ctx>,
 ) -> Result<IntValue<'ctx>> {
-    let at = lw.builder.build_int_mul(slot, lw.i32_const(8), "")?;
+    let at = lw
+        .builder
+        .build_int_mul(slot, lw.i32_const(BARRIER_BYTES as u64), "")?;
     let at = lw.builder.build_int_add(
         at,
         lw.i32_const((lw.smem.current.offset + t.barriers) as u64),
@@ -145,20 +147,25 @@ pub fn init_barriers<'ctx>(
         )?;
     }
     each_barrier(lw, t, stages, "@p mbarrier.init.shared::cta.b64 [$1], 1;")?;
-    if !t.multicast {
-        asm(lw, "fence.mbarrier_init.release.cluster;", &[], Issuer::All)?;
-        return lw.barrier().map(|()| None);
-    }
-    let col = evaluate(lw, &t.operands[1].col)?;
-    let word = exchange_word(lw, t, stages)?;
-    asm(
-        lw,
-        "@p st.shared.u32 [$1], $2;",
-        &[word, col],
-        Issuer::Thread0,
-    )?;
+    // A multicast pipeline's `b` column, for the peer to compare.
+    let exchanged = if t.multicast {
+        let col = evaluate(lw, &t.operands[1].col)?;
+        let word = exchange_word(lw, t, stages)?;
+        asm(
+            lw,
+            "@p st.shared.u32 [$1], $2;",
+            &[word, col],
+            Issuer::Thread0,
+        )?;
+        Some((col, word))
+    } else {
+        None
+    };
     asm(lw, "fence.mbarrier_init.release.cluster;", &[], Issuer::All)?;
-    cluster::barrier(lw)?;
+    meet(lw, t)?;
+    let Some((col, word)) = exchanged else {
+        return Ok(None);
+    };
     let peer = peer_word(lw, word)?;
     Ok(Some(lw.builder.build_int_compare(
         IntPredicate::EQ,
@@ -168,6 +175,16 @@ pub fn init_barriers<'ctx>(
     )?))
 }
 
+/// Every thread of the program meets here, or of the pair for a multicast
+/// pipeline (its shared-memory writes visible to both).
+fn meet(lw: &Lowering<'_, '_>, t: &TmaCopies) -> Result<()> {
+    if t.multicast {
+        cluster::barrier(lw)
+    } else {
+        lw.barrier()
+    }
+}
+
 /// The word after the barriers where a multicast pipeline leaves its `b`
 /// column for the peer.
 fn exchange_word<'ctx>(
@@ -175,7 +192,7 @@ fn exchange_word<'ctx>(
     t: &TmaCopies,
     stages: usize,
 ) -> Result<IntValue<'ctx>> {
-    let at = lw.smem.current.offset + t.barriers + stages * crate::passes::tma_loads::BARRIER_BYTES;
+    let at = lw.smem.current.offset + t.barriers + stages * BARRIER_BYTES;
     shared_address(lw, lw.smem.base(), lw.i32_const(at as u64))
 }
 
@@ -190,11 +207,7 @@ fn peer_word<'ctx>(lw: &Lowering<'_, 'ctx>, word: IntValue<'ctx>) -> Result<IntV
 /// After the loop (every thread past its last wait): thread 0 invalidates
 /// the barriers, so their bytes may serve as scratch again.
 pub fn invalidate_barriers(lw: &Lowering<'_, '_>, t: &TmaCopies, stages: usize) -> Result<()> {
-    if t.multicast {
-        cluster::barrier(lw)?;
-    } else {
-        lw.barrier()?;
-    }
+    meet(lw, t)?;
     each_barrier(lw, t, stages, "@p mbarrier.inval.shared::cta.b64 [$1];")?;
     Ok(())
 }
@@ -419,24 +432,20 @@ pub fn copy_stage<'ctx>(
     }
     // b: one box clear of the last columns, else one per column block.
     let [row, col] = at.b;
-    let plain = |lw: &mut Lowering<'_, 'ctx>| {
-        for nb in (0..w.n).step_by(w.b_atom()) {
-            let c = lw.builder.build_int_add(col, lw.i32_const(nb as u64), "")?;
-            let dst = b_byte_offset(w, 0, nb);
-            copy(lw, &t.b_plain, (stage, dst, bar), &[c, row], None)?;
-        }
-        Ok(())
-    };
-    // Shared with the pair: column block `j` by the program of rank `j % 2`
-    // into both (each program's barrier counts the bytes it receives).
-    let shared = |lw: &mut Lowering<'_, 'ctx>| {
+    // One box per column block; shared with the pair, block `j` by the
+    // program of rank `j % 2` into both (each program's barrier counts the
+    // bytes it receives).
+    let blocks = |lw: &mut Lowering<'_, 'ctx>, to_pair: bool| {
         for (j, nb) in (0..w.n).step_by(w.b_atom()).enumerate() {
             let c = lw.builder.build_int_add(col, lw.i32_const(nb as u64), "")?;
             let dst = b_byte_offset(w, 0, nb);
-            copy(lw, &t.b_plain, (stage, dst, bar), &[c, row], Some(j % 2))?;
+            let issuer = to_pair.then_some(j % 2);
+            copy(lw, &t.b_plain, (stage, dst, bar), &[c, row], issuer)?;
         }
         Ok(())
     };
+    let plain = |lw: &mut Lowering<'_, 'ctx>| blocks(lw, false);
+    let shared = |lw: &mut Lowering<'_, 'ctx>| blocks(lw, true);
     let own = |lw: &mut Lowering<'_, 'ctx>| match (&t.b_folded, at.b_inside) {
         (Some(m), Some(inside)) => {
             let block =
