@@ -23,6 +23,7 @@ fn build(func: &Function, name: &str, num_warps: u32) -> Vec<CompiledKernel> {
                     split_k: None,
                     tma: false,
                     tma_multicast: false,
+                    warp_specialize: false,
                 },
             )
             .unwrap_or_else(|e| panic!("{name} for {arch_name}: {e}"));
@@ -179,6 +180,7 @@ fn dump_ptx_for_gpu_check() {
                 split_k: None,
                 tma: false,
                 tma_multicast: false,
+                warp_specialize: false,
             },
         )
         .expect("compile");
@@ -221,6 +223,7 @@ fn unsupported_inputs_are_errors_not_panics() {
         split_k: None,
         tma: false,
         tma_multicast: false,
+        warp_specialize: false,
     };
     assert!(matches!(
         compile(&f, &opts),
@@ -234,6 +237,7 @@ fn unsupported_inputs_are_errors_not_panics() {
         split_k: None,
         tma: false,
         tma_multicast: false,
+        warp_specialize: false,
     };
     assert!(matches!(
         compile(&f, &bad),
@@ -340,6 +344,7 @@ fn dump_bench_ptx() {
             split_k: None,
             tma: false,
             tma_multicast: false,
+            warp_specialize: false,
         },
     )
     .expect("compile");
@@ -353,6 +358,7 @@ fn dump_bench_ptx() {
             split_k: None,
             tma: false,
             tma_multicast: false,
+            warp_specialize: false,
         },
     )
     .expect("compile");

@@ -265,6 +265,7 @@ fn masked_operand_loads_zero_fill_through_the_source_size() {
                     split_k: None,
                     tma: false,
                     tma_multicast: false,
+                    warp_specialize: false,
                 },
             };
             let defs = dot_defines("half", 128, 128, 32);

@@ -28,6 +28,7 @@ fn ptx_of(text: &str, ty: &str, tiles: [usize; 3], arch: Arch, num_warps: u32) -
             split_k: None,
             tma: false,
             tma_multicast: false,
+            warp_specialize: false,
         },
     };
     let defs: Vec<(String, String)> = [("TYPE", ty.to_string())]

@@ -47,6 +47,7 @@ fn ptx_of(source: &Source) -> String {
             split_k: None,
             tma: false,
             tma_multicast: false,
+            warp_specialize: false,
         },
     };
     let mut kernels = compile(source, &[], &options).unwrap_or_else(|e| panic!("{e}"));

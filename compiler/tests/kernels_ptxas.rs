@@ -82,6 +82,7 @@ fn every_test_kernel_passes_ptxas() {
                         split_k: None,
                         tma: false,
                         tma_multicast: false,
+                        warp_specialize: false,
                     },
                 };
                 for result in space::compile_all(&source, defines, &options, |_| {}) {

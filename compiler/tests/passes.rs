@@ -80,13 +80,13 @@ fn parse_header(text: &str) -> Result<Header, String> {
     })
 }
 
-/// `--arch A --num-warps N --num-stages S --split-k P --tma --tma-multicast`
-/// (tritonc's flags; warps default to 4).
+/// `--arch A --num-warps N --num-stages S --split-k P --tma --tma-multicast
+/// --warp-specialize` (tritonc's flags; warps default to 4).
 fn parse_target(words: &str) -> Result<Target, String> {
     let mut words = shlex::split(words).ok_or("unbalanced quotes in `// target:`")?;
-    let tma = words.iter().any(|w| w == "--tma");
-    let tma_multicast = words.iter().any(|w| w == "--tma-multicast");
-    words.retain(|w| w != "--tma" && w != "--tma-multicast");
+    let switches = ["--tma", "--tma-multicast", "--warp-specialize"];
+    let [tma, tma_multicast, warp_specialize] = switches.map(|s| words.iter().any(|w| w == s));
+    words.retain(|w| !switches.contains(&w.as_str()));
     let mut target = Target {
         arch: Arch::Sm80,
         num_warps: 4,
@@ -94,6 +94,7 @@ fn parse_target(words: &str) -> Result<Target, String> {
         split_k: None,
         tma,
         tma_multicast,
+        warp_specialize,
     };
     let mut arch = None;
     for pair in words.chunks(2) {
@@ -113,7 +114,7 @@ fn parse_target(words: &str) -> Result<Target, String> {
             _ => {
                 return Err(format!(
                     "`// target:` takes --arch, --num-warps, --num-stages, --split-k, --tma, \
-                     --tma-multicast, not {flag}"
+                     --tma-multicast, --warp-specialize, not {flag}"
                 ))
             }
         }
@@ -244,6 +245,7 @@ fn headers_are_checked() {
             split_k: None,
             tma: false,
             tma_multicast: false,
+            warp_specialize: false,
         })
     );
     assert!(err("// pass: p\n// expect: changed\n// target: --num-warps 8\n").contains("--arch"));

@@ -29,6 +29,7 @@ fuzz_target!(|data: &[u8]| {
             split_k: None,
             tma: false,
             tma_multicast: false,
+            warp_specialize: false,
         },
     };
     match compile(&source, &defines, &options) {

@@ -33,6 +33,9 @@ pub struct CompiledKernel {
     /// TMA multicast pairs' programs per cluster along x (1: none).
     #[serde(default = "one")]
     pub cluster_x: u32,
+    /// A warp-specialized kernel's producer warps (0: none).
+    #[serde(default)]
+    pub producer_warps: u32,
     pub params: Vec<ParamEntry>,
     #[serde(default)]
     pub tensor_maps: Vec<TensorMapParam>,
@@ -87,9 +90,17 @@ impl CompileCache {
         tritonc::front::preprocess::preprocess(&mut sources, file, &options).ok()?;
         let mut h = std::collections::hash_map::DefaultHasher::new();
         compiler_identity().hash(&mut h);
+        // Every switch that changes the kernel (the TMA ones need not show
+        // in the preprocessed source).
         format!(
-            "{:?} {} {:?} {:?} {}",
-            codegen.arch, codegen.num_warps, codegen.num_stages, codegen.split_k, codegen.tma
+            "{:?} {} {:?} {:?} {} {} {}",
+            codegen.arch,
+            codegen.num_warps,
+            codegen.num_stages,
+            codegen.split_k,
+            codegen.tma,
+            codegen.tma_multicast,
+            codegen.warp_specialize
         )
         .hash(&mut h);
         for (name, text) in sources.all() {

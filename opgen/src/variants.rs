@@ -34,6 +34,8 @@ pub struct CompiledVariant {
     pub cluster_splits: u32,
     /// Programs per cluster along x (TMA multicast pairs), 1 without.
     pub cluster_x: u32,
+    /// Warps launched besides `num_warps` (a producer warpgroup), 0 without.
+    pub producer_warps: u32,
     pub params: Vec<ParamEntry>,
     /// Tensor-map parameters after `params` (TMA copies).
     pub tensor_maps: Vec<tritonc::ir::TensorMapParam>,
@@ -203,6 +205,7 @@ pub fn compile_with(
                     split_k: None,
                     tma: false,
                     tma_multicast: false,
+                    warp_specialize: false,
                 },
             };
             for point in tuning::expand(&defines) {
@@ -213,6 +216,7 @@ pub fn compile_with(
                 options.codegen.split_k = spec.split_k_of(&point.defines);
                 options.codegen.tma = spec.tma_of(&point.defines);
                 options.codegen.tma_multicast = spec.tma_multicast_of(&point.defines);
+                options.codegen.warp_specialize = spec.warp_specialize_of(&point.defines);
                 let tuned: Vec<(String, String)> = point.tuned(&defines).cloned().collect();
                 jobs.push(Job {
                     group,
@@ -294,7 +298,9 @@ pub fn compile_with(
                 job.options.codegen.split_k.is_some_and(|s| s > 1) && k.cluster_splits == 1;
             let tma_not_taken = job.options.codegen.tma && k.tensor_maps.is_empty();
             let multicast_not_taken = job.options.codegen.tma_multicast && k.cluster_x == 1;
-            if same || split_not_taken || tma_not_taken || multicast_not_taken {
+            let producer_not_taken = job.options.codegen.warp_specialize && k.producer_warps == 0;
+            if same || split_not_taken || tma_not_taken || multicast_not_taken || producer_not_taken
+            {
                 continue;
             }
             let mut config = tuned_text(&tuned);
@@ -311,6 +317,7 @@ pub fn compile_with(
                 shared_bytes: k.shared_bytes,
                 cluster_splits: k.cluster_splits,
                 cluster_x: k.cluster_x,
+                producer_warps: k.producer_warps,
                 params: k.params.clone(),
                 tensor_maps: k.tensor_maps.clone(),
                 ptx: k.ptx.clone(),
@@ -490,6 +497,7 @@ fn compile_point(source: &Source, job: &Job, settings: &CompileSettings) -> Poin
         num_warps: k.compiled.num_warps,
         cluster_splits: k.compiled.cluster_splits,
         cluster_x: k.compiled.cluster_x,
+        producer_warps: k.compiled.producer_warps,
         tensor_maps: k.compiled.tensor_maps,
     })
     .collect();
@@ -534,6 +542,7 @@ pub fn variant_json(v: &CompiledVariant) -> String {
         shared_bytes: v.shared_bytes,
         cluster_splits: v.cluster_splits,
         cluster_x: v.cluster_x,
+        producer_warps: v.producer_warps,
         params: v.params.clone(),
         tensor_maps: v.tensor_maps.clone(),
     };

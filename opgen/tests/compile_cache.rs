@@ -64,6 +64,7 @@ fn a_cached_point_is_used_and_a_broken_entry_is_compiled_again() {
         split_k: None,
         tma: false,
         tma_multicast: false,
+        warp_specialize: false,
     };
     let key = CompileCache::key(&source, &defines, &[], &options).expect("preprocesses");
     let store = CompileCache::at(dir.path());

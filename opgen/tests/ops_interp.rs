@@ -239,6 +239,7 @@ fn split_dot(
         split_k: Some(splits),
         tma: false,
         tma_multicast: false,
+        warp_specialize: false,
     };
     let options = PassOptions::all().with_target(target);
     PassManager::only("split-k", options)

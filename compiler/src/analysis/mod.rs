@@ -4,6 +4,7 @@ pub mod layout_assign;
 pub mod liveness;
 pub mod mma;
 pub mod operand_layouts;
+pub mod producer_slice;
 pub mod scratch;
 pub mod smem;
 pub mod swizzle;

@@ -59,6 +59,12 @@ struct Cli {
     /// `cluster_x`).
     #[arg(long, requires = "tma")]
     tma_multicast: bool,
+    /// With --tma: a warpgroup of its own issues the copies (producer) while
+    /// the kernel's warps multiply (consumers), on barriers per stage, where
+    /// the compiler can compute every copy's origin from scalars; launch
+    /// with the manifest's `producer_warps` more warps than `num_warps`.
+    #[arg(long, requires = "tma", conflicts_with_all = ["tma_multicast", "split_k"])]
+    warp_specialize: bool,
     /// What to write.
     #[arg(long, value_enum, default_value_t = Emit::Ptx)]
     emit: Emit,
@@ -120,6 +126,7 @@ fn run(cli: &Cli, times: &mut PhaseTimes) -> Result<(), String> {
         split_k: cli.split_k,
         tma: cli.tma,
         tma_multicast: cli.tma_multicast,
+        warp_specialize: cli.warp_specialize,
     };
     if cli.print_passes {
         return write_stdout(&PassManager::standard(driver::pass_options(&codegen)).describe());

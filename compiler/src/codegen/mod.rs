@@ -112,6 +112,10 @@ pub struct CodegenOptions {
     /// `tma-loads` pass proves both run the loop alike; launchers keep the
     /// grid's x even ([`CompiledKernel::cluster_x`]).
     pub tma_multicast: bool,
+    /// With `tma`: a producer warpgroup issues the copies while the
+    /// kernel's warps multiply (the `tma-loads` pass decides where it can);
+    /// launchers add [`CompiledKernel::producer_warps`] to `num_warps`.
+    pub warp_specialize: bool,
 }
 
 /// One kernel, compiled.
@@ -130,6 +134,9 @@ pub struct CompiledKernel {
     /// Programs per cluster along grid axis 0 (TMA multicast pairs): 2 or
     /// 1. A launch's grid x must be a multiple of it.
     pub cluster_x: u32,
+    /// Warps a launch adds to `num_warps`: a warp-specialized kernel's
+    /// producer warpgroup (4), else 0.
+    pub producer_warps: u32,
     /// Tensor-map parameters after the IR's (TMA copies): what launchers
     /// encode and pass by value.
     pub tensor_maps: Vec<crate::ir::TensorMapParam>,
@@ -180,13 +187,6 @@ pub fn compile_timed(
         });
     }
     limits::check_tiles(func, num_warps)?;
-    let ctx = Context::create();
-    let (tm, module, kernel) = times.time(Phase::TargetSetup, || {
-        let tm = target::target_machine(options.arch)?;
-        let module = target::new_module(&ctx, &func.name, &tm);
-        let kernel = target::declare_kernel(&ctx, &module, func, options.num_warps * 32)?;
-        Ok::<_, CodegenError>((tm, module, kernel))
-    })?;
     // IR that skipped the passes (`compile` of sema's IR) gets the layouts,
     // their conversions, the shared-memory plan and its barriers here, for
     // these warps.
@@ -198,6 +198,15 @@ pub fn compile_timed(
             &prepared
         }
     };
+    let producer_warps = func.producer_warps();
+    let ctx = Context::create();
+    let (tm, module, kernel) = times.time(Phase::TargetSetup, || {
+        let tm = target::target_machine(options.arch)?;
+        let module = target::new_module(&ctx, &func.name, &tm);
+        let threads = (options.num_warps + producer_warps) * 32;
+        let kernel = target::declare_kernel(&ctx, &module, func, threads)?;
+        Ok::<_, CodegenError>((tm, module, kernel))
+    })?;
     let (widths, layouts) = times.time(Phase::Analyses, || {
         let widths = axis_info::analyze(func);
         let layouts = match &func.layouts {
@@ -225,6 +234,7 @@ pub fn compile_timed(
         )?;
         lw.arch = options.arch;
         lw.num_stages = options.num_stages.map(|s| s as usize);
+        tensor_cores::warp_specialize::split_warps(&mut lw)?;
         lw.region(&func.body)?;
         lw.builder.build_unconditional_branch(lw.exit_block)?;
         Ok::<_, CodegenError>(())
@@ -254,6 +264,7 @@ pub fn compile_timed(
         num_warps: options.num_warps,
         cluster_splits,
         cluster_x,
+        producer_warps,
         tensor_maps: func.tensor_maps(),
     })
 }
@@ -272,6 +283,7 @@ fn with_codegen_passes(
         split_k: options.split_k,
         tma: options.tma,
         tma_multicast: options.tma_multicast,
+        warp_specialize: options.warp_specialize,
     };
     crate::passes::PassManager::codegen_minimum(target)
         .run(&mut func, &mut |_| {})

@@ -36,6 +36,11 @@ pub struct Variant {
     /// grid x must be a multiple of it.
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub cluster_x: u32,
+    /// Warps launched besides `num_warps` (a warp-specialized kernel's
+    /// producer warpgroup): a launch's block has `32 (num_warps +
+    /// producer_warps)` threads.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub producer_warps: u32,
     pub params: Vec<ParamEntry>,
     /// 128-byte `CUtensorMap` parameters after `params` (TMA copies), each
     /// encoded at launch from the parameters it names.
@@ -49,6 +54,10 @@ fn one() -> u32 {
 
 fn is_one(n: &u32) -> bool {
     *n == 1
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -162,6 +162,7 @@ pub fn pass_options(codegen: &CodegenOptions) -> PassOptions {
         split_k: codegen.split_k,
         tma: codegen.tma,
         tma_multicast: codegen.tma_multicast,
+        warp_specialize: codegen.warp_specialize,
     })
 }
 

@@ -101,6 +101,7 @@ pub fn manifest(
                 shared_bytes: k.compiled.shared_bytes,
                 cluster_splits: k.compiled.cluster_splits,
                 cluster_x: k.compiled.cluster_x,
+                producer_warps: k.compiled.producer_warps,
                 params: ParamEntry::of(&k.function),
                 tensor_maps: k.compiled.tensor_maps.clone(),
             });

@@ -78,6 +78,10 @@ pub struct Function {
     pub dot_engines: std::collections::BTreeMap<ValueId, super::schedule::DotEngine>,
 }
 
+/// Warps of a warp-specialized kernel's producer: one warpgroup (the
+/// register reallocation of `setmaxnreg` works in warpgroups).
+pub const PRODUCER_WARPS: u32 = 4;
+
 impl Function {
     pub fn ty(&self, v: ValueId) -> &Type {
         &self.values[v.0 as usize].ty
@@ -97,7 +101,7 @@ impl Function {
             };
             let Some(t) = &p.tma else { continue };
             let [a, b] = &t.operands;
-            let folded_a = t.a_folded.iter().map(|m| (a, m));
+            let folded_a = t.a_folded.iter().chain(&t.a_plain).map(|m| (a, m));
             let b_maps = std::iter::once(&t.b_plain)
                 .chain(&t.b_folded)
                 .map(|m| (b, m));
@@ -133,6 +137,21 @@ impl Function {
             2
         } else {
             1
+        }
+    }
+
+    /// Warps a launch adds to the kernel's `num_warps` (which the layouts
+    /// use): a warpgroup issuing the copies of a warp-specialized TMA
+    /// pipeline ([`super::schedule::TmaCopies::warp_specialized`]), else 0.
+    pub fn producer_warps(&self) -> u32 {
+        let specialized = super::walk::walk_ops(self).iter().any(|v| {
+            matches!(&v.op.kind, OpKind::While { pipeline: Some(p), .. }
+                if p.tma.as_ref().is_some_and(|t| t.warp_specialized))
+        });
+        if specialized {
+            PRODUCER_WARPS
+        } else {
+            0
         }
     }
 

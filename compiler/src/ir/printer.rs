@@ -303,8 +303,17 @@ impl Printer<'_> {
         } else {
             ""
         };
+        let a_plain = t
+            .a_plain
+            .as_ref()
+            .map_or(String::new(), |m| format!(" edge {}", map_text(m)));
+        let producer = if t.warp_specialized {
+            ", by a producer warpgroup"
+        } else {
+            ""
+        };
         format!(
-            " tma({}{a}, {} {}{b_folded}{multicast}, barriers at {})",
+            " tma({}{a}{a_plain}, {} {}{b_folded}{multicast}{producer}, barriers at {})",
             tensor(0),
             tensor(1),
             map_text(&t.b_plain),

@@ -62,6 +62,14 @@ pub struct TmaCopies {
     /// also meets at each refill; a word after the barriers holds the
     /// column for the peer to read.
     pub multicast: bool,
+    /// A producer warpgroup of its own issues the copies
+    /// ([`crate::passes::tma_loads`] proved it can compute every copy's
+    /// origin from scalars): it waits on a second row of `stages` barriers
+    /// (after the first) that the consumers arrive on when a stage is read.
+    pub warp_specialized: bool,
+    /// With `warp_specialized`: `a` at the tensor's last rows, one box per
+    /// 8 rows (the consumers issue no `cp.async`).
+    pub a_plain: Option<TmaMap>,
 }
 
 /// One tensor map of a pipeline: its position among the kernel's

@@ -27,6 +27,9 @@ pub struct Target {
     /// With `tma`: `b` shared by the two programs of a cluster
     /// (`--tma-multicast`), where the pass proves it safe.
     pub tma_multicast: bool,
+    /// With `tma`: a producer warpgroup issues the copies
+    /// (`--warp-specialize`), where the pass can compute their origins.
+    pub warp_specialize: bool,
 }
 
 impl PassOptions {

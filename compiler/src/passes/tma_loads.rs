@@ -31,6 +31,7 @@
 //! each refill, so it pays where L2 is the limit (rows not 128-byte
 //! aligned, 3000³) and costs where it is not.
 use super::{Pass, PassOptions};
+use crate::analysis::producer_slice::tma_producer_slice;
 use crate::analysis::tensor_tile::tensor_tile;
 use crate::analysis::uniform::Uniformity;
 use crate::analysis::wgmma::{self, WgmmaConfig};
@@ -75,7 +76,8 @@ impl Pass for TmaLoads {
         let decided: Vec<(Vec<ValueId>, TmaCopies)> = walk_ops(func)
             .iter()
             .filter_map(|v| {
-                let mut t = plan(func, v.op, target.num_warps, &mut next_map)?;
+                let producer = target.warp_specialize && target.split_k.unwrap_or(1) <= 1;
+                let mut t = plan(func, v.op, target.num_warps, &mut next_map, producer)?;
                 t.multicast = target.tma_multicast
                     && target.split_k.unwrap_or(1) <= 1
                     && shares_b_safely(func, v.op, &t);
@@ -102,7 +104,9 @@ fn annotate(region: &mut Region, decided: &[(Vec<ValueId>, TmaCopies)]) {
             let barriers = p.shared_bytes.next_multiple_of(BARRIER_BYTES);
             // A multicast pipeline's column word for the peer after them.
             let exchange = if t.multicast { BARRIER_BYTES } else { 0 };
-            p.shared_bytes = barriers + p.stages * BARRIER_BYTES + exchange;
+            // A producer waits on a second row: the stages read.
+            let rows = if t.warp_specialized { 2 } else { 1 };
+            p.shared_bytes = barriers + rows * p.stages * BARRIER_BYTES + exchange;
             p.tma = Some(Box::new(TmaCopies {
                 barriers,
                 ..t.clone()
@@ -115,8 +119,15 @@ fn annotate(region: &mut Region, decided: &[(Vec<ValueId>, TmaCopies)]) {
 }
 
 /// The TMA copies of `op`'s pipeline (barriers not placed yet), if both
-/// operands are tensor boxes; numbers its maps from `next_map`.
-fn plan(func: &Function, op: &Op, num_warps: usize, next_map: &mut usize) -> Option<TmaCopies> {
+/// operands are tensor boxes; numbers its maps from `next_map`. With
+/// `producer`, issued by a producer warpgroup where [`can_specialize`].
+fn plan(
+    func: &Function,
+    op: &Op,
+    num_warps: usize,
+    next_map: &mut usize,
+    producer: bool,
+) -> Option<TmaCopies> {
     let OpKind::While {
         body_region,
         pipeline: Some(p),
@@ -170,14 +181,38 @@ fn plan(func: &Function, op: &Op, num_warps: usize, next_map: &mut usize) -> Opt
     let b_folded =
         (w.n > w.b_atom() && invariant(&b.col) && b.col.exact_div(w.b_atom() as i64).is_some())
             .then(|| number(folded_b_dims(&w), w.b_row_bytes()));
-    Some(TmaCopies {
+    let mut t = TmaCopies {
         operands: [a, b],
         a_folded,
         b_plain,
         b_folded,
         barriers: 0,
         multicast: false,
-    })
+        warp_specialized: false,
+        a_plain: None,
+    };
+    if producer && can_specialize(func, op, &t) {
+        t.warp_specialized = true;
+        t.a_plain = Some(number(
+            vec![MapDim::cols(w.a_atom()), MapDim::rows(8)],
+            w.a_row_bytes(),
+        ));
+    }
+    Some(t)
+}
+
+/// Whether a producer warpgroup can issue `t`'s copies for `op`'s loop: it
+/// branches off at the kernel's start and never comes back, so the loop
+/// is in the top region and nothing returns early (every consumer frees
+/// every stage); it computes where each stage's boxes start and when the
+/// loop ends from scalars alone ([`producer_slice`]); `a` comes through its
+/// folded map clear of the last rows (and 8-row boxes at them, no
+/// `cp.async` left to the consumers).
+fn can_specialize(func: &Function, op: &Op, t: &TmaCopies) -> bool {
+    let returns = walk_ops(func)
+        .iter()
+        .any(|v| matches!(v.op.kind, OpKind::Return));
+    t.a_folded.is_some() && !returns && tma_producer_slice(func, op, t).is_some()
 }
 
 /// Whether the two programs of a cluster can share `t`'s `b` in `op`'s

@@ -34,6 +34,7 @@ pub fn compile_kernel(
             split_k: None,
             tma: false,
             tma_multicast: false,
+            warp_specialize: false,
         },
     };
     tritonc::driver::compile(&source, defines, &options)

@@ -279,7 +279,7 @@ impl OpSpec {
     }
 
     /// Whether a point of the tuning space asks for TMA copies (its
-    /// [`TMA_MACRO`] value is 1, or 2: with multicast).
+    /// [`TMA_MACRO`] value is 1, 2: with multicast, or 3: warp-specialized).
     pub fn tma_of(&self, point: &[(String, String)]) -> bool {
         self.tma_value(point) >= 1
     }
@@ -288,6 +288,12 @@ impl OpSpec {
     /// cluster share (its [`TMA_MACRO`] value is 2).
     pub fn tma_multicast_of(&self, point: &[(String, String)]) -> bool {
         self.tma_value(point) == 2
+    }
+
+    /// Whether a point asks for TMA copies issued by a producer warpgroup
+    /// of their own (its [`TMA_MACRO`] value is 3).
+    pub fn warp_specialize_of(&self, point: &[(String, String)]) -> bool {
+        self.tma_value(point) == 3
     }
 
     fn tma_value(&self, point: &[(String, String)]) -> u32 {

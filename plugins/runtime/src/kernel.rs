@@ -141,9 +141,9 @@ impl Kernel {
         self.function
     }
 
-    /// Threads per block: `num_warps * 32`.
+    /// Threads per block: `(num_warps + producer_warps) * 32`.
     pub fn block_threads(&self) -> u32 {
-        self.variant.num_warps * 32
+        (self.variant.num_warps + self.variant.producer_warps) * 32
     }
 
     /// Launches with the manifest's dynamic shared memory size.
@@ -333,7 +333,8 @@ impl Kernel {
         if threads > self.attributes.max_threads_per_block {
             return Err(self.invalid(format!(
                 "{} warps = {threads} threads per block, the kernel allows at most {}",
-                self.variant.num_warps, self.attributes.max_threads_per_block
+                self.variant.num_warps + self.variant.producer_warps,
+                self.attributes.max_threads_per_block
             )));
         }
         let limit = self.device.properties().max_shared_per_block_optin;

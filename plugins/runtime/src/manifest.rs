@@ -44,6 +44,10 @@ pub struct Variant {
     /// declares it); a launch's grid x must be a multiple of it.
     #[serde(default = "one")]
     pub cluster_x: u32,
+    /// Warps launched besides `num_warps`: a warp-specialized kernel's
+    /// producer warpgroup (its PTX's `.maxntid` counts them).
+    #[serde(default)]
+    pub producer_warps: u32,
     pub params: Vec<Param>,
     /// TMA tensor maps passed after `params`, encoded at each launch
     /// ([`crate::tensor_map`]).

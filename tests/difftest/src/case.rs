@@ -71,6 +71,7 @@ pub fn build(seed: u64, kernel: Kernel) -> Outcome {
             split_k: None,
             tma: false,
             tma_multicast: false,
+            warp_specialize: false,
         },
     };
     let compiled = match compile(&source, &[], &options) {

@@ -69,6 +69,10 @@ pub struct Lowering<'a, 'ctx> {
     pub arch: crate::arch::Arch,
     /// Pipeline buffers asked for (`CodegenOptions::num_stages`).
     pub num_stages: Option<usize>,
+    /// Threads that meet at [`Lowering::barrier`] when not every thread of
+    /// the CTA does (a warp-specialized kernel's consumers, after the
+    /// producer warpgroup branched off): named barrier 1 of that count.
+    pub barrier_threads: Option<u32>,
     lower_op: LowerOp,
 }
 
@@ -129,6 +133,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             warp,
             arch: crate::arch::Arch::Sm90,
             num_stages: None,
+            barrier_threads: None,
             lower_op,
         })
     }
@@ -402,10 +407,29 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             .ok_or_else(|| CodegenError::Llvm(format!("{name} returned nothing")))
     }
 
-    /// `bar.sync 0`: every thread of the CTA waits for the others.
+    /// `bar.sync 0`: every thread of the CTA waits for the others (or
+    /// `barrier.sync 1, n` among the [`Lowering::barrier_threads`]).
     pub fn barrier(&self) -> Result<()> {
-        self.call("llvm.nvvm.barrier0", None, &[])?;
+        match self.barrier_threads {
+            None => self.call("llvm.nvvm.barrier0", None, &[])?,
+            Some(n) => self.call(
+                "llvm.nvvm.barrier.sync.cnt",
+                None,
+                &[self.i32_const(1).into(), self.i32_const(n as u64).into()],
+            )?,
+        };
         Ok(())
+    }
+
+    /// Runs `f`, then forgets the values it defined (code in a branch that
+    /// never rejoins: a warp-specialized kernel's producer).
+    pub fn apart<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        let values = self.values.clone();
+        let current = self.smem.current;
+        let out = f(self);
+        self.values = values;
+        self.smem.current = current;
+        out
     }
 
     /// A fresh block after the current one.

@@ -58,7 +58,72 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op, p: &LoopPipeline) -> Result<()>
     else {
         return lw.unsupported("a wgmma pipeline without a warpgroup plan", op.span);
     };
-    pipelined(lw, op, &plan, &w, (inits, body_region), p.tma.as_deref())
+    match p.tma.as_deref() {
+        Some(t) if t.warp_specialized => consume(lw, op, &plan, &w, (inits, body_region), t),
+        tma => pipelined(lw, op, &plan, &w, (inits, body_region), tma),
+    }
+}
+
+/// The consumers' loop of a warp-specialized pipeline (the producer
+/// warpgroup, [`crate::codegen::tensor_cores::warp_specialize`], copies
+/// tile `i` into buffer `i % S` once the consumers freed it; they free
+/// every buffer once as they enter): iteration `i`
+/// waits until tile `i` filled its buffer, issues its `wgmma`s as one
+/// group, waits for the group of tile `i - 1` (`wgmma.wait_group 1`) and
+/// frees that tile's buffer; no thread waits for another. After the loop
+/// `wgmma.wait_group 0` hands the accumulator to the epilogue.
+fn consume<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    op: &Op,
+    plan: &PipelinePlan,
+    w: &WgmmaConfig,
+    (inits, body_region): (&[ValueId], &Region),
+    t: &TmaCopies,
+) -> Result<()> {
+    let stage_bytes = w.stage_bytes();
+    let stages = plan.stages;
+    let LoopSetup {
+        input,
+        acc_layout,
+        layouts,
+        init_vals,
+    } = loop_setup(lw, op, plan, inits, body_region, stage_bytes)?;
+    tma::free_all_stages(lw, t, stages)?;
+    let pre = current_block(lw)?;
+    let header = lw.new_block("consumer_while");
+    let exit = lw.new_block("consumer_endwhile");
+    lw.builder.build_unconditional_branch(header)?;
+    let zero = lw.i32_const(0);
+    let m = open_loop(lw, op, &layouts, header, exit, (zero, zero, &init_vals, pre))?;
+    let next_slot = wrap_add(lw, m.slot, 1, stages)?;
+    lower_body(lw, body_region, plan, &acc_layout, |lw| {
+        let filled = tma::barrier(lw, t, m.slot)?;
+        tma::wait(lw, filled, m.tile, stages)?;
+        let acc_regs = lw.value(body_region.args[plan.acc], &acc_layout)?;
+        let base = slot_offset(lw, m.slot, stage_bytes)?;
+        let regs = wgmma::issue(lw, w, input, base, acc_regs)?;
+        wgmma::wait_pending(lw, 1)?;
+        tma::release_previous(lw, t, (m.tile, m.slot), stages)?;
+        Ok(regs)
+    })?;
+    let next = yielded(lw, &body_region.yields, &layouts, op)?;
+    let next_index = lw
+        .builder
+        .build_int_add(m.tile, lw.i32_const(1), "next_tile")?;
+    let latch = current_block(lw)?;
+    lw.builder.build_unconditional_branch(header)?;
+    m.close(&next, next_index, next_slot, latch);
+
+    lw.builder.position_at_end(exit);
+    let acc = wgmma::wait_all(lw, phi_values(&m.phis[plan.acc]))?;
+    for (i, row) in m.phis.iter().enumerate() {
+        if i == plan.acc {
+            lw.define_tile(op.results[i], acc_layout.clone(), acc.clone());
+        } else {
+            lw.define_tile(op.results[i], layouts[i].clone(), phi_values(row));
+        }
+    }
+    tma::invalidate_barriers(lw, t, stages)
 }
 
 fn pipelined<'ctx>(

@@ -7,5 +7,6 @@
 pub mod mma;
 pub mod pipelined_loop;
 pub mod tma;
+pub mod warp_specialize;
 pub mod wgmma;
 pub mod wgmma_layout;

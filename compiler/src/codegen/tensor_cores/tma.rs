@@ -29,6 +29,7 @@
 //! meets once more before the barriers are invalidated.
 use crate::analysis::wgmma::{WgmmaConfig, WG_M};
 use crate::codegen::lower::{cluster, Lowering, Result};
+use crate::codegen::tensor_cores::pipelined_loop::wrap_add;
 use crate::codegen::tensor_cores::wgmma_layout::{a_byte_offset, b_byte_offset, physical_row};
 use crate::ir::index_poly::{Atom, Poly};
 use crate::ir::{TmaCopies, TmaMap};
@@ -125,6 +126,20 @@ pub fn barrier<'ctx>(
     shared_address(lw, lw.smem.base(), at)
 }
 
+/// Address of stage `slot`'s read barrier (a warp-specialized pipeline's
+/// second row).
+pub fn read_barrier<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    t: &TmaCopies,
+    slot: IntValue<'ctx>,
+    stages: usize,
+) -> Result<IntValue<'ctx>> {
+    let at = lw
+        .builder
+        .build_int_add(slot, lw.i32_const(stages as u64), "read_slot")?;
+    barrier(lw, t, at)
+}
+
 /// Thread 0 initializes the `stages` barriers (one arrival each: the
 /// issuing thread's); every thread waits until they are. A multicast
 /// pipeline's pair waits for each other's barriers and compares where
@@ -135,18 +150,8 @@ pub fn init_barriers<'ctx>(
     t: &TmaCopies,
     stages: usize,
 ) -> Result<Option<IntValue<'ctx>>> {
-    // The maps' descriptors into the TMA unit's cache before the first copy.
-    let maps = [Some(&t.b_plain), t.a_folded.as_ref(), t.b_folded.as_ref()];
-    for map in maps.into_iter().flatten().map(|m| m.map) {
-        let address = tensor_map(lw, map)?;
-        asm(
-            lw,
-            "@p prefetch.tensormap [$1];",
-            &[address],
-            Issuer::Thread0,
-        )?;
-    }
-    each_barrier(lw, t, stages, "@p mbarrier.init.shared::cta.b64 [$1], 1;")?;
+    prefetch_maps(lw, t)?;
+    each_barrier(lw, t, 0..stages, "@p mbarrier.init.shared::cta.b64 [$1], 1;")?;
     // A multicast pipeline's `b` column, for the peer to compare.
     let exchanged = if t.multicast {
         let col = evaluate(lw, &t.operands[1].col)?;
@@ -173,6 +178,88 @@ pub fn init_barriers<'ctx>(
         col,
         "pair_shares_b",
     )?))
+}
+
+/// The maps' descriptors into the TMA unit's cache before the first copy
+/// (thread 0).
+fn prefetch_maps(lw: &Lowering<'_, '_>, t: &TmaCopies) -> Result<()> {
+    let maps = [
+        Some(&t.b_plain),
+        t.a_folded.as_ref(),
+        t.b_folded.as_ref(),
+        t.a_plain.as_ref(),
+    ];
+    for map in maps.into_iter().flatten().map(|m| m.map) {
+        let address = tensor_map(lw, map)?;
+        asm(
+            lw,
+            "@p prefetch.tensormap [$1];",
+            &[address],
+            Issuer::Thread0,
+        )?;
+    }
+    Ok(())
+}
+
+/// A warp-specialized pipeline's barriers, at the kernel's start (thread 0;
+/// every thread of the CTA waits until they are): stage `s` filled (one
+/// arrival, the producer's, and the bytes its copies bring) and, from
+/// `stages` on, stage `s` free (one arrival per consumer warp: once as the
+/// consumers enter the loop, since ops before it may use the buffers as
+/// scratch, then after each read).
+pub fn init_producer_barriers(
+    lw: &Lowering<'_, '_>,
+    t: &TmaCopies,
+    stages: usize,
+    consumer_warps: usize,
+) -> Result<()> {
+    prefetch_maps(lw, t)?;
+    each_barrier(lw, t, 0..stages, "@p mbarrier.init.shared::cta.b64 [$1], 1;")?;
+    let read = format!("@p mbarrier.init.shared::cta.b64 [$1], {consumer_warps};");
+    each_barrier(lw, t, stages..2 * stages, &read)?;
+    asm(lw, "fence.mbarrier_init.release.cluster;", &[], Issuer::All)?;
+    lw.barrier()
+}
+
+/// As the consumers enter the loop (done with whatever ops before it kept
+/// in the buffers): lane 0 of each warp frees every stage once.
+pub fn free_all_stages(lw: &Lowering<'_, '_>, t: &TmaCopies, stages: usize) -> Result<()> {
+    let lane0 = lw
+        .builder
+        .build_int_compare(IntPredicate::EQ, lw.lane, lw.i32_const(0), "lane0")?;
+    for s in 0..stages {
+        let free = read_barrier(lw, t, lw.i32_const(s as u64), stages)?;
+        arrive(lw, free, lane0)?;
+    }
+    Ok(())
+}
+
+/// A consumer warp is done reading the stage of tile `tile - 1` (in the
+/// buffer before `slot`): its lane 0 arrives on that stage's free barrier
+/// (nothing to free before the first tile).
+pub fn release_previous<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    t: &TmaCopies,
+    (tile, slot): (IntValue<'ctx>, IntValue<'ctx>),
+    stages: usize,
+) -> Result<()> {
+    let b = &lw.builder;
+    let previous = wrap_add(lw, slot, stages - 1, stages)?;
+    let free = read_barrier(lw, t, previous, stages)?;
+    let lane0 = b.build_int_compare(IntPredicate::EQ, lw.lane, lw.i32_const(0), "")?;
+    let not_first = b.build_int_compare(IntPredicate::NE, tile, lw.i32_const(0), "")?;
+    let when = b.build_and(lane0, not_first, "release")?;
+    arrive(lw, free, when)
+}
+
+/// Threads where `when` holds arrive on the barrier at `bar`.
+fn arrive<'ctx>(lw: &Lowering<'_, 'ctx>, bar: IntValue<'ctx>, when: IntValue<'ctx>) -> Result<()> {
+    asm(
+        lw,
+        "@p mbarrier.arrive.shared::cta.b64 _, [$1];",
+        &[bar],
+        Issuer::If(when),
+    )
 }
 
 /// Every thread of the program meets here, or of the pair for a multicast
@@ -205,16 +292,23 @@ fn peer_word<'ctx>(lw: &Lowering<'_, 'ctx>, word: IntValue<'ctx>) -> Result<IntV
 }
 
 /// After the loop (every thread past its last wait): thread 0 invalidates
-/// the barriers, so their bytes may serve as scratch again.
+/// the barriers (both rows of a warp-specialized pipeline), so their bytes
+/// may serve as scratch again.
 pub fn invalidate_barriers(lw: &Lowering<'_, '_>, t: &TmaCopies, stages: usize) -> Result<()> {
     meet(lw, t)?;
-    each_barrier(lw, t, stages, "@p mbarrier.inval.shared::cta.b64 [$1];")?;
+    let rows = if t.warp_specialized { 2 } else { 1 };
+    each_barrier(lw, t, 0..rows * stages, "@p mbarrier.inval.shared::cta.b64 [$1];")?;
     Ok(())
 }
 
-/// `op` (with the barrier's address as `$1`) on thread 0, per stage.
-fn each_barrier(lw: &Lowering<'_, '_>, t: &TmaCopies, stages: usize, op: &str) -> Result<()> {
-    for s in 0..stages {
+/// `op` (with the barrier's address as `$1`) on thread 0, per barrier.
+fn each_barrier(
+    lw: &Lowering<'_, '_>,
+    t: &TmaCopies,
+    barriers: std::ops::Range<usize>,
+    op: &str,
+) -> Result<()> {
+    for s in barriers {
         let bar = barrier(lw, t, lw.i32_const(s as u64))?;
         asm(lw, op, &[bar], Issuer::Thread0)?;
     }
@@ -283,6 +377,8 @@ pub struct Origins<'ctx> {
     folded_a: Option<FoldedA<'ctx>>,
     /// A multicast pipeline's pair shares `b` (from [`init_barriers`]).
     paired: Option<IntValue<'ctx>>,
+    /// `a`'s first row, where the tile at the last rows comes in 8-row boxes.
+    a_row: Option<IntValue<'ctx>>,
 }
 
 /// `a` through its folded map: the first row in steps of the map, the
@@ -325,11 +421,16 @@ pub fn origins<'ctx>(
         Some(_) => Some(clear_of_edge(lw, b_at[1], w.n, b.cols)?),
         None => None,
     };
+    let a_row = match &t.a_plain {
+        Some(_) => Some(evaluate(lw, &a.row)?),
+        None => None,
+    };
     Ok(Origins {
         b: b_at,
         b_inside,
         folded_a,
         paired,
+        a_row,
     })
 }
 
@@ -367,10 +468,33 @@ pub fn a_by_tma<'ctx>(
     Ok(Some(clear_of_edge(lw, row, w.m, a.rows)?))
 }
 
-/// Thread 0 arms stage `slot`'s barrier with the bytes its copies bring
-/// and issues them: `b`'s, and `a`'s through the folded map where
-/// [`Origins::a_by_tma`] holds; the other threads branch around them.
+/// Thread 0 issues stage `slot`'s copies ([`issue_stage`]); the other
+/// threads branch around them.
 pub fn copy_stage<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    t: &TmaCopies,
+    w: &WgmmaConfig,
+    (stage, slot): (PointerValue<'ctx>, IntValue<'ctx>),
+    at: &Origins<'ctx>,
+) -> Result<()> {
+    let issue = lw.new_block("tma_issue");
+    let after = lw.new_block("tma_issued");
+    let first =
+        lw.builder
+            .build_int_compare(IntPredicate::EQ, lw.tid, lw.i32_const(0), "tma_thread")?;
+    lw.builder.build_conditional_branch(first, issue, after)?;
+    lw.builder.position_at_end(issue);
+    issue_stage(lw, t, w, (stage, slot), at)?;
+    lw.builder.build_unconditional_branch(after)?;
+    lw.builder.position_at_end(after);
+    Ok(())
+}
+
+/// The calling thread arms stage `slot`'s barrier with the bytes its copies
+/// bring and issues them: `b`'s, and `a`'s through the folded map where
+/// [`Origins::a_by_tma`] holds, else (a warp-specialized pipeline) in
+/// 8-row boxes.
+pub fn issue_stage<'ctx>(
     lw: &mut Lowering<'_, 'ctx>,
     t: &TmaCopies,
     w: &WgmmaConfig,
@@ -380,6 +504,10 @@ pub fn copy_stage<'ctx>(
     let bar = barrier(lw, t, slot)?;
     let b_bytes = lw.i32_const((w.k * w.n * 2) as u64);
     let bytes = match at.a_by_tma() {
+        _ if t.a_plain.is_some() => {
+            lw.builder
+                .build_int_add(b_bytes, lw.i32_const(w.b_offset() as u64), "tma_bytes")?
+        }
         Some(by_tma) => {
             let with_a =
                 lw.builder
@@ -391,13 +519,6 @@ pub fn copy_stage<'ctx>(
         None => b_bytes,
     };
     let zero = lw.i32_const(0);
-    let issue = lw.new_block("tma_issue");
-    let after = lw.new_block("tma_issued");
-    let first =
-        lw.builder
-            .build_int_compare(IntPredicate::EQ, lw.tid, lw.i32_const(0), "tma_thread")?;
-    lw.builder.build_conditional_branch(first, issue, after)?;
-    lw.builder.position_at_end(issue);
     asm(
         lw,
         "@p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], $2;",
@@ -409,7 +530,7 @@ pub fn copy_stage<'ctx>(
     // rows `g M / G + 64 b ..` ([`physical_row`]).
     if let (Some(m), Some(FoldedA { step, col, inside })) = (&t.a_folded, &at.folded_a) {
         let (step, col) = (*step, *col);
-        branch_if(lw, *inside, |lw| {
+        let folded = |lw: &mut Lowering<'_, 'ctx>| {
             for kb in (0..w.k).step_by(w.a_atom()) {
                 let c = lw.builder.build_int_add(col, lw.i32_const(kb as u64), "")?;
                 for g in 0..w.groups() {
@@ -428,7 +549,26 @@ pub fn copy_stage<'ctx>(
                 }
             }
             Ok(())
-        })?;
+        };
+        // At the last rows: one box per 8 logical rows (contiguous in
+        // physical rows), rows past the tensor read as zeros.
+        let edge = |lw: &mut Lowering<'_, 'ctx>| {
+            let (Some(plain), Some(row)) = (&t.a_plain, at.a_row) else {
+                return Ok(());
+            };
+            for kb in (0..w.k).step_by(w.a_atom()) {
+                let c = lw.builder.build_int_add(col, lw.i32_const(kb as u64), "")?;
+                for logical in (0..w.m).step_by(8) {
+                    let dst = a_byte_offset(w, physical_row(w, logical), kb);
+                    let r = lw
+                        .builder
+                        .build_int_add(row, lw.i32_const(logical as u64), "")?;
+                    copy(lw, plain, (stage, dst, bar), &[c, r], None)?;
+                }
+            }
+            Ok(())
+        };
+        branch_either(lw, *inside, folded, edge)?;
     }
     // b: one box clear of the last columns, else one per column block.
     let [row, col] = at.b;
@@ -468,8 +608,6 @@ pub fn copy_stage<'ctx>(
         Some(paired) => branch_either(lw, paired, shared, own)?,
         None => own(lw)?,
     }
-    lw.builder.build_unconditional_branch(after)?;
-    lw.builder.position_at_end(after);
     Ok(())
 }
 
@@ -519,15 +657,6 @@ fn copy<'ctx>(
     inputs.extend_from_slice(coords);
     inputs.push(bar);
     asm(lw, &text, &inputs, Issuer::All)
-}
-
-/// Runs `then` where `cond` (an i1) holds: a branch of its own.
-fn branch_if<'ctx>(
-    lw: &mut Lowering<'_, 'ctx>,
-    cond: IntValue<'ctx>,
-    then: impl FnOnce(&mut Lowering<'_, 'ctx>) -> Result<()>,
-) -> Result<()> {
-    branch_either(lw, cond, then, |_| Ok(()))
 }
 
 /// `then` where `cond` (an i1) holds, else `otherwise`, then joins.

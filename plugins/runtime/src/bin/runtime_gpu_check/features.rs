@@ -34,6 +34,7 @@ fn variant(kernel: &str, num_warps: u32, shared_bytes: u32) -> Variant {
         shared_bytes,
         cluster_splits: 1,
         cluster_x: 1,
+        producer_warps: 0,
         params: vec![
             param("n", ParamType::Scalar(ElemType::I32)),
             param("out", ParamType::Pointer(ElemType::I32)),

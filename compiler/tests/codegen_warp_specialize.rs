@@ -1,0 +1,142 @@
+//! Warp-specialized TMA pipelines in PTX (`tritonc --tma --warp-specialize`):
+//! the masked 128x128x64 dot loop of `tests/passes/tma_loads_dot.tc` on two
+//! consumer warpgroups gets a producer warpgroup (384 threads): thread 0
+//! initializes a filled and a free barrier per stage, the producer gives
+//! registers back and one of its threads issues every copy (`a` at the last
+//! rows in 8-row boxes, no `cp.async` left), the consumers take the
+//! registers, wait on the filled barriers, free each stage with one arrival
+//! per warp and meet among themselves only (named barrier 1). Values are
+//! checked on the H100 (`scripts/gpu/tma_check.py --variants "TMA=3"`,
+//! `bench/results/2026-11-27-h100-warp-specialized/`); the IR the pass
+//! leaves, in `tests/passes/tma_loads_warp_specialized*`.
+mod common;
+
+use common::{all_configs_manifest, ptxas_report, tritonc, tritonc_ptx};
+
+const KERNEL: &str = "compiler/tests/warp_specialize_dot.tc";
+
+fn args<'a>(warps: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    // Two warpgroups take 128 rows, one 64.
+    let rows = if warps == "8" { "-DTM=128" } else { "-DTM=64" };
+    let mut args = vec![
+        KERNEL,
+        "-DKSHIFT=0",
+        rows,
+        "--arch",
+        "sm_90a",
+        "--num-warps",
+        warps,
+        "--tma",
+    ];
+    args.extend_from_slice(extra);
+    args
+}
+
+fn ptx(warps: &str, extra: &[&str]) -> String {
+    let args = args(warps, extra);
+    tritonc_ptx(&args, &args.join(" "))
+}
+
+fn count(ptx: &str, what: &str) -> usize {
+    ptx.matches(what).count()
+}
+
+#[test]
+fn a_producer_warpgroup_issues_every_copy() {
+    let ptx = ptx("8", &["--warp-specialize"]);
+    assert!(ptx.contains(".maxntid 384, 1, 1"), "8 warps + the producer's 4");
+    // Registers move from the producer to the two consumer warpgroups.
+    assert_eq!(count(&ptx, "setmaxnreg.dec.sync.aligned.u32 40;"), 1);
+    assert_eq!(count(&ptx, "setmaxnreg.inc.sync.aligned.u32 232;"), 1);
+    // 6 stages: filled (one arrival) and free (one per consumer warp).
+    assert_eq!(count(&ptx, "mbarrier.init.shared::cta.b64 [%r"), 12);
+    assert_eq!(count(&ptx, "], 1;"), 6);
+    assert_eq!(count(&ptx, "], 8;"), 6);
+    // One copy site (the producer's loop): a's 2 folded boxes or 16 boxes
+    // of 8 rows at the edge, b's folded box or its 2 column blocks.
+    assert_eq!(count(&ptx, "cp.async.bulk.tensor.5d"), 2);
+    assert_eq!(count(&ptx, "cp.async.bulk.tensor.3d"), 1);
+    assert_eq!(count(&ptx, "cp.async.bulk.tensor.2d"), 16 + 2);
+    assert_eq!(count(&ptx, "mbarrier.arrive.expect_tx"), 1);
+    assert!(!ptx.contains("cp.async.cg"), "no cp.async left to consumers");
+    // Consumers free every stage as they enter the loop (a conversion
+    // before it used the buffers as scratch) and the stage before after
+    // each read, one arrival per warp; they meet only among their 256
+    // threads after the one meeting of all 384.
+    assert_eq!(count(&ptx, "mbarrier.arrive.shared::cta.b64 _"), 6 + 1);
+    assert_eq!(count(&ptx, "bar.sync \t0;"), 1, "{ptx}");
+    assert!(count(&ptx, "barrier.sync \t1, 256;") >= 1);
+    // Four tensor maps: b plain and folded, a folded and in 8-row boxes.
+    assert_eq!(count(&ptx, ".param .align 64 .b8"), 4);
+    if let Some(report) = ptxas_report(&ptx, "sm_90a", "ws_dot") {
+        // The launch's 384 threads start with 168 registers each, the most
+        // that lets the consumers take 232.
+        assert!(report.contains("Used 168 registers"), "{report}");
+        assert!(report.contains(" 0 bytes spill stores"), "{report}");
+    }
+}
+
+#[test]
+fn one_consumer_warpgroup_keeps_its_registers() {
+    let ptx = ptx("4", &["--warp-specialize"]);
+    assert!(ptx.contains(".maxntid 256, 1, 1"));
+    assert!(!ptx.contains("setmaxnreg"), "256 threads fit 255 registers");
+    assert!(count(&ptx, "], 1;") > 0);
+    assert_eq!(count(&ptx, "], 4;"), count(&ptx, "], 1;"), "read by 4 warps");
+    assert!(count(&ptx, "barrier.sync \t1, 128;") >= 1);
+}
+
+#[test]
+fn the_manifest_adds_the_producer_warps() {
+    let manifest = all_configs_manifest(&args("8", &["--warp-specialize"]), "ws");
+    let variant = &manifest["variants"][0];
+    assert_eq!(variant["num_warps"], 8);
+    assert_eq!(variant["producer_warps"], 4);
+    assert_eq!(variant["tensor_maps"].as_array().unwrap().len(), 4);
+    let plain = all_configs_manifest(&args("8", &[]), "ws_off");
+    assert!(plain["variants"][0].get("producer_warps").is_none());
+}
+
+#[test]
+fn a_loop_bound_in_memory_keeps_thread_0_issuing() {
+    let file = "compiler/tests/passes/tma_loads_warp_specialized_bound_in_memory.tc";
+    let args = [
+        file,
+        "-DKSHIFT=0",
+        "--arch",
+        "sm_90a",
+        "--num-warps",
+        "8",
+        "--tma",
+        "--warp-specialize",
+    ];
+    let ptx = tritonc_ptx(&args, "bound in memory");
+    assert!(ptx.contains("cp.async.bulk.tensor"), "still TMA");
+    assert!(ptx.contains(".maxntid 256, 1, 1"));
+    assert!(!ptx.contains("setmaxnreg"));
+}
+
+#[test]
+fn warp_specialize_needs_tma_and_no_split_or_multicast() {
+    let base = [
+        KERNEL,
+        "-DKSHIFT=0",
+        "-DTM=128",
+        "--arch",
+        "sm_90a",
+        "--num-warps",
+        "8",
+    ];
+    for extra in [
+        &["--warp-specialize"][..],
+        &["--tma", "--warp-specialize", "--tma-multicast"],
+        &["--tma", "--warp-specialize", "--split-k", "2"],
+    ] {
+        let mut all = base.to_vec();
+        all.extend_from_slice(extra);
+        let out = tritonc(&all);
+        assert!(!out.status.success(), "{all:?} should be refused");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--warp-specialize"), "{err}");
+    }
+}
