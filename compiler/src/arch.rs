@@ -35,3 +35,12 @@ impl Arch {
 /// tile past a few hundred elements a thread spills already; past this it
 /// cannot run usefully, and lowering it unrolls that many values a thread.
 pub const MAX_TILE_ELEMENTS_PER_THREAD: usize = 1024;
+
+/// Shared memory one block may use, bytes (after opting in above 48 KiB):
+/// 163 KiB on sm_80, 227 KiB on sm_90.
+pub fn max_shared_bytes(arch: Arch) -> usize {
+    match arch {
+        Arch::Sm80 => 163 * 1024,
+        Arch::Sm90 | Arch::Sm90a => 227 * 1024,
+    }
+}

@@ -5,7 +5,11 @@
 //! registers back and one of its threads issues every copy (`a` at the last
 //! rows in 8-row boxes, no `cp.async` left), the consumers take the
 //! registers, wait on the filled barriers, free each stage with one arrival
-//! per warp and meet among themselves only (named barrier 1). Values are
+//! per warp and meet among themselves only (named barrier 1). Both run
+//! persistently: at most the resident programs, each looping over tiles
+//! below a last parameter, the stage count carried across tiles, so the
+//! producer copies a tile's first stages during the previous one's
+//! epilogue (the buffers lie below every other op's scratch). Values are
 //! checked on the H100 (`scripts/gpu/tma_check.py --variants "TMA=3"`,
 //! `bench/results/2026-11-27-h100-warp-specialized/`); the IR the pass
 //! leaves, in `tests/passes/tma_loads_warp_specialized*`.
@@ -59,15 +63,20 @@ fn a_producer_warpgroup_issues_every_copy() {
     assert_eq!(count(&ptx, "cp.async.bulk.tensor.2d"), 16 + 2);
     assert_eq!(count(&ptx, "mbarrier.arrive.expect_tx"), 1);
     assert!(!ptx.contains("cp.async.cg"), "no cp.async left to consumers");
-    // Consumers free every stage as they enter the loop (a conversion
-    // before it used the buffers as scratch) and the stage before after
-    // each read, one arrival per warp; they meet only among their 256
+    // Consumers free the stage before after each read and the last one
+    // after the loop, one arrival per warp; they meet only among their 256
     // threads after the one meeting of all 384.
-    assert_eq!(count(&ptx, "mbarrier.arrive.shared::cta.b64 _"), 6 + 1);
+    assert_eq!(count(&ptx, "mbarrier.arrive.shared::cta.b64 _"), 2);
     assert_eq!(count(&ptx, "bar.sync \t0;"), 1, "{ptx}");
     assert!(count(&ptx, "barrier.sync \t1, 256;") >= 1);
-    // Four tensor maps: b plain and folded, a folded and in 8-row boxes.
+    // Four tensor maps: b plain and folded, a folded and in 8-row boxes;
+    // then the tile count of the persistent grid: producer and consumers
+    // each loop over tiles `ctaid.x, + nctaid.x, ..` below it.
     assert_eq!(count(&ptx, ".param .align 64 .b8"), 4);
+    let plain = tritonc_ptx(&args("8", &[]), "without a producer");
+    assert_eq!(count(&ptx, ".param ."), count(&plain, ".param .") + 1 + 1);
+    assert_eq!(count(&ptx, "%nctaid.x"), 2, "two tile loops");
+    assert!(!plain.contains("%nctaid.x"));
     if let Some(report) = ptxas_report(&ptx, "sm_90a", "ws_dot") {
         // The launch's 384 threads start with 168 registers each, the most
         // that lets the consumers take 232.
@@ -92,9 +101,11 @@ fn the_manifest_adds_the_producer_warps() {
     let variant = &manifest["variants"][0];
     assert_eq!(variant["num_warps"], 8);
     assert_eq!(variant["producer_warps"], 4);
+    assert_eq!(variant["persistent"], true);
     assert_eq!(variant["tensor_maps"].as_array().unwrap().len(), 4);
     let plain = all_configs_manifest(&args("8", &[]), "ws_off");
     assert!(plain["variants"][0].get("producer_warps").is_none());
+    assert!(plain["variants"][0].get("persistent").is_none());
 }
 
 #[test]

@@ -36,6 +36,9 @@ pub struct CompiledKernel {
     /// A warp-specialized kernel's producer warps (0: none).
     #[serde(default)]
     pub producer_warps: u32,
+    /// Runs persistently (its tile count a last argument).
+    #[serde(default)]
+    pub persistent: bool,
     pub params: Vec<ParamEntry>,
     #[serde(default)]
     pub tensor_maps: Vec<TensorMapParam>,

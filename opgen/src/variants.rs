@@ -36,6 +36,8 @@ pub struct CompiledVariant {
     pub cluster_x: u32,
     /// Warps launched besides `num_warps` (a producer warpgroup), 0 without.
     pub producer_warps: u32,
+    /// Persistent (a last argument, the tile count, added by the runtime).
+    pub persistent: bool,
     pub params: Vec<ParamEntry>,
     /// Tensor-map parameters after `params` (TMA copies).
     pub tensor_maps: Vec<tritonc::ir::TensorMapParam>,
@@ -318,6 +320,7 @@ pub fn compile_with(
                 cluster_splits: k.cluster_splits,
                 cluster_x: k.cluster_x,
                 producer_warps: k.producer_warps,
+                persistent: k.persistent,
                 params: k.params.clone(),
                 tensor_maps: k.tensor_maps.clone(),
                 ptx: k.ptx.clone(),
@@ -498,6 +501,7 @@ fn compile_point(source: &Source, job: &Job, settings: &CompileSettings) -> Poin
         cluster_splits: k.compiled.cluster_splits,
         cluster_x: k.compiled.cluster_x,
         producer_warps: k.compiled.producer_warps,
+        persistent: k.compiled.persistent,
         tensor_maps: k.compiled.tensor_maps,
     })
     .collect();
@@ -543,6 +547,7 @@ pub fn variant_json(v: &CompiledVariant) -> String {
         cluster_splits: v.cluster_splits,
         cluster_x: v.cluster_x,
         producer_warps: v.producer_warps,
+        persistent: v.persistent,
         params: v.params.clone(),
         tensor_maps: v.tensor_maps.clone(),
     };

@@ -218,7 +218,7 @@ fn dot_key_text_is_the_one_the_readme_and_runtime_docs_show() {
             .key(&dims, "T=float16", "NVIDIA H100 80GB HBM3", &configs)
             .to_string()
     };
-    let aligned = "triton::dot|[1024x1024x1024]|T=float16|NVIDIA H100 80GB HBM3|cands=97:0404a003";
+    let aligned = "triton::dot|[1024x1024x1024]|T=float16|NVIDIA H100 80GB HBM3|cands=98:5cb559e7";
     assert_eq!(key(1024), aligned);
     assert!(key(1001).ends_with("|cands=16:93b3d373"), "{}", key(1001));
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");

@@ -570,13 +570,21 @@ fn tma_line_is_a_tuning_macro_of_its_own() {
     assert!(spec.tma_of(&point("2")) && spec.tma_multicast_of(&point("2")));
     assert!(spec.tma_of(&point("1")) && !spec.tma_multicast_of(&point("1")));
     assert!(!ok(BASE).tma_multicast_of(&point("2")));
+    // 3: TMA issued by a producer warpgroup (neither multicast nor plain).
+    let spec = ok(&format!("{BASE}#pragma opgen tma [0, 3]\n"));
+    assert!(spec.tma_of(&point("3")) && spec.warp_specialize_of(&point("3")));
+    assert!(!spec.tma_multicast_of(&point("3")) && !spec.warp_specialize_of(&point("2")));
+    assert!(!ok(BASE).warp_specialize_of(&point("3")));
 }
 
 #[test]
 fn tma_values_macro_and_repeats_are_checked() {
-    let e = err(&format!("{BASE}#pragma opgen tma [0, 3]\n"));
+    let e = err(&format!("{BASE}#pragma opgen tma [0, 4]\n"));
     assert!(
-        e.contains("tma takes 0 (off), 1 (on) and 2 (on, `b` shared by the two programs of a cluster), got 3"),
+        e.contains(
+            "tma takes 0 (off), 1 (on), 2 (on, `b` shared by the two programs of a cluster) \
+             and 3 (on, issued by a producer warpgroup), got 4"
+        ),
         "{e}"
     );
     let e = err(&format!("{BASE}#pragma opgen tma 1\n#pragma opgen tma 0\n"));

@@ -8,14 +8,7 @@ use crate::codegen::Arch;
 use crate::codegen::CodegenError;
 use crate::ir::Function;
 
-/// Shared memory one block may use, bytes (after opting in above 48 KiB):
-/// 163 KiB on sm_80, 227 KiB on sm_90.
-pub fn max_shared_bytes(arch: Arch) -> usize {
-    match arch {
-        Arch::Sm80 => 163 * 1024,
-        Arch::Sm90 | Arch::Sm90a => 227 * 1024,
-    }
-}
+pub use crate::arch::max_shared_bytes;
 
 use crate::arch::MAX_TILE_ELEMENTS_PER_THREAD;
 

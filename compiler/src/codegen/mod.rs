@@ -137,6 +137,10 @@ pub struct CompiledKernel {
     /// Warps a launch adds to `num_warps`: a warp-specialized kernel's
     /// producer warpgroup (4), else 0.
     pub producer_warps: u32,
+    /// Launched with at most the programs the GPU holds at once, each
+    /// looping over tiles; the grid's x as asked goes in a last parameter
+    /// after the tensor maps ([`crate::ir::Function::persistent`]).
+    pub persistent: bool,
     /// Tensor-map parameters after the IR's (TMA copies): what launchers
     /// encode and pass by value.
     pub tensor_maps: Vec<crate::ir::TensorMapParam>,
@@ -234,9 +238,10 @@ pub fn compile_timed(
         )?;
         lw.arch = options.arch;
         lw.num_stages = options.num_stages.map(|s| s as usize);
-        tensor_cores::warp_specialize::split_warps(&mut lw)?;
-        lw.region(&func.body)?;
-        lw.builder.build_unconditional_branch(lw.exit_block)?;
+        if !tensor_cores::warp_specialize::lower_kernel(&mut lw)? {
+            lw.region(&func.body)?;
+            lw.builder.build_unconditional_branch(lw.exit_block)?;
+        }
         Ok::<_, CodegenError>(())
     })?;
     let shared_bytes = shared.total_bytes;
@@ -265,6 +270,7 @@ pub fn compile_timed(
         cluster_splits,
         cluster_x,
         producer_warps,
+        persistent: func.persistent(),
         tensor_maps: func.tensor_maps(),
     })
 }

@@ -97,12 +97,21 @@ pub fn declare_kernel<'ctx>(
     params.extend((0..maps).map(|_| -> inkwell::types::BasicMetadataTypeEnum {
         ctx.ptr_type(AddressSpace::default()).into()
     }));
+    // A persistent kernel's tile count (`num_programs(0)` as launched
+    // before the grid shrank to the resident programs), last.
+    let persistent = func.persistent();
+    if persistent {
+        params.push(ctx.i32_type().into());
+    }
     let fn_type = ctx.void_type().fn_type(&params, false);
     let kernel = module.add_function(&func.name, fn_type, None);
     for (i, p) in func.params.iter().enumerate() {
         if let Some(v) = kernel.get_nth_param(i as u32) {
             v.set_name(&p.name);
         }
+    }
+    if let (true, Some(v)) = (persistent, kernel.get_last_param()) {
+        v.set_name(PERSISTENT_TILES_PARAM);
     }
     let fn_ptr = kernel.as_global_value().as_pointer_value();
     let i32t = ctx.i32_type();
@@ -147,6 +156,9 @@ pub fn declare_kernel<'ctx>(
     }
     Ok(kernel)
 }
+
+/// Name of a persistent kernel's last parameter: its tile count.
+pub const PERSISTENT_TILES_PARAM: &str = "persistent_tiles";
 
 /// Bytes and alignment of a `CUtensorMap` kernel parameter.
 pub const TENSOR_MAP_BYTES: u32 = 128;

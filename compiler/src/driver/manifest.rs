@@ -41,6 +41,11 @@ pub struct Variant {
     /// producer_warps)` threads.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub producer_warps: u32,
+    /// Persistent: a launch runs at most the programs the GPU holds at
+    /// once and passes the grid's x as asked as a last argument, after the
+    /// tensor maps (the programs loop over the tiles).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub persistent: bool,
     pub params: Vec<ParamEntry>,
     /// 128-byte `CUtensorMap` parameters after `params` (TMA copies), each
     /// encoded at launch from the parameters it names.
@@ -58,6 +63,10 @@ fn is_one(n: &u32) -> bool {
 
 fn is_zero(n: &u32) -> bool {
     *n == 0
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -102,6 +102,7 @@ pub fn manifest(
                 cluster_splits: k.compiled.cluster_splits,
                 cluster_x: k.compiled.cluster_x,
                 producer_warps: k.compiled.producer_warps,
+                persistent: k.compiled.persistent,
                 params: ParamEntry::of(&k.function),
                 tensor_maps: k.compiled.tensor_maps.clone(),
             });

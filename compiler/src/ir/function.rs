@@ -155,6 +155,14 @@ impl Function {
         }
     }
 
+    /// Whether the kernel runs persistently (a warp-specialized pipeline):
+    /// launched with at most as many programs as the GPU holds at once, each
+    /// looping over tiles `program_id(0), + num_programs, ..` below a last,
+    /// added parameter, the tile count (the grid's x as asked).
+    pub fn persistent(&self) -> bool {
+        self.producer_warps() > 0
+    }
+
     pub fn cluster_splits(&self) -> u32 {
         super::walk::walk_ops(self)
             .iter()

@@ -10,8 +10,13 @@
 //! beside the previous op's instead of over it when the kernel's shared
 //! memory stays within what it needs anyway or a few KiB: then it need not
 //! wait for that op's readers (`place-barriers` drops the barrier), as with
-//! a row's two reductions in softmax. Needs the layouts:
-//! skipped without a target.
+//! a row's two reductions in softmax. A warp-specialized pipeline
+//! ([`crate::ir::TmaCopies::warp_specialized`]) is the exception: its
+//! producer fills the buffers while the consumers run the rest of the
+//! kernel (the epilogue of one tile while the next one's copies fly), so its
+//! buffers and barriers take the bottom bytes for the whole kernel and
+//! every other buffer goes above them. Needs the layouts: skipped without
+//! a target.
 use super::{Pass, PassOptions};
 use crate::analysis::scratch::scratch_bytes;
 use crate::analysis::smem::{BUFFER_ALIGN, PIPELINE_BUFFER_ALIGN};
@@ -38,26 +43,50 @@ impl Pass for AllocateSharedMemory {
         let Some(layouts) = &func.layouts else {
             return false;
         };
+        let reserved = producer_buffers(func, layouts);
+        let floor = reserved.map_or(0, |(_, b)| b.end().next_multiple_of(BUFFER_ALIGN));
         // First every buffer at its floor: the least memory the kernel needs.
         let mut lowest = SharedPlan::default();
         Placer {
             func,
             layouts,
             stack_below: 0,
+            reserved,
         }
-        .region(&func.body, 0, None, &mut lowest);
+        .region(&func.body, floor, None, &mut lowest);
         // Then neighbours side by side where that costs no more than this.
         let mut plan = SharedPlan::default();
         Placer {
             func,
             layouts,
             stack_below: lowest.total_bytes.max(STACKING_ALLOWANCE),
+            reserved,
         }
-        .region(&func.body, 0, None, &mut plan);
+        .region(&func.body, floor, None, &mut plan);
         let changed = func.shared.as_ref() != Some(&plan);
         func.shared = Some(plan);
         changed
     }
+}
+
+/// The warp-specialized loop of the top region and its buffer from byte 0.
+fn producer_buffers(func: &Function, layouts: &LayoutMap) -> Option<(ValueId, SharedBuffer)> {
+    func.body.ops.iter().find_map(|op| match &op.kind {
+        OpKind::While {
+            pipeline: Some(p), ..
+        } if p.tma.as_ref().is_some_and(|t| t.warp_specialized) => {
+            let bytes = scratch_bytes(func, layouts, op, None);
+            Some((
+                op.results[0],
+                SharedBuffer {
+                    offset: 0,
+                    bytes,
+                    barrier_first: true,
+                },
+            ))
+        }
+        _ => None,
+    })
 }
 
 /// Shared memory a kernel may always take to put two neighbouring buffers
@@ -70,6 +99,8 @@ struct Placer<'a> {
     /// A buffer goes beside the previous op's when it then ends within
     /// this many bytes (0: never).
     stack_below: usize,
+    /// A warp-specialized loop's buffer, below every other one.
+    reserved: Option<(ValueId, SharedBuffer)>,
 }
 
 impl Placer<'_> {
@@ -92,7 +123,13 @@ impl Placer<'_> {
                 _ => None,
             };
             let mut placed_end = floor;
-            if bytes > 0 {
+            if let Some((_, buffer)) = self.reserved.filter(|(v, _)| op.results.first() == Some(v)) {
+                plan.total_bytes = plan
+                    .total_bytes
+                    .max(buffer.end().next_multiple_of(BUFFER_ALIGN));
+                plan.buffers.insert(op.results[0], buffer);
+                placed_end = floor.max(buffer.end());
+            } else if bytes > 0 {
                 let align = match pipeline {
                     Some(_) => PIPELINE_BUFFER_ALIGN,
                     None => BUFFER_ALIGN,

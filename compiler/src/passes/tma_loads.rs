@@ -35,7 +35,7 @@ use crate::analysis::producer_slice::tma_producer_slice;
 use crate::analysis::tensor_tile::tensor_tile;
 use crate::analysis::uniform::Uniformity;
 use crate::analysis::wgmma::{self, WgmmaConfig};
-use crate::arch::Arch;
+use crate::arch::{max_shared_bytes, Arch};
 use crate::ir::index_poly::{Atom, Poly};
 use crate::ir::walk::{regions_mut, walk_ops};
 use crate::ir::{
@@ -73,7 +73,7 @@ impl Pass for TmaLoads {
         // Decided on the function as it is (walk order numbers the maps),
         // then written on the loops, found by their results (unique).
         let mut next_map = 0;
-        let decided: Vec<(Vec<ValueId>, TmaCopies)> = walk_ops(func)
+        let decided: Vec<Decided> = walk_ops(func)
             .iter()
             .filter_map(|v| {
                 let producer = target.warp_specialize && target.split_k.unwrap_or(1) <= 1;
@@ -81,7 +81,11 @@ impl Pass for TmaLoads {
                 t.multicast = target.tma_multicast
                     && target.split_k.unwrap_or(1) <= 1
                     && shares_b_safely(func, v.op, &t);
-                Some((v.op.results.clone(), t))
+                let most_stages = t
+                    .warp_specialized
+                    .then(|| producer_stages(func, v.op, target.num_warps))
+                    .flatten();
+                Some((v.op.results.clone(), t, most_stages))
             })
             .collect();
         annotate(&mut func.body, &decided);
@@ -89,18 +93,27 @@ impl Pass for TmaLoads {
     }
 }
 
+/// A loop (by its results), its copies and, for a producer warpgroup, the
+/// most buffers it may keep.
+type Decided = (Vec<ValueId>, TmaCopies, Option<usize>);
+
 /// Writes each loop's copies on its pipeline, with its barriers placed
 /// after the buffers.
-fn annotate(region: &mut Region, decided: &[(Vec<ValueId>, TmaCopies)]) {
+fn annotate(region: &mut Region, decided: &[Decided]) {
     for op in &mut region.ops {
-        let t = decided.iter().find(|(results, _)| *results == op.results);
+        let t = decided.iter().find(|(results, ..)| *results == op.results);
         if let (
-            Some((_, t)),
+            Some((_, t, most_stages)),
             OpKind::While {
                 pipeline: Some(p), ..
             },
         ) = (t, &mut op.kind)
         {
+            if let Some(most) = most_stages.filter(|&m| m < p.stages) {
+                let stage_bytes = p.shared_bytes / p.stages;
+                p.stages = most;
+                p.shared_bytes = most * stage_bytes;
+            }
             let barriers = p.shared_bytes.next_multiple_of(BARRIER_BYTES);
             // A multicast pipeline's column word for the peer after them.
             let exchange = if t.multicast { BARRIER_BYTES } else { 0 };
@@ -199,6 +212,31 @@ fn plan(
         ));
     }
     Some(t)
+}
+
+/// Most buffers a producer warpgroup's pipeline keeps: its buffers stay
+/// while the rest of the kernel runs (every other op's scratch goes above
+/// them), so they leave room for the epilogue to stage the accumulator
+/// tile in the operands' element type (a 128x256 f16 tile: 3 buffers of
+/// 48 KiB, 4 of 40 KiB for 128x192). `None`: not even 2 fit.
+fn producer_stages(func: &Function, op: &Op, num_warps: usize) -> Option<usize> {
+    let OpKind::While {
+        body_region,
+        pipeline: Some(p),
+        ..
+    } = &op.kind
+    else {
+        return None;
+    };
+    let dot = body_region
+        .ops
+        .iter()
+        .find(|o| o.results.first() == Some(&p.dot))?;
+    let w = wgmma::plan_for_op(func, dot, num_warps)?;
+    let epilogue = w.m * w.n * func.dtype(p.loads[0]).size_bytes();
+    let per_stage = w.stage_bytes() + 2 * BARRIER_BYTES;
+    let room = max_shared_bytes(Arch::Sm90a).checked_sub(epilogue + BARRIER_BYTES)?;
+    Some(room / per_stage).filter(|&s| s >= 2)
 }
 
 /// Whether a producer warpgroup can issue `t`'s copies for `op`'s loop: it

@@ -82,6 +82,9 @@ pub struct Kernel {
     attributes: KernelAttributes,
     /// The dynamic shared memory size already opted in to.
     shared_opt_in: AtomicU32,
+    /// Programs the device holds at once (a persistent variant's grid
+    /// ceiling), asked of the driver on the first launch.
+    resident: std::sync::OnceLock<u32>,
 }
 
 // SAFETY: function handles may be used from any thread; the module they live
@@ -116,6 +119,7 @@ impl Kernel {
             variant,
             attributes,
             shared_opt_in: AtomicU32::new(DEFAULT_DYNAMIC_SHARED_LIMIT),
+            resident: std::sync::OnceLock::new(),
         };
         kernel.check_block(kernel.variant.shared_bytes)?;
         Ok(kernel)
@@ -228,6 +232,16 @@ impl Kernel {
             maps.iter_mut()
                 .map(|m| (m as *mut EncodedTensorMap).cast::<c_void>()),
         );
+        // A persistent variant: as many programs as the device holds at
+        // once, each looping over the tiles below its last argument.
+        let mut tiles = i32::try_from(grid.0)
+            .map_err(|_| self.invalid(format!("{} tiles along x", grid.0)))?;
+        let grid = if self.variant.persistent {
+            pointers.push((&mut tiles as *mut i32).cast::<c_void>());
+            Grid(grid.0.min(self.resident_programs()?), grid.1, grid.2)
+        } else {
+            grid
+        };
         let block = self.block_threads();
         // SAFETY: arguments were checked against the kernel's parameters and
         // packed in slots that outlive the call (the driver copies them).
@@ -300,6 +314,15 @@ impl Kernel {
 
     /// Grid for a persistent kernel (seed 002): `NUM_SM x occupancy`, at most
     /// `work_items` programs and at least one.
+    /// Programs of this kernel the device holds at once (asked once).
+    fn resident_programs(&self) -> Result<u32> {
+        if let Some(&n) = self.resident.get() {
+            return Ok(n);
+        }
+        let n = self.persistent_grid(u32::MAX)?;
+        Ok(*self.resident.get_or_init(|| n))
+    }
+
     pub fn persistent_grid(&self, work_items: u32) -> Result<u32> {
         let per_sm = self.max_active_blocks_per_sm()?.max(1);
         let programs = self.device.properties().sm_count.saturating_mul(per_sm);

@@ -48,6 +48,11 @@ pub struct Variant {
     /// producer warpgroup (its PTX's `.maxntid` counts them).
     #[serde(default)]
     pub producer_warps: u32,
+    /// Persistent: launched with at most the programs the device holds at
+    /// once (each loops over tiles), the grid's x as asked passed as an
+    /// `i32` after the tensor maps ([`crate::Kernel::launch`] does both).
+    #[serde(default)]
+    pub persistent: bool,
     pub params: Vec<Param>,
     /// TMA tensor maps passed after `params`, encoded at each launch
     /// ([`crate::tensor_map`]).

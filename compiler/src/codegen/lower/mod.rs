@@ -73,6 +73,12 @@ pub struct Lowering<'a, 'ctx> {
     /// the CTA does (a warp-specialized kernel's consumers, after the
     /// producer warpgroup branched off): named barrier 1 of that count.
     pub barrier_threads: Option<u32>,
+    /// A persistent kernel's tile loop: the tile this program works on
+    /// (`program_id(0)`) and how many there are (`num_programs(0)`).
+    pub persistent_tile: Option<(IntValue<'ctx>, IntValue<'ctx>)>,
+    /// A warp-specialized kernel's count of pipeline stages used so far
+    /// (per thread, across the tiles it runs): the stages' barrier phases.
+    pub stage_counter: Option<inkwell::values::PointerValue<'ctx>>,
     lower_op: LowerOp,
 }
 
@@ -134,6 +140,8 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             arch: crate::arch::Arch::Sm90,
             num_stages: None,
             barrier_threads: None,
+            persistent_tile: None,
+            stage_counter: None,
             lower_op,
         })
     }

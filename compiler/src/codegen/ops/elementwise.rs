@@ -27,6 +27,20 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
                 lw.define(result, Slot::Splat(c));
             }
         }
+        OpKind::ProgramId { axis: 0 } | OpKind::NumPrograms { axis: 0 }
+            if lw.persistent_tile.is_some() =>
+        {
+            // A persistent kernel's tile and tile count along x.
+            let Some((tile, tiles)) = lw.persistent_tile else {
+                return lw.unsupported("a persistent tile outside its loop", op.span);
+            };
+            let v = if matches!(op.kind, OpKind::ProgramId { .. }) {
+                tile
+            } else {
+                tiles
+            };
+            lw.define(result, Slot::Tile(Tile::scalar(v.into())));
+        }
         OpKind::ProgramId { axis } | OpKind::NumPrograms { axis } => {
             let Some(xyz) = ["x", "y", "z"].get(*axis as usize) else {
                 return lw.unsupported(format!("grid axis {axis}"), op.span);

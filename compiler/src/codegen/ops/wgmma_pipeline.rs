@@ -66,12 +66,12 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op, p: &LoopPipeline) -> Result<()>
 
 /// The consumers' loop of a warp-specialized pipeline (the producer
 /// warpgroup, [`crate::codegen::tensor_cores::warp_specialize`], copies
-/// tile `i` into buffer `i % S` once the consumers freed it; they free
-/// every buffer once as they enter): iteration `i`
-/// waits until tile `i` filled its buffer, issues its `wgmma`s as one
-/// group, waits for the group of tile `i - 1` (`wgmma.wait_group 1`) and
-/// frees that tile's buffer; no thread waits for another. After the loop
-/// `wgmma.wait_group 0` hands the accumulator to the epilogue.
+/// the `u`-th stage use of the kernel, counted across the tiles a program
+/// runs, into buffer `u % S` once the consumers freed it): an iteration
+/// waits until its stage is filled, issues its `wgmma`s as one group, waits
+/// for the previous iteration's group (`wgmma.wait_group 1`) and frees that
+/// stage; no thread waits for another. After the loop `wgmma.wait_group 0`
+/// hands the accumulator to the epilogue and the last stage is freed.
 fn consume<'ctx>(
     lw: &mut Lowering<'_, 'ctx>,
     op: &Op,
@@ -88,13 +88,29 @@ fn consume<'ctx>(
         layouts,
         init_vals,
     } = loop_setup(lw, op, plan, inits, body_region, stage_bytes)?;
-    tma::free_all_stages(lw, t, stages)?;
+    let Some(counter) = lw.stage_counter else {
+        return lw.unsupported("a consumer loop without its stage counter", op.span);
+    };
+    let i32t = lw.ctx.i32_type();
+    let first = lw
+        .builder
+        .build_load(i32t, counter, "stages_used")?
+        .into_int_value();
+    let first_slot = lw
+        .builder
+        .build_int_unsigned_rem(first, lw.i32_const(stages as u64), "first_slot")?;
     let pre = current_block(lw)?;
     let header = lw.new_block("consumer_while");
     let exit = lw.new_block("consumer_endwhile");
     lw.builder.build_unconditional_branch(header)?;
-    let zero = lw.i32_const(0);
-    let m = open_loop(lw, op, &layouts, header, exit, (zero, zero, &init_vals, pre))?;
+    let m = open_loop(
+        lw,
+        op,
+        &layouts,
+        header,
+        exit,
+        (first, first_slot, &init_vals, pre),
+    )?;
     let next_slot = wrap_add(lw, m.slot, 1, stages)?;
     lower_body(lw, body_region, plan, &acc_layout, |lw| {
         let filled = tma::barrier(lw, t, m.slot)?;
@@ -103,7 +119,7 @@ fn consume<'ctx>(
         let base = slot_offset(lw, m.slot, stage_bytes)?;
         let regs = wgmma::issue(lw, w, input, base, acc_regs)?;
         wgmma::wait_pending(lw, 1)?;
-        tma::release_previous(lw, t, (m.tile, m.slot), stages)?;
+        tma::release_previous(lw, t, (m.tile, m.slot, first), stages)?;
         Ok(regs)
     })?;
     let next = yielded(lw, &body_region.yields, &layouts, op)?;
@@ -116,6 +132,8 @@ fn consume<'ctx>(
 
     lw.builder.position_at_end(exit);
     let acc = wgmma::wait_all(lw, phi_values(&m.phis[plan.acc]))?;
+    tma::release_previous(lw, t, (m.tile, m.slot, first), stages)?;
+    lw.builder.build_store(counter, m.tile)?;
     for (i, row) in m.phis.iter().enumerate() {
         if i == plan.acc {
             lw.define_tile(op.results[i], acc_layout.clone(), acc.clone());
@@ -123,7 +141,7 @@ fn consume<'ctx>(
             lw.define_tile(op.results[i], layouts[i].clone(), phi_values(row));
         }
     }
-    tma::invalidate_barriers(lw, t, stages)
+    Ok(())
 }
 
 fn pipelined<'ctx>(

@@ -204,9 +204,8 @@ fn prefetch_maps(lw: &Lowering<'_, '_>, t: &TmaCopies) -> Result<()> {
 /// A warp-specialized pipeline's barriers, at the kernel's start (thread 0;
 /// every thread of the CTA waits until they are): stage `s` filled (one
 /// arrival, the producer's, and the bytes its copies bring) and, from
-/// `stages` on, stage `s` free (one arrival per consumer warp: once as the
-/// consumers enter the loop, since ops before it may use the buffers as
-/// scratch, then after each read).
+/// `stages` on, stage `s` free again (one arrival per consumer warp after
+/// each read).
 pub fn init_producer_barriers(
     lw: &Lowering<'_, '_>,
     t: &TmaCopies,
@@ -221,43 +220,25 @@ pub fn init_producer_barriers(
     lw.barrier()
 }
 
-/// As the consumers enter the loop (done with whatever ops before it kept
-/// in the buffers): lane 0 of each warp frees every stage once.
-pub fn free_all_stages(lw: &Lowering<'_, '_>, t: &TmaCopies, stages: usize) -> Result<()> {
-    let lane0 = lw
-        .builder
-        .build_int_compare(IntPredicate::EQ, lw.lane, lw.i32_const(0), "lane0")?;
-    for s in 0..stages {
-        let free = read_barrier(lw, t, lw.i32_const(s as u64), stages)?;
-        arrive(lw, free, lane0)?;
-    }
-    Ok(())
-}
-
-/// A consumer warp is done reading the stage of tile `tile - 1` (in the
-/// buffer before `slot`): its lane 0 arrives on that stage's free barrier
-/// (nothing to free before the first tile).
+/// A consumer warp is done reading the stage before `slot` (that of stage
+/// use `used - 1`): its lane 0 arrives on that stage's free barrier, unless
+/// `used` is `first` (this loop read nothing yet).
 pub fn release_previous<'ctx>(
     lw: &Lowering<'_, 'ctx>,
     t: &TmaCopies,
-    (tile, slot): (IntValue<'ctx>, IntValue<'ctx>),
+    (used, slot, first): (IntValue<'ctx>, IntValue<'ctx>, IntValue<'ctx>),
     stages: usize,
 ) -> Result<()> {
     let b = &lw.builder;
     let previous = wrap_add(lw, slot, stages - 1, stages)?;
     let free = read_barrier(lw, t, previous, stages)?;
     let lane0 = b.build_int_compare(IntPredicate::EQ, lw.lane, lw.i32_const(0), "")?;
-    let not_first = b.build_int_compare(IntPredicate::NE, tile, lw.i32_const(0), "")?;
-    let when = b.build_and(lane0, not_first, "release")?;
-    arrive(lw, free, when)
-}
-
-/// Threads where `when` holds arrive on the barrier at `bar`.
-fn arrive<'ctx>(lw: &Lowering<'_, 'ctx>, bar: IntValue<'ctx>, when: IntValue<'ctx>) -> Result<()> {
+    let read_some = b.build_int_compare(IntPredicate::NE, used, first, "")?;
+    let when = b.build_and(lane0, read_some, "release")?;
     asm(
         lw,
         "@p mbarrier.arrive.shared::cta.b64 _, [$1];",
-        &[bar],
+        &[free],
         Issuer::If(when),
     )
 }
@@ -292,12 +273,10 @@ fn peer_word<'ctx>(lw: &Lowering<'_, 'ctx>, word: IntValue<'ctx>) -> Result<IntV
 }
 
 /// After the loop (every thread past its last wait): thread 0 invalidates
-/// the barriers (both rows of a warp-specialized pipeline), so their bytes
-/// may serve as scratch again.
+/// the barriers, so their bytes may serve as scratch again.
 pub fn invalidate_barriers(lw: &Lowering<'_, '_>, t: &TmaCopies, stages: usize) -> Result<()> {
     meet(lw, t)?;
-    let rows = if t.warp_specialized { 2 } else { 1 };
-    each_barrier(lw, t, 0..rows * stages, "@p mbarrier.inval.shared::cta.b64 [$1];")?;
+    each_barrier(lw, t, 0..stages, "@p mbarrier.inval.shared::cta.b64 [$1];")?;
     Ok(())
 }
 
@@ -657,6 +636,15 @@ fn copy<'ctx>(
     inputs.extend_from_slice(coords);
     inputs.push(bar);
     asm(lw, &text, &inputs, Issuer::All)
+}
+
+/// Runs `then` where `cond` (an i1) holds: a branch of its own.
+pub(crate) fn branch_if<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    cond: IntValue<'ctx>,
+    then: impl FnOnce(&mut Lowering<'_, 'ctx>) -> Result<()>,
+) -> Result<()> {
+    branch_either(lw, cond, then, |_| Ok(()))
 }
 
 /// `then` where `cond` (an i1) holds, else `otherwise`, then joins.

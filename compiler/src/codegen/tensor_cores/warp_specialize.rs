@@ -22,10 +22,8 @@ use crate::codegen::lower::{Lowering, Result};
 use crate::codegen::tensor_cores::pipelined_loop::{slot_offset, PipelinePlan};
 use crate::codegen::tensor_cores::tma;
 use crate::codegen::CodegenError;
-use crate::ir::walk::{regions, visit_region};
 use crate::ir::{Function, LoopPipeline, Op, OpKind, SharedBuffer, TmaCopies};
-use crate::passes::tma_loads::BARRIER_BYTES;
-use inkwell::values::BasicValueEnum;
+use inkwell::values::{BasicValueEnum, IntValue};
 use inkwell::IntPredicate;
 
 /// Registers per thread after the split with two consumer warpgroups:
@@ -48,13 +46,13 @@ fn specialized_loop(func: &Function) -> Option<(&Op, &LoopPipeline, &TmaCopies)>
     })
 }
 
-/// At the kernel's start (the builder in the entry block): splits off the
-/// producer warpgroup of the kernel's warp-specialized loop, if it has one,
-/// and leaves the builder where the consumers go on.
-pub fn split_warps(lw: &mut Lowering<'_, '_>) -> Result<()> {
+/// Lowers the whole kernel when it has a warp-specialized loop (and says
+/// whether it did): the split at the kernel's start, the producer's tile
+/// loop and the consumers' (the kernel's top region once per tile).
+pub fn lower_kernel(lw: &mut Lowering<'_, '_>) -> Result<bool> {
     let func = lw.func;
     let Some((op, p, t)) = specialized_loop(func) else {
-        return Ok(());
+        return Ok(false);
     };
     let Some(slice) = tma_producer_slice(func, op, t) else {
         return lw.unsupported(
@@ -63,17 +61,15 @@ pub fn split_warps(lw: &mut Lowering<'_, '_>) -> Result<()> {
         );
     };
     let buffer = buffer_of(lw.shared, op.results.first());
-    let barriers = SharedBuffer {
-        offset: buffer.offset + t.barriers,
-        bytes: 2 * p.stages * BARRIER_BYTES,
-        barrier_first: false,
-    };
-    check_barriers_free(lw, func, &slice, barriers)?;
+    check_buffers_apart(lw, buffer, op)?;
     let plan = PipelinePlan::of(lw, op, p)?;
     let Some(w) = plan.wgmma else {
         return lw.unsupported("a producer warpgroup without a wgmma plan", op.span);
     };
     let consumers = lw.num_threads() as u64;
+    let tiles = tile_count(lw)?;
+    let counter = lw.builder.build_alloca(lw.ctx.i32_type(), "stage_counter")?;
+    lw.builder.build_store(counter, lw.i32_const(0))?;
     let outer = lw.smem.current;
     lw.smem.current = buffer;
     tma::init_producer_barriers(lw, t, plan.stages, lw.num_warps)?;
@@ -109,14 +105,20 @@ pub fn split_warps(lw: &mut Lowering<'_, '_>) -> Result<()> {
     lw.builder.position_at_end(issuer);
     lw.apart(|lw| {
         lw.smem.current = buffer;
-        for top in &func.body.ops[..slice.loop_at] {
-            if slice.has(top) {
-                lw.op(top)?;
+        each_tile(lw, tiles, |lw| {
+            for top in &func.body.ops[..slice.loop_at] {
+                if slice.has(top) {
+                    lw.op(top)?;
+                }
             }
-        }
-        produce(lw, op, t, (&w, plan.stages), &slice)?;
-        lw.builder.build_unconditional_branch(lw.exit_block)?;
-        Ok(())
+            let start = lw
+                .builder
+                .build_load(lw.ctx.i32_type(), counter, "stages_used")?
+                .into_int_value();
+            let end = produce(lw, op, t, (&w, plan.stages), &slice, start)?;
+            lw.builder.build_store(counter, end)?;
+            Ok(())
+        })
     })?;
 
     lw.builder.position_at_end(consumer);
@@ -127,38 +129,76 @@ pub fn split_warps(lw: &mut Lowering<'_, '_>) -> Result<()> {
         )?;
     }
     lw.barrier_threads = Some(consumers as u32);
+    lw.stage_counter = Some(counter);
+    each_tile(lw, tiles, |lw| lw.region(&func.body))?;
+    Ok(true)
+}
+
+/// The tile count: the persistent kernel's last parameter.
+fn tile_count<'ctx>(lw: &Lowering<'_, 'ctx>) -> Result<IntValue<'ctx>> {
+    match lw.kernel.get_last_param() {
+        Some(v) if v.is_int_value() => Ok(v.into_int_value()),
+        _ => lw.unsupported("a persistent kernel without its tile count", lw.func.span),
+    }
+}
+
+/// Runs `body` (which lowers the code of one tile) for tiles `program_id(0),
+/// + num_programs(0), ..` below `tiles`, then leaves the kernel.
+fn each_tile<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    tiles: IntValue<'ctx>,
+    body: impl FnOnce(&mut Lowering<'_, 'ctx>) -> Result<()>,
+) -> Result<()> {
+    let i32t = lw.ctx.i32_type().into();
+    let first = lw.call_value("llvm.nvvm.read.ptx.sreg.ctaid.x", i32t, &[])?;
+    let step = lw
+        .call_value("llvm.nvvm.read.ptx.sreg.nctaid.x", i32t, &[])?
+        .into_int_value();
+    let entry = current_block(lw)?;
+    let header = lw.new_block("tile_loop");
+    let work = lw.new_block("tile");
+    lw.builder.build_unconditional_branch(header)?;
+    lw.builder.position_at_end(header);
+    let tile = lw.builder.build_phi(lw.ctx.i32_type(), "tile")?;
+    tile.add_incoming(&[(&first, entry)]);
+    let index = tile.as_basic_value().into_int_value();
+    let more = lw
+        .builder
+        .build_int_compare(IntPredicate::SLT, index, tiles, "more_tiles")?;
+    lw.builder
+        .build_conditional_branch(more, work, lw.exit_block)?;
+    lw.builder.position_at_end(work);
+    let outer = lw.persistent_tile.replace((index, tiles));
+    let lowered = body(lw);
+    lw.persistent_tile = outer;
+    lowered?;
+    let next = lw.builder.build_int_add(index, step, "next_tile")?;
+    let latch = current_block(lw)?;
+    tile.add_incoming(&[(&next, latch)]);
+    lw.builder.build_unconditional_branch(header)?;
     Ok(())
 }
 
-/// The barriers live from the kernel's start, so no op before the loop may
-/// have scratch there (the buffers it may: the producer waits until the
-/// consumers enter the loop).
-fn check_barriers_free(
+/// The loop's buffers (and barriers) are filled while the consumers run the
+/// rest of the kernel: `allocate-shared-memory` put every other buffer
+/// above them (anything else is a compiler bug).
+fn check_buffers_apart(
     lw: &Lowering<'_, '_>,
-    func: &Function,
-    slice: &ProducerSlice,
     buffer: SharedBuffer,
+    op: &Op,
 ) -> Result<()> {
-    for top in &func.body.ops[..slice.loop_at] {
-        let mut clash = None;
-        let mut check = |o: &Op| {
-            let b = buffer_of(lw.shared, o.results.first());
-            if b.bytes > 0 && b.offset < buffer.end() && buffer.offset < b.end() {
-                clash.get_or_insert(o.span);
-            }
-        };
-        check(top);
-        for region in regions(&top.kind) {
-            visit_region(region, 0, &mut |o, _| check(o));
-        }
-        if let Some(span) = clash {
-            return Err(CodegenError::Declined {
-                what: "a producer warpgroup whose barriers overlap the scratch memory of an \
-                       op before its loop"
-                    .into(),
-                span,
-            });
-        }
+    let clash = lw
+        .shared
+        .buffers
+        .iter()
+        .filter(|(v, _)| op.results.first() != Some(v))
+        .any(|(_, b)| b.bytes > 0 && b.offset < buffer.end() && buffer.offset < b.end());
+    if clash {
+        return Err(CodegenError::Llvm(
+            "a warp-specialized pipeline's buffers overlap another op's scratch \
+             (allocate-shared-memory and codegen disagree)"
+                .into(),
+        ));
     }
     Ok(())
 }
@@ -166,13 +206,14 @@ fn check_barriers_free(
 /// The producer thread's loop: the loop's condition and the scalars of its
 /// body (the rest stays with the consumers), and per tile the wait for a
 /// free buffer and the copies.
-fn produce(
-    lw: &mut Lowering<'_, '_>,
+fn produce<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
     op: &Op,
     t: &TmaCopies,
     (w, stages): (&WgmmaConfig, usize),
     slice: &ProducerSlice,
-) -> Result<()> {
+    start: IntValue<'ctx>,
+) -> Result<IntValue<'ctx>> {
     let OpKind::While {
         inits,
         cond_region,
@@ -193,7 +234,7 @@ fn produce(
     lw.builder.build_unconditional_branch(header)?;
     lw.builder.position_at_end(header);
     let tile_phi = lw.builder.build_phi(lw.ctx.i32_type(), "producer_tile")?;
-    tile_phi.add_incoming(&[(&lw.i32_const(0), entry)]);
+    tile_phi.add_incoming(&[(&start, entry)]);
     let mut phis = Vec::with_capacity(starts.len());
     for (&j, start) in slice.carried.iter().zip(&starts) {
         let phi = lw.builder.build_phi(start.get_type(), "producer_carried")?;
@@ -217,10 +258,21 @@ fn produce(
     let slot = lw
         .builder
         .build_int_unsigned_rem(tile, lw.i32_const(stages as u64), "producer_slot")?;
-    // Round `i / S` of the buffer's free barrier: the consumers entered the
-    // loop (round 0) or read tile `i - S`.
-    let free = tma::read_barrier(lw, t, slot, stages)?;
-    tma::wait(lw, free, tile, stages)?;
+    // From the second round on, the consumers must have read the stage
+    // `S` earlier (the buffers are free at the start: nothing else uses them).
+    let reused = lw.builder.build_int_compare(
+        IntPredicate::UGE,
+        tile,
+        lw.i32_const(stages as u64),
+        "reused",
+    )?;
+    tma::branch_if(lw, reused, |lw| {
+        let free = tma::read_barrier(lw, t, slot, stages)?;
+        let earlier = lw
+            .builder
+            .build_int_sub(tile, lw.i32_const(stages as u64), "")?;
+        tma::wait(lw, free, earlier, stages)
+    })?;
     for o in body_region.ops.iter().filter(|o| slice.has(o)) {
         lw.op(o)?;
     }
@@ -241,5 +293,5 @@ fn produce(
     }
     lw.builder.build_unconditional_branch(header)?;
     lw.builder.position_at_end(done);
-    Ok(())
+    Ok(tile)
 }

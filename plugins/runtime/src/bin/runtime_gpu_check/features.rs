@@ -35,6 +35,7 @@ fn variant(kernel: &str, num_warps: u32, shared_bytes: u32) -> Variant {
         cluster_splits: 1,
         cluster_x: 1,
         producer_warps: 0,
+        persistent: false,
         params: vec![
             param("n", ParamType::Scalar(ElemType::I32)),
             param("out", ParamType::Pointer(ElemType::I32)),
