@@ -48,7 +48,10 @@ fn count(ptx: &str, what: &str) -> usize {
 #[test]
 fn a_producer_warpgroup_issues_every_copy() {
     let ptx = ptx("8", &["--warp-specialize"]);
-    assert!(ptx.contains(".maxntid 384, 1, 1"), "8 warps + the producer's 4");
+    assert!(
+        ptx.contains(".maxntid 384, 1, 1"),
+        "8 warps + the producer's 4"
+    );
     // Registers move from the producer to the two consumer warpgroups.
     assert_eq!(count(&ptx, "setmaxnreg.dec.sync.aligned.u32 40;"), 1);
     assert_eq!(count(&ptx, "setmaxnreg.inc.sync.aligned.u32 232;"), 1);
@@ -62,7 +65,10 @@ fn a_producer_warpgroup_issues_every_copy() {
     assert_eq!(count(&ptx, "cp.async.bulk.tensor.3d"), 1);
     assert_eq!(count(&ptx, "cp.async.bulk.tensor.2d"), 16 + 2);
     assert_eq!(count(&ptx, "mbarrier.arrive.expect_tx"), 1);
-    assert!(!ptx.contains("cp.async.cg"), "no cp.async left to consumers");
+    assert!(
+        !ptx.contains("cp.async.cg"),
+        "no cp.async left to consumers"
+    );
     // Consumers free the stage before after each read and the last one
     // after the loop, one arrival per warp; they meet only among their 256
     // threads after the one meeting of all 384.
@@ -91,7 +97,11 @@ fn one_consumer_warpgroup_keeps_its_registers() {
     assert!(ptx.contains(".maxntid 256, 1, 1"));
     assert!(!ptx.contains("setmaxnreg"), "256 threads fit 255 registers");
     assert!(count(&ptx, "], 1;") > 0);
-    assert_eq!(count(&ptx, "], 4;"), count(&ptx, "], 1;"), "read by 4 warps");
+    assert_eq!(
+        count(&ptx, "], 4;"),
+        count(&ptx, "], 1;"),
+        "read by 4 warps"
+    );
     assert!(count(&ptx, "barrier.sync \t1, 128;") >= 1);
 }
 

@@ -151,7 +151,12 @@ mod tests {
             text: src.to_string(),
         };
         let lowered = crate::driver::lower(&source, &[], &[]).expect("lowers");
-        lowered.module.functions.into_iter().next().expect("a kernel")
+        lowered
+            .module
+            .functions
+            .into_iter()
+            .next()
+            .expect("a kernel")
     }
 
     fn the_loop(func: &Function) -> &Op {
@@ -189,7 +194,9 @@ mod tests {
         let row = body_region
             .ops
             .iter()
-            .find(|o| matches!(o.kind, OpKind::Binary { .. }) && func.ty(o.results[0]).shape.is_empty())
+            .find(|o| {
+                matches!(o.kind, OpKind::Binary { .. }) && func.ty(o.results[0]).shape.is_empty()
+            })
             .map(|o| o.results[0])
             .expect("the row");
         let slice = producer_slice(&func, op, [cond_of(op), row]).expect("scalars only");

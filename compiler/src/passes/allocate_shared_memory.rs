@@ -123,7 +123,8 @@ impl Placer<'_> {
                 _ => None,
             };
             let mut placed_end = floor;
-            if let Some((_, buffer)) = self.reserved.filter(|(v, _)| op.results.first() == Some(v)) {
+            if let Some((_, buffer)) = self.reserved.filter(|(v, _)| op.results.first() == Some(v))
+            {
                 plan.total_bytes = plan
                     .total_bytes
                     .max(buffer.end().next_multiple_of(BUFFER_ALIGN));

@@ -74,6 +74,14 @@ impl From<(u32, u32, u32)> for Grid {
     }
 }
 
+/// A persistent variant's launch of `grid`: at most `resident` programs
+/// along x, and the tile count they loop below (the asked x, as the
+/// kernel's last `i32` argument); `None` past `i32::MAX` tiles.
+pub fn persistent_launch(grid: Grid, resident: u32) -> Option<(Grid, i32)> {
+    let tiles = i32::try_from(grid.0).ok()?;
+    Some((Grid(grid.0.min(resident.max(1)), grid.1, grid.2), tiles))
+}
+
 pub struct Kernel {
     device: Arc<Device>,
     _module: Arc<Module>,
@@ -234,14 +242,15 @@ impl Kernel {
         );
         // A persistent variant: as many programs as the device holds at
         // once, each looping over the tiles below its last argument.
-        let mut tiles = i32::try_from(grid.0)
-            .map_err(|_| self.invalid(format!("{} tiles along x", grid.0)))?;
-        let grid = if self.variant.persistent {
-            pointers.push((&mut tiles as *mut i32).cast::<c_void>());
-            Grid(grid.0.min(self.resident_programs()?), grid.1, grid.2)
+        let (grid, mut tiles) = if self.variant.persistent {
+            persistent_launch(grid, self.resident_programs()?)
+                .ok_or_else(|| self.invalid(format!("{} tiles along x", grid.0)))?
         } else {
-            grid
+            (grid, 0)
         };
+        if self.variant.persistent {
+            pointers.push((&mut tiles as *mut i32).cast::<c_void>());
+        }
         let block = self.block_threads();
         // SAFETY: arguments were checked against the kernel's parameters and
         // packed in slots that outlive the call (the driver copies them).

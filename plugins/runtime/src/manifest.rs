@@ -276,6 +276,30 @@ mod tests {
     }
 
     #[test]
+    fn a_persistent_producer_variant_launches_the_resident_programs() {
+        use crate::kernel::{persistent_launch, Grid};
+        let ws = ADD.replacen(
+            "\"num_warps\"",
+            "\"producer_warps\": 4, \"persistent\": true, \"num_warps\"",
+            1,
+        );
+        let m = Manifest::parse(&ws).unwrap();
+        let (a, b) = (&m.variants[0], &m.variants[1]);
+        assert_eq!((a.producer_warps, a.persistent), (4, true));
+        assert_eq!((b.producer_warps, b.persistent), (0, false));
+        // 512 tiles on 132 resident programs: 132 launched, told 512.
+        assert_eq!(
+            persistent_launch(Grid(512, 1, 1), 132),
+            Some((Grid(132, 1, 1), 512))
+        );
+        assert_eq!(
+            persistent_launch(Grid(40, 2, 1), 132),
+            Some((Grid(40, 2, 1), 40))
+        );
+        assert_eq!(persistent_launch(Grid(u32::MAX, 1, 1), 132), None);
+    }
+
+    #[test]
     fn a_split_k_variant_runs_its_programs_along_z() {
         use crate::kernel::{clustered_grid, Grid};
         let split = ADD.replacen("\"num_warps\"", "\"cluster_splits\": 4, \"num_warps\"", 1);

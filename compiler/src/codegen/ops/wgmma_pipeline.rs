@@ -96,9 +96,9 @@ fn consume<'ctx>(
         .builder
         .build_load(i32t, counter, "stages_used")?
         .into_int_value();
-    let first_slot = lw
-        .builder
-        .build_int_unsigned_rem(first, lw.i32_const(stages as u64), "first_slot")?;
+    let first_slot =
+        lw.builder
+            .build_int_unsigned_rem(first, lw.i32_const(stages as u64), "first_slot")?;
     let pre = current_block(lw)?;
     let header = lw.new_block("consumer_while");
     let exit = lw.new_block("consumer_endwhile");

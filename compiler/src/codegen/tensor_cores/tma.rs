@@ -151,7 +151,12 @@ pub fn init_barriers<'ctx>(
     stages: usize,
 ) -> Result<Option<IntValue<'ctx>>> {
     prefetch_maps(lw, t)?;
-    each_barrier(lw, t, 0..stages, "@p mbarrier.init.shared::cta.b64 [$1], 1;")?;
+    each_barrier(
+        lw,
+        t,
+        0..stages,
+        "@p mbarrier.init.shared::cta.b64 [$1], 1;",
+    )?;
     // A multicast pipeline's `b` column, for the peer to compare.
     let exchanged = if t.multicast {
         let col = evaluate(lw, &t.operands[1].col)?;
@@ -213,7 +218,12 @@ pub fn init_producer_barriers(
     consumer_warps: usize,
 ) -> Result<()> {
     prefetch_maps(lw, t)?;
-    each_barrier(lw, t, 0..stages, "@p mbarrier.init.shared::cta.b64 [$1], 1;")?;
+    each_barrier(
+        lw,
+        t,
+        0..stages,
+        "@p mbarrier.init.shared::cta.b64 [$1], 1;",
+    )?;
     let read = format!("@p mbarrier.init.shared::cta.b64 [$1], {consumer_warps};");
     each_barrier(lw, t, stages..2 * stages, &read)?;
     asm(lw, "fence.mbarrier_init.release.cluster;", &[], Issuer::All)?;

@@ -68,7 +68,9 @@ pub fn lower_kernel(lw: &mut Lowering<'_, '_>) -> Result<bool> {
     };
     let consumers = lw.num_threads() as u64;
     let tiles = tile_count(lw)?;
-    let counter = lw.builder.build_alloca(lw.ctx.i32_type(), "stage_counter")?;
+    let counter = lw
+        .builder
+        .build_alloca(lw.ctx.i32_type(), "stage_counter")?;
     lw.builder.build_store(counter, lw.i32_const(0))?;
     let outer = lw.smem.current;
     lw.smem.current = buffer;
@@ -182,11 +184,7 @@ fn each_tile<'ctx>(
 /// The loop's buffers (and barriers) are filled while the consumers run the
 /// rest of the kernel: `allocate-shared-memory` put every other buffer
 /// above them (anything else is a compiler bug).
-fn check_buffers_apart(
-    lw: &Lowering<'_, '_>,
-    buffer: SharedBuffer,
-    op: &Op,
-) -> Result<()> {
+fn check_buffers_apart(lw: &Lowering<'_, '_>, buffer: SharedBuffer, op: &Op) -> Result<()> {
     let clash = lw
         .shared
         .buffers
@@ -255,9 +253,9 @@ fn produce<'ctx>(
 
     lw.builder.position_at_end(body);
     let tile = tile_phi.as_basic_value().into_int_value();
-    let slot = lw
-        .builder
-        .build_int_unsigned_rem(tile, lw.i32_const(stages as u64), "producer_slot")?;
+    let slot =
+        lw.builder
+            .build_int_unsigned_rem(tile, lw.i32_const(stages as u64), "producer_slot")?;
     // From the second round on, the consumers must have read the stage
     // `S` earlier (the buffers are free at the start: nothing else uses them).
     let reused = lw.builder.build_int_compare(
