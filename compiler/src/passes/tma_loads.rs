@@ -141,19 +141,12 @@ fn plan(
     next_map: &mut usize,
     producer: bool,
 ) -> Option<TmaCopies> {
-    let OpKind::While {
-        body_region,
-        pipeline: Some(p),
-        ..
-    } = &op.kind
-    else {
-        return None;
-    };
+    let (body_region, p) = pipelined(op)?;
     let LoopPipeline {
         engine: DotEngine::Wgmma { .. },
         tma: None,
         ..
-    } = **p
+    } = *p
     else {
         return None;
     };
@@ -220,14 +213,7 @@ fn plan(
 /// tile in the operands' element type (a 128x256 f16 tile: 3 buffers of
 /// 48 KiB, 4 of 40 KiB for 128x192). `None`: not even 2 fit.
 fn producer_stages(func: &Function, op: &Op, num_warps: usize) -> Option<usize> {
-    let OpKind::While {
-        body_region,
-        pipeline: Some(p),
-        ..
-    } = &op.kind
-    else {
-        return None;
-    };
+    let (body_region, p) = pipelined(op)?;
     let dot = body_region
         .ops
         .iter()
@@ -237,6 +223,18 @@ fn producer_stages(func: &Function, op: &Op, num_warps: usize) -> Option<usize> 
     let per_stage = w.stage_bytes() + 2 * BARRIER_BYTES;
     let room = max_shared_bytes(Arch::Sm90a).checked_sub(epilogue + BARRIER_BYTES)?;
     Some(room / per_stage).filter(|&s| s >= 2)
+}
+
+/// A pipelined loop's body and pipeline.
+fn pipelined(op: &Op) -> Option<(&Region, &LoopPipeline)> {
+    match &op.kind {
+        OpKind::While {
+            body_region,
+            pipeline: Some(p),
+            ..
+        } => Some((body_region, p)),
+        _ => None,
+    }
 }
 
 /// Whether a producer warpgroup can issue `t`'s copies for `op`'s loop: it

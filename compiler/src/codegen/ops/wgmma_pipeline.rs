@@ -122,13 +122,7 @@ fn consume<'ctx>(
         tma::release_previous(lw, t, (m.tile, m.slot, first), stages)?;
         Ok(regs)
     })?;
-    let next = yielded(lw, &body_region.yields, &layouts, op)?;
-    let next_index = lw
-        .builder
-        .build_int_add(m.tile, lw.i32_const(1), "next_tile")?;
-    let latch = current_block(lw)?;
-    lw.builder.build_unconditional_branch(header)?;
-    m.close(&next, next_index, next_slot, latch);
+    m.back_to(lw, (op, &body_region.yields, &layouts), header, next_slot)?;
 
     lw.builder.position_at_end(exit);
     let acc = wgmma::wait_all(lw, phi_values(&m.phis[plan.acc]))?;
@@ -243,13 +237,7 @@ fn pipelined<'ctx>(
         copy_stage(lw, (w, plan), (tma_copies, paired), body_region, m.slot)?;
         Ok(regs)
     })?;
-    let next = yielded(lw, &body_region.yields, &layouts, op)?;
-    let next_index = lw
-        .builder
-        .build_int_add(m.tile, lw.i32_const(1), "next_tile")?;
-    let latch = current_block(lw)?;
-    lw.builder.build_unconditional_branch(m_header)?;
-    m.close(&next, next_index, next_slot, latch);
+    m.back_to(lw, (op, &body_region.yields, &layouts), m_header, next_slot)?;
 
     // Drain: tiles n - stages + 1 .. n are still to be multiplied.
     lw.builder.position_at_end(exit);
@@ -377,6 +365,25 @@ struct OpenLoop<'ctx> {
 }
 
 impl<'ctx> OpenLoop<'ctx> {
+    /// Ends an iteration: the body's `yields` (in `layouts`), the next tile
+    /// and `next_slot` carried back to `header`.
+    fn back_to(
+        &self,
+        lw: &mut Lowering<'_, 'ctx>,
+        (op, yields, layouts): (&Op, &[ValueId], &[Layout]),
+        header: BasicBlock<'ctx>,
+        next_slot: IntValue<'ctx>,
+    ) -> Result<()> {
+        let next = yielded(lw, yields, layouts, op)?;
+        let next_index = lw
+            .builder
+            .build_int_add(self.tile, lw.i32_const(1), "next_tile")?;
+        let latch = current_block(lw)?;
+        lw.builder.build_unconditional_branch(header)?;
+        self.close(&next, next_index, next_slot, latch);
+        Ok(())
+    }
+
     /// The back edge from `latch`.
     fn close(
         &self,

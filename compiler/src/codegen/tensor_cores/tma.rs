@@ -150,13 +150,7 @@ pub fn init_barriers<'ctx>(
     t: &TmaCopies,
     stages: usize,
 ) -> Result<Option<IntValue<'ctx>>> {
-    prefetch_maps(lw, t)?;
-    each_barrier(
-        lw,
-        t,
-        0..stages,
-        "@p mbarrier.init.shared::cta.b64 [$1], 1;",
-    )?;
+    init_filled_barriers(lw, t, stages)?;
     // A multicast pipeline's `b` column, for the peer to compare.
     let exchanged = if t.multicast {
         let col = evaluate(lw, &t.operands[1].col)?;
@@ -183,6 +177,18 @@ pub fn init_barriers<'ctx>(
         col,
         "pair_shares_b",
     )?))
+}
+
+/// Thread 0 brings the maps' descriptors into the TMA unit's cache and
+/// initializes the stages' filled barriers (one arrival: the issuer's).
+fn init_filled_barriers(lw: &Lowering<'_, '_>, t: &TmaCopies, stages: usize) -> Result<()> {
+    prefetch_maps(lw, t)?;
+    each_barrier(
+        lw,
+        t,
+        0..stages,
+        "@p mbarrier.init.shared::cta.b64 [$1], 1;",
+    )
 }
 
 /// The maps' descriptors into the TMA unit's cache before the first copy
@@ -217,13 +223,7 @@ pub fn init_producer_barriers(
     stages: usize,
     consumer_warps: usize,
 ) -> Result<()> {
-    prefetch_maps(lw, t)?;
-    each_barrier(
-        lw,
-        t,
-        0..stages,
-        "@p mbarrier.init.shared::cta.b64 [$1], 1;",
-    )?;
+    init_filled_barriers(lw, t, stages)?;
     let read = format!("@p mbarrier.init.shared::cta.b64 [$1], {consumer_warps};");
     each_barrier(lw, t, stages..2 * stages, &read)?;
     asm(lw, "fence.mbarrier_init.release.cluster;", &[], Issuer::All)?;
