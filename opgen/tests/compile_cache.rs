@@ -107,3 +107,43 @@ fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// Every TMA switch is part of a point's key: plain TMA, multicast and a
+/// producer warpgroup compile the same source into different kernels, so
+/// none may be served another's cached PTX.
+#[test]
+fn each_tma_switch_keys_its_own_entry() {
+    let source = Source::read(&add_tc()).unwrap();
+    let defines = vec![
+        ("T".to_string(), "float32".to_string()),
+        ("SIZE".to_string(), "256".to_string()),
+    ];
+    let base = CodegenOptions {
+        arch: Arch::Sm90a,
+        num_warps: 8,
+        num_stages: None,
+        split_k: None,
+        tma: true,
+        tma_multicast: false,
+        warp_specialize: false,
+    };
+    let key = |o: &CodegenOptions| CompileCache::key(&source, &defines, &[], o).unwrap();
+    let keys = [
+        key(&CodegenOptions { tma: false, ..base }),
+        key(&base),
+        key(&CodegenOptions {
+            tma_multicast: true,
+            ..base
+        }),
+        key(&CodegenOptions {
+            warp_specialize: true,
+            ..base
+        }),
+    ];
+    for (i, a) in keys.iter().enumerate() {
+        for b in &keys[i + 1..] {
+            assert_ne!(a, b);
+        }
+    }
+    assert_eq!(key(&base), keys[1], "a key is a function of the point");
+}
