@@ -121,7 +121,7 @@ fn the_manifest_adds_the_producer_warps() {
 #[test]
 fn a_loop_bound_in_memory_keeps_thread_0_issuing() {
     let file = "compiler/tests/passes/tma_loads_warp_specialized_bound_in_memory.tc";
-    let args = [
+    let bound = [
         file,
         "-DKSHIFT=0",
         "--arch",
@@ -131,10 +131,21 @@ fn a_loop_bound_in_memory_keeps_thread_0_issuing() {
         "--tma",
         "--warp-specialize",
     ];
-    let ptx = tritonc_ptx(&args, "bound in memory");
+    let ptx = tritonc_ptx(&bound, "bound in memory");
     assert!(ptx.contains("cp.async.bulk.tensor"), "still TMA");
     assert!(ptx.contains(".maxntid 256, 1, 1"));
     assert!(!ptx.contains("setmaxnreg"));
+    // The user hears why the switch did nothing; a kernel that takes it
+    // compiles quietly.
+    let out = tritonc(&bound);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success());
+    assert!(
+        err.contains("note: --warp-specialize: no loop of `dot` takes a producer warpgroup"),
+        "{err}"
+    );
+    let taken = tritonc(&args("8", &["--warp-specialize"]));
+    assert!(taken.status.success() && taken.stderr.is_empty());
 }
 
 #[test]

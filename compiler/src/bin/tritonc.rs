@@ -6,7 +6,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
-use tritonc::codegen::{Arch, CodegenOptions};
+use tritonc::codegen::{Arch, CodegenOptions, CompiledKernel};
 use tritonc::diagnostics::Diagnostic;
 use tritonc::driver::space::{self, PointResult};
 use tritonc::driver::{self, CompileError, CompileOptions, Define, KernelOutput, Source};
@@ -221,6 +221,9 @@ fn run(cli: &Cli, times: &mut PhaseTimes) -> Result<(), String> {
             _ => Vec::new(),
         };
         let kernel = pick_kernel(kernels, wanted, &names, &source)?;
+        for note in switches_not_taken(&options.codegen, &kernel.compiled) {
+            eprintln!("note: {note}");
+        }
         match cli.emit {
             Emit::Llvm => kernel.compiled.llvm_ir,
             _ => kernel.compiled.ptx,
@@ -231,6 +234,31 @@ fn run(cli: &Cli, times: &mut PhaseTimes) -> Result<(), String> {
             .map_err(|e| format!("error: cannot write {}: {e}", path.display())),
         None => write_stdout(&text),
     }
+}
+
+/// The TMA switches asked for that the kernel did not take (each is applied
+/// only where the compiler proves it safe), for a note on standard error.
+fn switches_not_taken(codegen: &CodegenOptions, kernel: &CompiledKernel) -> Vec<String> {
+    let name = &kernel.name;
+    let mut notes = Vec::new();
+    if codegen.tma && kernel.tensor_maps.is_empty() {
+        notes.push(format!(
+            "--tma: no loop of `{name}` copies by TMA (it needs a pipelined wgmma loop on \
+             sm_90a whose loads are boxes of row-major tensors); compiled with cp.async"
+        ));
+    } else if codegen.tma_multicast && kernel.cluster_x == 1 {
+        notes.push(format!(
+            "--tma-multicast: `{name}`'s programs are not proven to run its loop alike; \
+             each copies its own tiles"
+        ));
+    } else if codegen.warp_specialize && kernel.producer_warps == 0 {
+        notes.push(format!(
+            "--warp-specialize: no loop of `{name}` takes a producer warpgroup (it needs the \
+             loop in the kernel's top region, no `return`, and its bound and copy origins \
+             computed from scalars); thread 0 issues the copies"
+        ));
+    }
+    notes
 }
 
 /// The phases, then what the process spent elsewhere (arguments, files, output).
