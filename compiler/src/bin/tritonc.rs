@@ -221,7 +221,7 @@ fn run(cli: &Cli, times: &mut PhaseTimes) -> Result<(), String> {
             _ => Vec::new(),
         };
         let kernel = pick_kernel(kernels, wanted, &names, &source)?;
-        for note in switches_not_taken(&options.codegen, &kernel.compiled) {
+        if let Some(note) = switch_not_taken(&options.codegen, &kernel.compiled) {
             eprintln!("note: {note}");
         }
         match cli.emit {
@@ -236,29 +236,29 @@ fn run(cli: &Cli, times: &mut PhaseTimes) -> Result<(), String> {
     }
 }
 
-/// The TMA switches asked for that the kernel did not take (each is applied
+/// A TMA switch asked for that the kernel did not take (each is applied
 /// only where the compiler proves it safe), for a note on standard error.
-fn switches_not_taken(codegen: &CodegenOptions, kernel: &CompiledKernel) -> Vec<String> {
+fn switch_not_taken(codegen: &CodegenOptions, kernel: &CompiledKernel) -> Option<String> {
     let name = &kernel.name;
-    let mut notes = Vec::new();
     if codegen.tma && kernel.tensor_maps.is_empty() {
-        notes.push(format!(
+        Some(format!(
             "--tma: no loop of `{name}` copies by TMA (it needs a pipelined wgmma loop on \
              sm_90a whose loads are boxes of row-major tensors); compiled with cp.async"
-        ));
+        ))
     } else if codegen.tma_multicast && kernel.cluster_x == 1 {
-        notes.push(format!(
+        Some(format!(
             "--tma-multicast: `{name}`'s programs are not proven to run its loop alike; \
              each copies its own tiles"
-        ));
+        ))
     } else if codegen.warp_specialize && kernel.producer_warps == 0 {
-        notes.push(format!(
+        Some(format!(
             "--warp-specialize: no loop of `{name}` takes a producer warpgroup (it needs the \
              loop in the kernel's top region, no `return`, and its bound and copy origins \
              computed from scalars); thread 0 issues the copies"
-        ));
+        ))
+    } else {
+        None
     }
-    notes
 }
 
 /// The phases, then what the process spent elsewhere (arguments, files, output).

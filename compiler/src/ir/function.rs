@@ -144,15 +144,31 @@ impl Function {
     /// use): a warpgroup issuing the copies of a warp-specialized TMA
     /// pipeline ([`super::schedule::TmaCopies::warp_specialized`]), else 0.
     pub fn producer_warps(&self) -> u32 {
-        let specialized = super::walk::walk_ops(self).iter().any(|v| {
-            matches!(&v.op.kind, OpKind::While { pipeline: Some(p), .. }
-                if p.tma.as_ref().is_some_and(|t| t.warp_specialized))
-        });
-        if specialized {
-            PRODUCER_WARPS
-        } else {
-            0
+        match self.warp_specialized_loop() {
+            Some(_) => PRODUCER_WARPS,
+            None => 0,
         }
+    }
+
+    /// The loop whose TMA copies a producer warpgroup issues (the
+    /// `tma-loads` pass marks at most one, in the top region), with its
+    /// pipeline and copies.
+    pub fn warp_specialized_loop(
+        &self,
+    ) -> Option<(
+        &Op,
+        &super::schedule::LoopPipeline,
+        &super::schedule::TmaCopies,
+    )> {
+        self.body.ops.iter().find_map(|op| match &op.kind {
+            OpKind::While {
+                pipeline: Some(p), ..
+            } => {
+                let t = p.tma.as_deref()?;
+                t.warp_specialized.then_some((op, &**p, t))
+            }
+            _ => None,
+        })
     }
 
     /// Whether the kernel runs persistently (a warp-specialized pipeline):

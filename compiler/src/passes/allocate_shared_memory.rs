@@ -71,22 +71,13 @@ impl Pass for AllocateSharedMemory {
 
 /// The warp-specialized loop of the top region and its buffer from byte 0.
 fn producer_buffers(func: &Function, layouts: &LayoutMap) -> Option<(ValueId, SharedBuffer)> {
-    func.body.ops.iter().find_map(|op| match &op.kind {
-        OpKind::While {
-            pipeline: Some(p), ..
-        } if p.tma.as_ref().is_some_and(|t| t.warp_specialized) => {
-            let bytes = scratch_bytes(func, layouts, op, None);
-            Some((
-                op.results[0],
-                SharedBuffer {
-                    offset: 0,
-                    bytes,
-                    barrier_first: true,
-                },
-            ))
-        }
-        _ => None,
-    })
+    let (op, ..) = func.warp_specialized_loop()?;
+    let buffer = SharedBuffer {
+        offset: 0,
+        bytes: scratch_bytes(func, layouts, op, None),
+        barrier_first: true,
+    };
+    Some((op.results[0], buffer))
 }
 
 /// Shared memory a kernel may always take to put two neighbouring buffers

@@ -77,14 +77,11 @@ impl Pass for TmaLoads {
             .iter()
             .filter_map(|v| {
                 let producer = target.warp_specialize && target.split_k.unwrap_or(1) <= 1;
-                let mut t = plan(func, v.op, target.num_warps, &mut next_map, producer)?;
+                let (mut t, most_stages) =
+                    plan(func, v.op, target.num_warps, &mut next_map, producer)?;
                 t.multicast = target.tma_multicast
                     && target.split_k.unwrap_or(1) <= 1
                     && shares_b_safely(func, v.op, &t);
-                let most_stages = t
-                    .warp_specialized
-                    .then(|| producer_stages(func, v.op, target.num_warps))
-                    .flatten();
                 Some((v.op.results.clone(), t, most_stages))
             })
             .collect();
@@ -133,14 +130,15 @@ fn annotate(region: &mut Region, decided: &[Decided]) {
 
 /// The TMA copies of `op`'s pipeline (barriers not placed yet), if both
 /// operands are tensor boxes; numbers its maps from `next_map`. With
-/// `producer`, issued by a producer warpgroup where [`can_specialize`].
+/// `producer`, issued by a producer warpgroup where [`can_specialize`],
+/// then with the most buffers it may keep ([`producer_stages`]).
 fn plan(
     func: &Function,
     op: &Op,
     num_warps: usize,
     next_map: &mut usize,
     producer: bool,
-) -> Option<TmaCopies> {
+) -> Option<(TmaCopies, Option<usize>)> {
     let (body_region, p) = pipelined(op)?;
     let LoopPipeline {
         engine: DotEngine::Wgmma { .. },
@@ -197,29 +195,26 @@ fn plan(
         warp_specialized: false,
         a_plain: None,
     };
-    if producer && can_specialize(func, op, &t) {
-        t.warp_specialized = true;
-        t.a_plain = Some(number(
-            vec![MapDim::cols(w.a_atom()), MapDim::rows(8)],
-            w.a_row_bytes(),
-        ));
+    if !(producer && can_specialize(func, op, &t)) {
+        return Some((t, None));
     }
-    Some(t)
+    t.warp_specialized = true;
+    t.a_plain = Some(number(
+        vec![MapDim::cols(w.a_atom()), MapDim::rows(8)],
+        w.a_row_bytes(),
+    ));
+    let most_stages = producer_stages(&w, func.dtype(p.loads[0]).size_bytes());
+    Some((t, most_stages))
 }
 
 /// Most buffers a producer warpgroup's pipeline keeps: its buffers stay
 /// while the rest of the kernel runs (every other op's scratch goes above
 /// them), so they leave room for the epilogue to stage the accumulator
 /// tile in the operands' element type (a 128x256 f16 tile: 3 buffers of
-/// 48 KiB, 4 of 40 KiB for 128x192). `None`: not even 2 fit.
-fn producer_stages(func: &Function, op: &Op, num_warps: usize) -> Option<usize> {
-    let (body_region, p) = pipelined(op)?;
-    let dot = body_region
-        .ops
-        .iter()
-        .find(|o| o.results.first() == Some(&p.dot))?;
-    let w = wgmma::plan_for_op(func, dot, num_warps)?;
-    let epilogue = w.m * w.n * func.dtype(p.loads[0]).size_bytes();
+/// 48 KiB, 4 of 40 KiB for 128x192), operands of `elem_bytes`. `None`:
+/// not even 2 fit.
+fn producer_stages(w: &WgmmaConfig, elem_bytes: usize) -> Option<usize> {
+    let epilogue = w.m * w.n * elem_bytes;
     let per_stage = w.stage_bytes() + 2 * BARRIER_BYTES;
     let room = max_shared_bytes(Arch::Sm90a).checked_sub(epilogue + BARRIER_BYTES)?;
     Some(room / per_stage).filter(|&s| s >= 2)

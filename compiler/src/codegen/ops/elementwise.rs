@@ -27,31 +27,20 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
                 lw.define(result, Slot::Splat(c));
             }
         }
-        OpKind::ProgramId { axis: 0 } | OpKind::NumPrograms { axis: 0 }
-            if lw.persistent_tile.is_some() =>
-        {
-            // A persistent kernel's tile and tile count along x.
-            let Some((tile, tiles)) = lw.persistent_tile else {
-                return lw.unsupported("a persistent tile outside its loop", op.span);
-            };
-            let v = if matches!(op.kind, OpKind::ProgramId { .. }) {
-                tile
-            } else {
-                tiles
-            };
-            lw.define(result, Slot::Tile(Tile::scalar(v.into())));
-        }
         OpKind::ProgramId { axis } | OpKind::NumPrograms { axis } => {
-            let Some(xyz) = ["x", "y", "z"].get(*axis as usize) else {
-                return lw.unsupported(format!("grid axis {axis}"), op.span);
+            let is_id = matches!(op.kind, OpKind::ProgramId { .. });
+            let v = match (*axis, lw.persistent_tile) {
+                // A persistent kernel's tile and tile count along x.
+                (0, Some((tile, tiles))) => if is_id { tile } else { tiles }.into(),
+                _ => {
+                    let Some(xyz) = ["x", "y", "z"].get(*axis as usize) else {
+                        return lw.unsupported(format!("grid axis {axis}"), op.span);
+                    };
+                    let reg = if is_id { "ctaid" } else { "nctaid" };
+                    let name = format!("llvm.nvvm.read.ptx.sreg.{reg}.{xyz}");
+                    lw.call_value(&name, lw.ctx.i32_type().into(), &[])?
+                }
             };
-            let reg = if matches!(op.kind, OpKind::ProgramId { .. }) {
-                "ctaid"
-            } else {
-                "nctaid"
-            };
-            let name = format!("llvm.nvvm.read.ptx.sreg.{reg}.{xyz}");
-            let v = lw.call_value(&name, lw.ctx.i32_type().into(), &[])?;
             lw.define(result, Slot::Tile(Tile::scalar(v)));
         }
         OpKind::MakeRange { start, end } => {

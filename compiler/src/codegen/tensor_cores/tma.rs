@@ -126,9 +126,9 @@ pub fn barrier<'ctx>(
     shared_address(lw, lw.smem.base(), at)
 }
 
-/// Address of stage `slot`'s read barrier (a warp-specialized pipeline's
+/// Address of stage `slot`'s free barrier (a warp-specialized pipeline's
 /// second row).
-pub fn read_barrier<'ctx>(
+pub fn free_barrier<'ctx>(
     lw: &Lowering<'_, 'ctx>,
     t: &TmaCopies,
     slot: IntValue<'ctx>,
@@ -136,7 +136,7 @@ pub fn read_barrier<'ctx>(
 ) -> Result<IntValue<'ctx>> {
     let at = lw
         .builder
-        .build_int_add(slot, lw.i32_const(stages as u64), "read_slot")?;
+        .build_int_add(slot, lw.i32_const(stages as u64), "free_slot")?;
     barrier(lw, t, at)
 }
 
@@ -224,8 +224,8 @@ pub fn init_producer_barriers(
     consumer_warps: usize,
 ) -> Result<()> {
     init_filled_barriers(lw, t, stages)?;
-    let read = format!("@p mbarrier.init.shared::cta.b64 [$1], {consumer_warps};");
-    each_barrier(lw, t, stages..2 * stages, &read)?;
+    let free = format!("@p mbarrier.init.shared::cta.b64 [$1], {consumer_warps};");
+    each_barrier(lw, t, stages..2 * stages, &free)?;
     asm(lw, "fence.mbarrier_init.release.cluster;", &[], Issuer::All)?;
     lw.barrier()
 }
@@ -241,7 +241,7 @@ pub fn release_previous<'ctx>(
 ) -> Result<()> {
     let b = &lw.builder;
     let previous = wrap_add(lw, slot, stages - 1, stages)?;
-    let free = read_barrier(lw, t, previous, stages)?;
+    let free = free_barrier(lw, t, previous, stages)?;
     let lane0 = b.build_int_compare(IntPredicate::EQ, lw.lane, lw.i32_const(0), "")?;
     let read_some = b.build_int_compare(IntPredicate::NE, used, first, "")?;
     let when = b.build_and(lane0, read_some, "release")?;

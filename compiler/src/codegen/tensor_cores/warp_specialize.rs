@@ -4,14 +4,14 @@
 //! At the kernel's start thread 0 initializes both rows of barriers and
 //! every thread meets once; then the producer warpgroup gives registers
 //! back (`setmaxnreg.dec`), and one of its threads runs the loop alone on
-//! the scalars it needs ([`producer_slice`]): for tile `i` it waits until
-//! the consumers freed buffer `i % S` (as they enter the loop, or after
-//! reading tile `i - S`), arms the stage's
-//! barrier and issues the copies, then leaves. The consumers take the
-//! registers (`setmaxnreg.inc`) and run the kernel as written, meeting
-//! among themselves only (named barrier 1), their loop waiting on the
-//! stages' barriers instead of each other
-//! ([`crate::codegen::ops::wgmma_pipeline`]).
+//! the scalars it needs ([`producer_slice`]): for its `u`-th stage use it
+//! waits until the consumers freed buffer `u % S` (from use `S` on: they
+//! read use `u - S`), arms the stage's barrier and issues the copies. The
+//! consumers take the registers (`setmaxnreg.inc`) and run the kernel as
+//! written, meeting among themselves only (named barrier 1), their loop
+//! waiting on the stages' barriers instead of each other
+//! ([`crate::codegen::ops::wgmma_pipeline`]). Both loop over the tiles of
+//! the persistent grid, the stage count running on across them.
 use crate::analysis::producer_slice::{tma_producer_slice, ProducerSlice};
 use crate::analysis::wgmma::WgmmaConfig;
 use crate::codegen::lower::asm::async_asm;
@@ -22,7 +22,7 @@ use crate::codegen::lower::{Lowering, Result};
 use crate::codegen::tensor_cores::pipelined_loop::{slot_offset, PipelinePlan};
 use crate::codegen::tensor_cores::tma;
 use crate::codegen::CodegenError;
-use crate::ir::{Function, LoopPipeline, Op, OpKind, SharedBuffer, TmaCopies};
+use crate::ir::{Op, OpKind, SharedBuffer, TmaCopies};
 use inkwell::values::{BasicValueEnum, IntValue};
 use inkwell::IntPredicate;
 
@@ -32,26 +32,12 @@ use inkwell::IntPredicate;
 const PRODUCER_REGISTERS: u32 = 40;
 const CONSUMER_REGISTERS: u32 = 232;
 
-/// The kernel's warp-specialized loop: the op in the top region, its
-/// pipeline and copies.
-fn specialized_loop(func: &Function) -> Option<(&Op, &LoopPipeline, &TmaCopies)> {
-    func.body.ops.iter().find_map(|op| match &op.kind {
-        OpKind::While {
-            pipeline: Some(p), ..
-        } => {
-            let t = p.tma.as_deref()?;
-            t.warp_specialized.then_some((op, &**p, t))
-        }
-        _ => None,
-    })
-}
-
 /// Lowers the whole kernel when it has a warp-specialized loop (and says
 /// whether it did): the split at the kernel's start, the producer's tile
 /// loop and the consumers' (the kernel's top region once per tile).
 pub fn lower_kernel(lw: &mut Lowering<'_, '_>) -> Result<bool> {
     let func = lw.func;
-    let Some((op, p, t)) = specialized_loop(func) else {
+    let Some((op, p, t)) = func.warp_specialized_loop() else {
         return Ok(false);
     };
     let Some(slice) = tma_producer_slice(func, op, t) else {
@@ -265,7 +251,7 @@ fn produce<'ctx>(
         "reused",
     )?;
     tma::branch_if(lw, reused, |lw| {
-        let free = tma::read_barrier(lw, t, slot, stages)?;
+        let free = tma::free_barrier(lw, t, slot, stages)?;
         let earlier = lw
             .builder
             .build_int_sub(tile, lw.i32_const(stages as u64), "")?;
