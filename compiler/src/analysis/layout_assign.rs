@@ -202,12 +202,9 @@ fn seed_mma(func: &Function, region: &Region, map: &mut LayoutMap) {
                     let Some(&y) = body_region.yields.get(i) else {
                         continue;
                     };
-                    let Some(l) = map.layouts.get(&y).cloned() else {
+                    let Some(l) = dot_derived_layout(func, body_region, map, y) else {
                         continue;
                     };
-                    if !yields_mma(func, body_region, y, map.num_warps) {
-                        continue;
-                    }
                     for v in [
                         Some(&r),
                         inits.get(i),
@@ -233,13 +230,42 @@ fn seed_mma(func: &Function, region: &Region, map: &mut LayoutMap) {
     }
 }
 
-/// Whether `v` is the result of a tensor-core dot of `region`.
-fn yields_mma(func: &Function, region: &Region, v: ValueId, num_warps: usize) -> bool {
-    region.ops.iter().any(|op| {
-        op.results.first() == Some(&v)
-            && matches!(op.kind, OpKind::Dot { .. })
-            && mma::plan_for_op(func, op, num_warps).is_some()
-    })
+/// The layout `region` computes `v` in when `v` derives from a tensor-core
+/// dot of the region: the dot's accumulator layout, kept by element-wise
+/// ops (`acc * alpha + p @ v`), and its slice after a reduction (a running
+/// row maximum). A loop carrying such a value keeps it there, so neither
+/// the accumulator nor its row statistics cross shared memory at every
+/// iteration (FlashAttention's loop).
+fn dot_derived_layout(
+    func: &Function,
+    region: &Region,
+    map: &LayoutMap,
+    v: ValueId,
+) -> Option<Layout> {
+    let op = region
+        .ops
+        .iter()
+        .find(|op| op.results.first() == Some(&v))?;
+    let from = |operands: &[ValueId]| {
+        operands
+            .iter()
+            .filter(|o| func.ty(**o).shape == func.ty(v).shape)
+            .find_map(|o| dot_derived_layout(func, region, map, *o))
+    };
+    match &op.kind {
+        OpKind::Dot { .. } if mma::plan_for_op(func, op, map.num_warps).is_some() => {
+            map.layouts.get(&v).cloned()
+        }
+        OpKind::Binary { lhs, rhs, .. } => from(&[*lhs, *rhs]),
+        OpKind::Select {
+            on_true, on_false, ..
+        } => from(&[*on_true, *on_false]),
+        OpKind::Unary { src, .. } | OpKind::Cast { src } => from(&[*src]),
+        OpKind::Reduce { src, axis, .. } => {
+            dot_derived_layout(func, region, map, *src)?.reduced(*axis)
+        }
+        _ => None,
+    }
 }
 
 fn backward(func: &Function, region: &Region, widths: &AxisInfoMap, map: &mut LayoutMap) {

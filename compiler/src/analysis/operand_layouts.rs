@@ -64,6 +64,12 @@ impl OperandLayouts {
         self.keep_tiles(func, carried(func, layouts, yields, results))
     }
 
+    /// Whether `v` is a lazy tile (a constant, range or splat), built in
+    /// whatever layout its reader asks for.
+    pub fn is_lazy(&self, v: ValueId) -> bool {
+        self.lazy.contains(&v)
+    }
+
     fn keep_tiles(&self, func: &Function, reads: Vec<Read>) -> Vec<Read> {
         reads
             .into_iter()

@@ -5,14 +5,20 @@
 //! `While` carries) and the op reads its result. A tile read in the same
 //! layout again later in the same region reuses that conversion.
 //!
+//! A tile computed cheaply from scalars and lazy tiles (an index range
+//! offset by a loop counter, a mask comparing it with a bound, a pointer
+//! tile built from them) is computed again in the wanted layout instead
+//! of crossing shared memory ([`MAX_REMATERIALIZED_OPS`] ops at most):
+//! a conversion costs a barrier, a few integer ops do not.
+//!
 //! Lowering then never converts on its own: it finds each operand in the
 //! layout it reads it in. Runs after `pipeline-dot-loops` (a pipelined loop
 //! reads its loads and accumulator its own way). Needs the layouts: skipped
 //! without a target.
 use super::{Pass, PassOptions};
 use crate::analysis::operand_layouts::{OperandLayouts, Read};
-use crate::ir::layout::{Layout, LayoutMap};
-use crate::ir::walk::{operands_mut, regions_mut};
+use crate::ir::layout::{reshape_src_layout, Layout, LayoutMap};
+use crate::ir::walk::{operands_mut, regions_mut, walk_ops};
 use crate::ir::{Function, LoopPipeline, Op, OpKind, Region, ValueId, ValueInfo};
 use crate::span::Span;
 use std::collections::HashMap;
@@ -37,11 +43,13 @@ impl Pass for InsertLayoutConversions {
             return false;
         };
         let reads = OperandLayouts::new(func);
+        let cheap = cheap_definitions(func);
         let mut body = std::mem::take(&mut func.body);
         let mut cx = Rewriter {
             func,
             layouts: &mut layouts,
             reads: &reads,
+            cheap: &cheap,
             inserted: 0,
         };
         cx.region(&mut body, None, None);
@@ -56,7 +64,32 @@ struct Rewriter<'a> {
     func: &'a mut Function,
     layouts: &'a mut LayoutMap,
     reads: &'a OperandLayouts,
+    cheap: &'a HashMap<ValueId, Op>,
     inserted: usize,
+}
+
+/// Most ops computed again to make one tile in another layout.
+pub const MAX_REMATERIALIZED_OPS: usize = 8;
+
+/// The ops cheap to compute again, by result: integer and pointer
+/// arithmetic, comparisons, selects, casts, broadcasts and reshapes.
+fn cheap_definitions(func: &Function) -> HashMap<ValueId, Op> {
+    walk_ops(func)
+        .iter()
+        .filter(|v| {
+            matches!(
+                v.op.kind,
+                OpKind::Binary { .. }
+                    | OpKind::Cmp { .. }
+                    | OpKind::Select { .. }
+                    | OpKind::Cast { .. }
+                    | OpKind::AddPtr { .. }
+                    | OpKind::Broadcast { .. }
+                    | OpKind::Reshape { .. }
+            ) && v.op.results.len() == 1
+        })
+        .map(|v| (v.op.results[0], v.op.clone()))
+        .collect()
 }
 
 /// Conversions already made in a region, by value and layout.
@@ -148,6 +181,17 @@ impl Rewriter<'_> {
             let converted = match made.get(&key) {
                 Some(c) => *c,
                 None => {
+                    // Tried on copies: a failure leaves nothing behind.
+                    let mut budget = MAX_REMATERIALIZED_OPS;
+                    let (mut again, mut trial) = (Vec::new(), made.clone());
+                    if let Some(c) =
+                        self.rematerialize(*v, layout, span, &mut trial, &mut again, &mut budget)
+                    {
+                        ops.extend(again);
+                        *made = trial;
+                        renames.insert(*v, c);
+                        continue;
+                    }
                     let c = self.new_value_like(*v);
                     self.layouts.layouts.insert(c, layout.clone());
                     ops.push(Op {
@@ -163,6 +207,50 @@ impl Rewriter<'_> {
             renames.insert(*v, converted);
         }
         renames
+    }
+
+    /// `v` computed again in `layout` by ops pushed on `ops` (and noted in
+    /// `made`), when its definition and every operand not already in the
+    /// layout it is read in are cheap, within `budget` ops; on `None` the
+    /// caller drops `ops` and `made`.
+    fn rematerialize(
+        &mut self,
+        v: ValueId,
+        layout: &Layout,
+        span: Span,
+        made: &mut Made,
+        ops: &mut Vec<Op>,
+        budget: &mut usize,
+    ) -> Option<ValueId> {
+        if let Some(c) = made.get(&(v, layout.clone())) {
+            return Some(*c);
+        }
+        let op = self.cheap.get(&v)?;
+        *budget = budget.checked_sub(1)?;
+        let mut kind = op.kind.clone();
+        let shape = |x: ValueId| self.func.ty(x).shape.clone();
+        let operand_layout = match &kind {
+            OpKind::Reshape { src } => reshape_src_layout(layout, &shape(*src), &shape(v))?,
+            _ => layout.clone(),
+        };
+        for operand in operands_mut(&mut kind) {
+            let o = *operand;
+            let in_place = self.func.ty(o).is_scalar()
+                || self.reads.is_lazy(o)
+                || self.layouts.get(self.func, o) == operand_layout;
+            if !in_place {
+                *operand = self.rematerialize(o, &operand_layout, span, made, ops, budget)?;
+            }
+        }
+        let c = self.new_value_like(v);
+        self.layouts.layouts.insert(c, layout.clone());
+        ops.push(Op {
+            kind,
+            results: vec![c],
+            span,
+        });
+        made.insert((v, layout.clone()), c);
+        Some(c)
     }
 
     fn new_value_like(&mut self, v: ValueId) -> ValueId {

@@ -3,6 +3,7 @@
 //! reports "unchanged" is caught too; it costs microseconds).
 use super::allocate_shared_memory::AllocateSharedMemory;
 use super::assign_layouts::AssignLayouts;
+use super::eliminate_dead_code::EliminateDeadCode;
 use super::insert_layout_conversions::InsertLayoutConversions;
 use super::narrow_before_convert::NarrowBeforeConvert;
 use super::pipeline_dot_loops::PipelineDotLoops;
@@ -19,6 +20,7 @@ use std::fmt;
 
 /// Every pass, in the order [`PassManager::standard`] runs them.
 pub const STANDARD: &[&dyn Pass] = &[
+    &EliminateDeadCode,
     &UnrotatePrefetch,
     &SplitK,
     &AssignLayouts,
@@ -164,6 +166,7 @@ impl PassManager {
             .map(|p| p.name().len())
             .max()
             .unwrap_or(0);
+        let digits = self.passes.len().to_string().len();
         self.passes
             .iter()
             .enumerate()
@@ -173,7 +176,7 @@ impl PassManager {
                     .map(|why| format!(" (skipped: {why})"))
                     .unwrap_or_default();
                 format!(
-                    "{}. {:width$}  {}{skipped}\n",
+                    "{:>digits$}. {:width$}  {}{skipped}\n",
                     i + 1,
                     pass.name(),
                     pass.summary()
@@ -249,6 +252,7 @@ mod tests {
         assert_eq!(
             names,
             [
+                "eliminate-dead-code",
                 "unrotate-prefetch",
                 "split-k",
                 "assign-layouts",
@@ -262,7 +266,7 @@ mod tests {
         );
         let listing = PassManager::standard(PassOptions::all()).describe();
         assert!(
-            listing.starts_with("1. unrotate-prefetch          turns"),
+            listing.starts_with(" 1. eliminate-dead-code        drops"),
             "{listing}"
         );
         assert!(
@@ -276,7 +280,7 @@ mod tests {
         .describe();
         assert!(
             off.lines()
-                .nth(3)
+                .nth(4)
                 .is_some_and(|l| l.ends_with("(skipped: TRITONC_NO_PIPELINE=1 is set)")),
             "{off}"
         );

@@ -1,0 +1,87 @@
+//! The `eliminate-dead-code` pass: drops ops that compute values nothing
+//! reads and have no other effect. Sema leaves some (a ternary's negated
+//! condition, made for a guard its arm turned out not to need), and every
+//! one that survives would be given a layout, perhaps a conversion through
+//! shared memory with its barrier, at every iteration of a loop
+//! (FlashAttention's `valid ? s : -inf`). Stores, atomics, returns, loops,
+//! `if`s and cluster sums (which meet other programs) always stay.
+use super::{Pass, PassOptions};
+use crate::ir::walk::{operands, regions, regions_mut};
+use crate::ir::{Function, Op, OpKind, Region, ValueId};
+use std::collections::HashSet;
+
+pub struct EliminateDeadCode;
+
+impl Pass for EliminateDeadCode {
+    fn name(&self) -> &'static str {
+        "eliminate-dead-code"
+    }
+
+    fn summary(&self) -> &'static str {
+        "drops ops without effects whose results nothing reads"
+    }
+
+    fn run(&self, func: &mut Function, _options: &PassOptions) -> bool {
+        let mut changed = false;
+        // Dropping an op can leave its operands' producers unread.
+        loop {
+            let mut read = HashSet::new();
+            collect_reads(&func.body, &mut read);
+            if !drop_unread(&mut func.body, &read) {
+                return changed;
+            }
+            changed = true;
+        }
+    }
+}
+
+fn collect_reads(region: &Region, read: &mut HashSet<ValueId>) {
+    read.extend(region.yields.iter().copied());
+    for op in &region.ops {
+        read.extend(operands(&op.kind));
+        for r in regions(&op.kind) {
+            collect_reads(r, read);
+        }
+    }
+}
+
+/// Removes the unread effect-free ops of `region` and below; whether any went.
+fn drop_unread(region: &mut Region, read: &HashSet<ValueId>) -> bool {
+    let before = region.ops.len();
+    region
+        .ops
+        .retain(|op| !(effect_free(op) && op.results.iter().all(|r| !read.contains(r))));
+    let mut dropped = region.ops.len() != before;
+    for op in &mut region.ops {
+        for r in regions_mut(&mut op.kind) {
+            dropped |= drop_unread(r, read);
+        }
+    }
+    dropped
+}
+
+/// Ops whose only effect is their results.
+fn effect_free(op: &Op) -> bool {
+    !op.results.is_empty()
+        && matches!(
+            op.kind,
+            OpKind::Constant { .. }
+                | OpKind::ProgramId { .. }
+                | OpKind::NumPrograms { .. }
+                | OpKind::MakeRange { .. }
+                | OpKind::Splat { .. }
+                | OpKind::Broadcast { .. }
+                | OpKind::Reshape { .. }
+                | OpKind::Unary { .. }
+                | OpKind::Cast { .. }
+                | OpKind::Trans { .. }
+                | OpKind::ConvertLayout { .. }
+                | OpKind::Binary { .. }
+                | OpKind::Cmp { .. }
+                | OpKind::Select { .. }
+                | OpKind::AddPtr { .. }
+                | OpKind::Load { .. }
+                | OpKind::Reduce { .. }
+                | OpKind::Dot { .. }
+        )
+}
