@@ -293,7 +293,7 @@ fn masked_operand_loads_zero_fill_through_the_source_size() {
 /// `s`, tests/ops/attention.tc): when the rows allow it, both dots split
 /// their warps along M only, `q` and `p` arrive in the accumulator layout and
 /// are packed into A fragments straight from registers, so every `ldmatrix`
-/// reads a B operand (`.trans`). With too few rows for that (64 rows, 8
+/// reads a B operand. With too few rows for that (64 rows, 8
 /// warps) `a` is staged through shared memory as for any dot.
 #[test]
 fn chained_dots_take_their_a_operand_from_registers() {
@@ -313,8 +313,12 @@ fn chained_dots_take_their_a_operand_from_registers() {
             let ptx = ptx_of("../ops/attention.tc", &defs, Arch::Sm80, warps);
             let what = format!("attention {ty} TM={tm} {warps} warps");
             let loads: Vec<&str> = ptx.lines().filter(|l| l.contains("ldmatrix")).collect();
-            let a_loads = loads.iter().filter(|l| !l.contains(".trans")).count();
-            assert!(!loads.is_empty(), "{what}: no ldmatrix");
+            // `k^T` is read untransposed from its K-major stage and `v`
+            // with `.trans`, as many of each (64x64 both): any more
+            // untransposed reads are `a`'s.
+            let trans = loads.iter().filter(|l| l.contains(".trans")).count();
+            let a_loads = loads.len() - 2 * trans;
+            assert!(trans > 0, "{what}: no ldmatrix.trans");
             assert_eq!(
                 a_loads == 0,
                 from_registers,
@@ -326,6 +330,30 @@ fn chained_dots_take_their_a_operand_from_registers() {
                     "mma.sync.aligned.m16n8k16.row.col.f32.{kind}.{kind}.f32"
                 )),
                 "{what}"
+            );
+        }
+    }
+}
+
+/// `k^T` in attention is loaded from `k`'s rows (contiguous along its first
+/// axis): the load keeps that access layout (16-byte vectors), the dot
+/// stores it K-major in 16-byte vectors too (no element-by-element stores)
+/// and reads it with untransposed `ldmatrix`, as many as `v`'s `.trans`.
+#[test]
+fn a_transposed_b_operand_is_loaded_and_staged_in_vectors() {
+    for head in ["64", "128"] {
+        for ty in ["half", "bf16"] {
+            let defs = defines(&[("TYPE", ty), ("TM", "64"), ("TN", "64"), ("HEAD", head)]);
+            let ptx = ptx_of("../ops/attention.tc", &defs, Arch::Sm80, 4);
+            let what = format!("attention {ty} head {head}");
+            let count = |what: &str| ptx.lines().filter(|l| l.contains(what)).count();
+            assert_eq!(count("st.shared.u16") + count("st.shared.b16"), 0, "{what}");
+            assert!(count("ld.global.v4") >= 2, "{what}: k and v not in vectors");
+            let trans = count("ldmatrix.sync.aligned.m8n8.x4.trans");
+            let plain = count("ldmatrix") - trans;
+            assert!(
+                trans > 0 && plain == trans,
+                "{what}: {plain} plain, {trans} .trans"
             );
         }
     }

@@ -230,6 +230,29 @@ fn seed_mma(func: &Function, region: &Region, map: &mut LayoutMap) {
     }
 }
 
+/// The access layout of `v` when a load of `region` reads it from memory
+/// contiguous along another axis than the last (`k^T` from a row-major
+/// `k`): a dot stages its operands through shared memory from any blocked
+/// layout, so the load stays coalesced instead of taking the canonical
+/// layout, one element a thread per row.
+fn loaded_layout(
+    func: &Function,
+    region: &Region,
+    widths: &AxisInfoMap,
+    map: &LayoutMap,
+    v: ValueId,
+) -> Option<Layout> {
+    let op = region
+        .ops
+        .iter()
+        .find(|op| op.results.first() == Some(&v))?;
+    let OpKind::Load { ptr, mask, .. } = &op.kind else {
+        return None;
+    };
+    let l = access_layout(func, widths, map, *ptr, *mask);
+    (l != map.canonical(&func.ty(v).shape)).then_some(l)
+}
+
 /// The layout `region` computes `v` in when `v` derives from a tensor-core
 /// dot of the region: the dot's accumulator layout, kept by element-wise
 /// ops (`acc * alpha + p @ v`), and its slice after a reduction (a running
@@ -350,10 +373,11 @@ fn backward(func: &Function, region: &Region, widths: &AxisInfoMap, map: &mut La
             // Inserted after assignment, with both sides' layouts known.
             OpKind::ConvertLayout { .. } => {}
             OpKind::Dot { a, b, acc } => {
-                let la = map.canonical(&func.ty(*a).shape);
-                let lb = map.canonical(&func.ty(*b).shape);
-                map.suggest(func, *a, la);
-                map.suggest(func, *b, lb);
+                for v in [*a, *b] {
+                    let l = loaded_layout(func, region, widths, map, v)
+                        .unwrap_or_else(|| map.canonical(&func.ty(v).shape));
+                    map.suggest(func, v, l);
+                }
                 map.suggest(func, *acc, wanted.clone().unwrap_or(Layout::Scalar));
             }
             OpKind::If {

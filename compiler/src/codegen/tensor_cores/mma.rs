@@ -49,14 +49,20 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op, cfg: &MmaConfig) -> Result<()> 
     lw.barrier_before_writing()?;
     let base = lw.smem_elem_ptr(0, lw.ctx.i8_type().into(), lw.i32_const(0))?;
     if !a_in_registers {
-        write_swizzled(lw, *a, k, base, 0)?;
+        write_swizzled(lw, *a, k, base, 0, false)?;
     }
-    write_swizzled(lw, *b, n, base, b_offset)?;
+    // `b` loaded with its registers running along K (`k^T` from a
+    // row-major `k`) is stored K-major, `[N][K]`, in 16-byte vectors (not
+    // element by element into `[K][N]`), and read by `ldmatrix` untransposed.
+    let b_k_major = runs_along_rows(lw, *b)?;
+    let b_row_len = if b_k_major { k } else { n };
+    write_swizzled(lw, *b, b_row_len, base, b_offset, b_k_major)?;
     lw.barrier()?;
-    let acc_regs = match a_frags {
-        Some(frags) => compute_from(lw, cfg, input, base, b_offset, acc_regs, Some(&frags))?,
-        None => compute(lw, cfg, input, base, b_offset, acc_regs)?,
+    let b_stage = BStage {
+        offset: b_offset,
+        k_major: b_k_major,
     };
+    let acc_regs = compute_from(lw, cfg, input, base, b_stage, acc_regs, a_frags.as_ref())?;
     lw.define_tile(result, layout, acc_regs);
     Ok(())
 }
@@ -128,7 +134,27 @@ pub fn compute<'ctx>(
     b_offset: usize,
     acc_regs: Vec<BasicValueEnum<'ctx>>,
 ) -> Result<Vec<BasicValueEnum<'ctx>>> {
-    compute_from(lw, cfg, input, base, b_offset, acc_regs, None)
+    let b_stage = BStage {
+        offset: b_offset,
+        k_major: false,
+    };
+    compute_from(lw, cfg, input, base, b_stage, acc_regs, None)
+}
+
+/// Where `b` sits in shared memory: at byte `offset` from the stage's base,
+/// `[K][N]` (read by `ldmatrix.trans`) or, `k_major`, `[N][K]`.
+#[derive(Clone, Copy)]
+struct BStage {
+    offset: usize,
+    k_major: bool,
+}
+
+/// Whether `v`'s registers run along its first axis (vectors of 2 or more):
+/// a `[K, N]` operand loaded from a tensor whose rows are `N`'s.
+fn runs_along_rows(lw: &mut Lowering<'_, '_>, v: ValueId) -> Result<bool> {
+    let tile = lw.tile(v)?;
+    let map = tile.layout.tile_map(&lw.shape(v));
+    Ok(matches!(map.fastest_run(), Some((0, run)) if run >= 2))
 }
 
 /// Where a dot's A fragments come from.
@@ -146,6 +172,15 @@ enum ASource<'a, 'ctx> {
     },
 }
 
+/// Where a dot's B fragments come from: `ldmatrix.trans` at each column
+/// group's address (`[K][N]`, the address fixed, `k` an immediate), or
+/// `ldmatrix` from `[N][K]` rows: per column group this lane's swizzle phase
+/// XOR its `k` chunk, and its row's first element.
+enum BSource<'ctx> {
+    NMajor(Vec<IntValue<'ctx>>),
+    KMajor(Vec<(IntValue<'ctx>, IntValue<'ctx>)>),
+}
+
 /// [`compute`], with `a`'s fragments from `a_frags` instead of shared memory
 /// when given.
 fn compute_from<'ctx>(
@@ -153,7 +188,7 @@ fn compute_from<'ctx>(
     cfg: &MmaConfig,
     input: &str,
     base: PointerValue<'ctx>,
-    b_offset: usize,
+    b_stage: BStage,
     mut acc_regs: Vec<BasicValueEnum<'ctx>>,
     a_frags: Option<&AFragments<'ctx>>,
 ) -> Result<Vec<BasicValueEnum<'ctx>>> {
@@ -191,31 +226,47 @@ fn compute_from<'ctx>(
             }
         }
     };
-    // B: lane addresses `k` row `k0 + r + 8 q_lo`, column chunk
+    // B, `[K][N]`: lane addresses `k` row `k0 + r + 8 q_lo`, column chunk
     // `(2 p + q_hi) wn + warp_n` (x4) or `warp_n` (x2, one column group).
     let pairs = cfg.tiles_n() >= 2;
-    let b_row0 = add(lw, r, mul(lw, q_lo, 8)?)?;
-    let b_chunk0 = if pairs {
-        add(lw, mul(lw, q_hi, wn)?, warp_n)?
-    } else {
-        warp_n
-    };
-    let (b_shift, b_mask) = swizzle_shift_mask(n / CHUNK);
     let b_groups = if pairs {
         cfg.tiles_n() / 2
     } else {
         cfg.tiles_n()
     };
     let b_group_stride = if pairs { 2 * wn } else { wn };
-    let b_phase = phase(lw, b_row0, b_shift, b_mask)?;
-    let b_row_elem = mul(lw, b_row0, n as u64)?;
-    let mut b_addrs = Vec::with_capacity(b_groups);
-    for g in 0..b_groups {
-        let chunk = add(lw, b_chunk0, lw.i32_const(g as u64 * b_group_stride))?;
-        let chunk = lw.builder.build_xor(chunk, b_phase, "")?;
-        let elem = add(lw, b_row_elem, mul(lw, chunk, CHUNK as u64)?)?;
-        b_addrs.push(shared_address(lw, base, b_offset, elem)?);
-    }
+    let b_chunk0 = if pairs {
+        add(lw, mul(lw, q_hi, wn)?, warp_n)?
+    } else {
+        warp_n
+    };
+    let b_offset = b_stage.offset;
+    let b_source = if b_stage.k_major {
+        // `[N][K]`: lane addresses `n` row `8 ((2 p + q_hi) wn + warp_n) + r`
+        // (x4; `8 warp_n + r`, x2), `k` chunk `k0 / 8 + q_lo`, as `a`'s rows.
+        let (shift, mask) = swizzle_shift_mask(k / CHUNK);
+        let mut rows = Vec::with_capacity(b_groups);
+        for g in 0..b_groups {
+            let chunk = add(lw, b_chunk0, lw.i32_const(g as u64 * b_group_stride))?;
+            let row = add(lw, mul(lw, chunk, 8)?, r)?;
+            let ph = phase(lw, row, shift, mask)?;
+            rows.push((lw.builder.build_xor(ph, q_lo, "")?, mul(lw, row, k as u64)?));
+        }
+        BSource::KMajor(rows)
+    } else {
+        let b_row0 = add(lw, r, mul(lw, q_lo, 8)?)?;
+        let (b_shift, b_mask) = swizzle_shift_mask(n / CHUNK);
+        let b_phase = phase(lw, b_row0, b_shift, b_mask)?;
+        let b_row_elem = mul(lw, b_row0, n as u64)?;
+        let mut b_addrs = Vec::with_capacity(b_groups);
+        for g in 0..b_groups {
+            let chunk = add(lw, b_chunk0, lw.i32_const(g as u64 * b_group_stride))?;
+            let chunk = lw.builder.build_xor(chunk, b_phase, "")?;
+            let elem = add(lw, b_row_elem, mul(lw, chunk, CHUNK as u64)?)?;
+            b_addrs.push(shared_address(lw, base, b_offset, elem)?);
+        }
+        BSource::NMajor(b_addrs)
+    };
 
     for step in 0..cfg.steps_k() {
         let k0 = step * 16;
@@ -237,9 +288,18 @@ fn compute_from<'ctx>(
             }
         };
         let mut b_frags: Vec<[IntValue; 2]> = Vec::with_capacity(cfg.tiles_n());
-        for addr in &b_addrs {
-            let count = if pairs { 4 } else { 2 };
-            let regs = ldmatrix(lw, *addr, k0 * n * 2, count, true)?;
+        let count = if pairs { 4 } else { 2 };
+        for g in 0..b_groups {
+            let regs = match &b_source {
+                BSource::NMajor(addrs) => ldmatrix(lw, addrs[g], k0 * n * 2, count, true)?,
+                BSource::KMajor(rows) => {
+                    let (x, row_elem) = rows[g];
+                    let chunk = lw.builder.build_xor(x, lw.i32_const((k0 / 8) as u64), "")?;
+                    let elem = add(lw, row_elem, mul(lw, chunk, CHUNK as u64)?)?;
+                    let addr = shared_address(lw, base, b_offset, elem)?;
+                    ldmatrix(lw, addr, 0, count, false)?
+                }
+            };
             for pair in regs.chunks(2) {
                 b_frags.push([pair[0], pair[1]]);
             }
@@ -293,27 +353,39 @@ pub(crate) fn phase<'ctx>(
 
 /// Writes the 2-D 16-bit tile `v` to shared memory at byte `offset` as rows of
 /// `row_len` elements with swizzled 16-byte chunks, in vectors of up to one chunk.
+/// Stores 2-D tile `v` at byte `offset` from `base` as rows of `row_len`
+/// elements whose 16-byte chunks are XOR-swizzled by row, in vectors where
+/// the tile's registers run along the stored rows. `transposed`: the stored
+/// rows are the tile's columns (`[N][K]` for a `[K, N]` operand).
 fn write_swizzled<'ctx>(
     lw: &mut Lowering<'_, 'ctx>,
     v: ValueId,
     row_len: usize,
     base: PointerValue<'ctx>,
     offset: usize,
+    transposed: bool,
 ) -> Result<()> {
     let shape = lw.shape(v);
     // Blocked (`insert-layout-conversions` converted any other layout).
     let tile = lw.tile(v)?;
     let map = tile.layout.tile_map(&shape);
-    let width = map.contiguous_run().clamp(1, CHUNK);
+    let along = if transposed { 0 } else { shape.len() - 1 };
+    let width = match map.fastest_run() {
+        Some((axis, run)) if axis == along => run.clamp(1, CHUNK),
+        _ => 1,
+    };
     let elem_ty = llvm_memory_type(lw.ctx, lw.scalar_type(v));
     let (shift, mask) = swizzle_shift_mask(row_len / CHUNK);
     let idx = lw.indices(&tile.layout, &shape)?;
-    let last = shape.len() - 1;
     for (reg, i) in idx.iter().enumerate() {
-        if map.reg_locals(reg)[last] % width != 0 {
+        if map.reg_locals(reg)[along] % width != 0 {
             continue;
         }
-        let (row, col) = (i[0], i[1]);
+        let (row, col) = if transposed {
+            (i[1], i[0])
+        } else {
+            (i[0], i[1])
+        };
         let chunk = lw
             .builder
             .build_right_shift(col, lw.i32_const(3), false, "")?;
