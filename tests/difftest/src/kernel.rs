@@ -366,8 +366,12 @@ fn dot(rng: &mut Rng, seed: u64) -> Kernel {
     let n = rng.range(1, 2 * tn as i64 + 3) as usize;
     let k = rng.range(1, 4 * tk as i64 + 5) as usize;
     let dtype = dot_input_dtype(in_ty);
+    // B sometimes stored N-major, `[N][KP]` with a row length that is a
+    // multiple of 8: `bt` is then read along its first axis in 16-byte
+    // vectors (attention's `k^T`), and staged K-major for mma.sync.
+    let b_rows = (rng.below(3) == 0).then(|| k.next_multiple_of(8));
     b.input_of("A", in_ty, dtype, m * k);
-    b.input_of("B", in_ty, dtype, k * n);
+    b.input_of("B", in_ty, dtype, b_rows.map_or(k * n, |kp| n * kp));
     let out_ty = *rng.pick(&[Ty::F32, Ty::F16]);
     b.input("W", Ty::F32, n);
     b.buffer("C", out_ty, m * n, None);
@@ -397,8 +401,12 @@ fn dot(rng: &mut Rng, seed: u64) -> Kernel {
     b.line(format!(
         "  {in_ty} a[{tm}, {tk}] = ma ? *?(ma)(A + rm[:, newaxis] * K + ks[newaxis, :]) : ({in_ty})0;"
     ));
+    let b_at = match b_rows {
+        Some(kp) => format!("B + ks[:, newaxis] + rn[newaxis, :] * {kp}"),
+        None => "B + ks[:, newaxis] * N + rn[newaxis, :]".to_string(),
+    };
     b.line(format!(
-        "  {in_ty} bt[{tk}, {tn}] = mb ? *?(mb)(B + ks[:, newaxis] * N + rn[newaxis, :]) : ({in_ty})0;"
+        "  {in_ty} bt[{tk}, {tn}] = mb ? *?(mb)({b_at}) : ({in_ty})0;"
     ));
     b.line("  acc += a @ bt;".into());
     b.line("}".into());
