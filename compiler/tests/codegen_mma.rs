@@ -358,3 +358,40 @@ fn a_transposed_b_operand_is_loaded_and_staged_in_vectors() {
         }
     }
 }
+
+/// `dot_nt` (`a @ ^b`, `b` stored `[N][K]`): with ALIGN = 8 both operands
+/// load in 16-byte vectors, the transpose of `b` moves no data (its layout
+/// is its source's seen transposed: no shared memory of its own), and the
+/// dot stages `b` K-major and reads it with untransposed `ldmatrix`.
+#[test]
+fn a_transposed_b_tile_moves_no_data_and_is_staged_k_major() {
+    for warps in [4, 8] {
+        let defs = defines(&[
+            ("TYPE", "half"),
+            ("TK", "16"),
+            ("TM", "128"),
+            ("TN", "128"),
+            ("ALIGN", "8"),
+            ("USE_A", "a"),
+            ("STRIDE_AK", "1"),
+            ("STRIDE_AM", "lda"),
+            ("BROADCAST_AK", "newaxis, :"),
+            ("BROADCAST_AM", ":, newaxis"),
+            ("SHAPE_A", "TM, TK"),
+            ("USE_B", "^b"),
+            ("STRIDE_BK", "1"),
+            ("STRIDE_BN", "ldb"),
+            ("BROADCAST_BK", "newaxis, :"),
+            ("BROADCAST_BN", ":, newaxis"),
+            ("SHAPE_B", "TN, TK"),
+        ]);
+        let ptx = ptx_of("../ops/dot_nt.tc", &defs, Arch::Sm80, warps);
+        let count = |what: &str| ptx.lines().filter(|l| l.contains(what)).count();
+        let what = format!("dot_nt 128x128, {warps} warps");
+        assert_eq!(count("ld.global.b16"), 0, "{what}: element loads");
+        assert!(count("ld.global.v4") > 0, "{what}");
+        assert_eq!(count("st.shared.u16") + count("st.shared.b16"), 0, "{what}");
+        assert_eq!(count("ldmatrix.sync.aligned.m8n8.x4.trans"), 0, "{what}");
+        assert!(count("ldmatrix") > 0, "{what}");
+    }
+}

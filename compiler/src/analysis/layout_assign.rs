@@ -18,6 +18,7 @@
 use super::axis_info::AxisInfoMap;
 use super::mma;
 use crate::ir::layout::{reshape_src_layout, BlockedLayout, Layout, LayoutMap};
+use crate::ir::walk::{walk_ops, DefUse, Use};
 use crate::ir::{Function, OpKind, Region, ValueId};
 
 impl LayoutMap {
@@ -48,7 +49,42 @@ pub fn assign(func: &Function, num_warps: usize, widths: &AxisInfoMap) -> Layout
     seed_mma(func, &func.body, &mut map);
     backward(func, &func.body, widths, &mut map);
     settle_reductions(func, &func.body, &mut map);
+    transpose_dot_operands_in_place(func, &mut map);
     map
+}
+
+/// A transpose read only as the `b` of tensor-core dots (`a @ ^b`, a
+/// matmul with `b` stored `[N][K]`) takes its source's layout seen
+/// transposed: it moves no data, and the dot stages `b` from registers that
+/// run along K (K-major, 16-byte stores) instead of the tile crossing
+/// shared memory twice.
+fn transpose_dot_operands_in_place(func: &Function, map: &mut LayoutMap) {
+    let ops = walk_ops(func);
+    let du = DefUse::compute(func);
+    for visit in &ops {
+        let OpKind::Trans { src } = visit.op.kind else {
+            continue;
+        };
+        let Some(&result) = visit.op.results.first() else {
+            continue;
+        };
+        let uses = du.uses_of(result);
+        let only_dot_b = !uses.is_empty()
+            && uses.iter().all(|u| match u {
+                Use::Operand { op, operand: 1 } => {
+                    let op = ops[*op].op;
+                    matches!(op.kind, OpKind::Dot { .. })
+                        && mma::plan_for_op(func, op, map.num_warps).is_some()
+                }
+                _ => false,
+            });
+        let Layout::Blocked(from) = map.get(func, src) else {
+            continue;
+        };
+        if let (true, Some(t)) = (only_dot_b, from.transposed()) {
+            map.layouts.insert(result, Layout::Blocked(t));
+        }
+    }
 }
 
 /// A reduction leaves its result in its source's layout minus the reduced

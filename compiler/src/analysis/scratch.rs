@@ -8,7 +8,9 @@ use super::layout_assign::reduction_source_layout;
 use super::mma::{planned_config, stage_bytes};
 use super::smem::{next_offset, padding};
 use super::swizzle::Swizzle;
-use crate::ir::layout::{register_remap, reshape_src_layout, Layout, LayoutMap, WARP_SIZE};
+use crate::ir::layout::{
+    register_remap, reshape_src_layout, transpose_in_place, Layout, LayoutMap, WARP_SIZE,
+};
 use crate::ir::{Function, Op, OpKind, ValueId};
 
 /// Bytes `op` needs (0: none). `pipelined_dot`: the dot of the pipelined
@@ -98,6 +100,9 @@ fn transpose_bytes(func: &Function, layouts: &LayoutMap, src: ValueId, result: V
     };
     let bytes = ty.scalar.memory_bytes();
     let (from, to) = (layouts.get(func, src), layouts.get(func, result));
+    if transpose_in_place(&from, &to) {
+        return 0;
+    }
     match Swizzle::plan(&from, &to, &ty.shape, bytes, true) {
         Some(_) if !ty.scalar.is_ptr() => m * n * bytes,
         _ => m * (n + padding(bytes)) * bytes,

@@ -181,6 +181,24 @@ impl AxisMap {
 }
 
 impl BlockedLayout {
+    /// The same threads and registers seen from the transposed 2-D tile:
+    /// each thread holds the elements it held, its registers in the same
+    /// order (a transpose in this layout moves no data). `None` off rank 2.
+    pub fn transposed(&self) -> Option<BlockedLayout> {
+        let swap = |v: &[usize]| -> Option<Vec<usize>> {
+            match v {
+                [a, b] => Some(vec![*b, *a]),
+                _ => None,
+            }
+        };
+        Some(BlockedLayout {
+            size_per_thread: swap(&self.size_per_thread)?,
+            threads_per_warp: swap(&self.threads_per_warp)?,
+            warps_per_cta: swap(&self.warps_per_cta)?,
+            order: self.order.iter().map(|d| 1 - d).collect(),
+        })
+    }
+
     pub fn rank(&self) -> usize {
         self.order.len()
     }
@@ -375,6 +393,12 @@ impl Layout {
     }
 }
 
+/// Whether a transpose from `src` to `dst` keeps every register in place
+/// (`dst` is `src` seen transposed, [`BlockedLayout::transposed`]).
+pub fn transpose_in_place(src: &Layout, dst: &Layout) -> bool {
+    matches!((src, dst), (Layout::Blocked(s), Layout::Blocked(d)) if s.transposed().as_ref() == Some(d))
+}
+
 /// The layout `src` of a `Reshape` from `src_shape` to `dst_shape` must have
 /// so that the reshape keeps every register in place, given the result's
 /// layout `dst`; `None` when no such layout exists (then the reshape goes
@@ -537,6 +561,39 @@ pub fn register_remap(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_transposed_layout_keeps_every_thread_and_register() {
+        let src = BlockedLayout {
+            size_per_thread: vec![1, 8],
+            threads_per_warp: vec![16, 2],
+            warps_per_cta: vec![4, 2],
+            order: vec![1, 0],
+        };
+        let t = src.transposed().unwrap();
+        assert_eq!(t.size_per_thread, vec![8, 1]);
+        assert_eq!(t.threads_per_warp, vec![2, 16]);
+        assert_eq!(t.warps_per_cta, vec![2, 4]);
+        assert_eq!(t.order, vec![0, 1]);
+        // Element (i, j) of the [128, 32] tile sits in the same thread and
+        // register as element (j, i) of the [32, 128] transposed tile.
+        let (a, b) = (
+            Layout::Blocked(src.clone()).tile_map(&[128, 32]),
+            Layout::Blocked(t.clone()).tile_map(&[32, 128]),
+        );
+        for reg in 0..a.regs() {
+            let (la, lb) = (a.reg_locals(reg), b.reg_locals(reg));
+            assert_eq!((la[0], la[1]), (lb[1], lb[0]), "register {reg}");
+        }
+        assert!(transpose_in_place(
+            &Layout::Blocked(src.clone()),
+            &Layout::Blocked(t)
+        ));
+        assert!(!transpose_in_place(
+            &Layout::Blocked(src.clone()),
+            &Layout::Blocked(src)
+        ));
+    }
 
     fn check_cover(layout: &Layout, shape: &[usize], num_warps: usize) {
         let map = layout.tile_map(shape);

@@ -11,7 +11,7 @@ use crate::codegen::lower::staging::{from_memory, stage, to_memory};
 use crate::codegen::lower::tile::Tile;
 use crate::codegen::lower::types::{llvm_memory_type, memory_bytes};
 use crate::codegen::lower::{Lowering, Result};
-use crate::ir::layout::Layout;
+use crate::ir::layout::{transpose_in_place, Layout};
 use crate::ir::{Op, OpKind, ScalarType};
 use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum};
 use inkwell::values::BasicValue;
@@ -30,6 +30,11 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
     let scalar = lw.scalar_type(*src);
     let tile = lw.tile(*src)?;
     let layout = lw.assigned_layout(result);
+    if transpose_in_place(&tile.layout, &layout) {
+        let regs = tile.regs.clone();
+        lw.define_tile(result, layout, regs);
+        return Ok(());
+    }
     let regs = match Swizzle::plan(&tile.layout, &layout, &shape, memory_bytes(scalar), true) {
         Some(plan) if !scalar.is_ptr() => swizzled(lw, &tile, scalar, &shape, &layout, &plan)?,
         _ => {
