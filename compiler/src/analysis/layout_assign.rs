@@ -278,10 +278,7 @@ fn loaded_layout(
     map: &LayoutMap,
     v: ValueId,
 ) -> Option<Layout> {
-    let op = region
-        .ops
-        .iter()
-        .find(|op| op.results.first() == Some(&v))?;
+    let op = region.defining_op(v)?;
     let OpKind::Load { ptr, mask, .. } = &op.kind else {
         return None;
     };
@@ -301,10 +298,7 @@ fn dot_derived_layout(
     map: &LayoutMap,
     v: ValueId,
 ) -> Option<Layout> {
-    let op = region
-        .ops
-        .iter()
-        .find(|op| op.results.first() == Some(&v))?;
+    let op = region.defining_op(v)?;
     let from = |operands: &[ValueId]| {
         operands
             .iter()

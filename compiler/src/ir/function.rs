@@ -198,6 +198,13 @@ pub struct Region {
     pub yields: Vec<ValueId>,
 }
 
+impl Region {
+    /// The op of this region (not of nested ones) whose first result is `v`.
+    pub fn defining_op(&self, v: ValueId) -> Option<&Op> {
+        self.ops.iter().find(|o| o.results.first() == Some(&v))
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Op {
     pub kind: OpKind,

@@ -772,7 +772,7 @@ impl<'a> Verifier<'a> {
 /// A loop's pipeline names the body's dot, the loads of its operands (each
 /// defined in the body) and the carried accumulator the dot adds to.
 fn check_pipeline(p: &LoopPipeline, body: &Region) -> Result<(), Problem> {
-    let defined_by = |v: ValueId| body.ops.iter().find(|o| o.results.first() == Some(&v));
+    let defined_by = |v: ValueId| body.defining_op(v);
     let Some(Op {
         kind: OpKind::Dot { a, b, acc },
         ..

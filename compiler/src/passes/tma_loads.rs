@@ -148,12 +148,7 @@ fn plan(
     else {
         return None;
     };
-    let defined = |v: ValueId| {
-        body_region
-            .ops
-            .iter()
-            .find(|o| o.results.first() == Some(&v))
-    };
+    let defined = |v: ValueId| body_region.defining_op(v);
     let w: WgmmaConfig = wgmma::plan_for_op(func, defined(p.dot)?, num_warps)?;
     let [a, b] = p
         .loads
