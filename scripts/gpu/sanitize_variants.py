@@ -106,7 +106,16 @@ def dot_run(op, shape, dtype):
 
 
 def dot_nt_shapes(c, dtype):
-    return zip_shapes(edges(c["TM"]), edges(c["TN"]), edges(dot_tk(dtype), large=257))
+    # ALIGN = 8: K (the contiguous size of both operands) a multiple of 8.
+    a = c.get("ALIGN", 1)
+    ks = edges(dot_tk(dtype), a, large=257 if a == 1 else 256 + a)
+    return zip_shapes(edges(c["TM"]), edges(c["TN"]), ks)
+
+
+def dot_tn_shapes(c, dtype):
+    # ALIGN = 8: M and N (the operands' contiguous sizes) multiples of 8.
+    a = c.get("ALIGN", 1)
+    return zip_shapes(edges(c["TM"], a), edges(c["TN"], a), edges(dot_tk(dtype), large=257))
 
 
 def dot_nt_run(op, shape, dtype):
@@ -219,7 +228,7 @@ OPS = {
     "add": (add_shapes, add_run),
     "dot": (dot_shapes, dot_run),
     "dot_nt": (dot_nt_shapes, dot_nt_run),
-    "dot_tn": (dot_nt_shapes, dot_tn_run),
+    "dot_tn": (dot_tn_shapes, dot_tn_run),
     "transpose": (transpose_shapes, transpose_run),
     "softmax": (rows_shapes, softmax_run),
     "cross_entropy": (rows_shapes, cross_entropy_run),
