@@ -6,9 +6,8 @@
 //! (FlashAttention's `valid ? s : -inf`). Stores, atomics, returns, loops,
 //! `if`s and cluster sums (which meet other programs) always stay.
 use super::{Pass, PassOptions};
-use crate::ir::walk::{operands, regions, regions_mut};
-use crate::ir::{Function, Op, OpKind, Region, ValueId};
-use std::collections::HashSet;
+use crate::ir::walk::{regions_mut, DefUse};
+use crate::ir::{Function, Op, OpKind, Region};
 
 pub struct EliminateDeadCode;
 
@@ -25,9 +24,8 @@ impl Pass for EliminateDeadCode {
         let mut changed = false;
         // Dropping an op can leave its operands' producers unread.
         loop {
-            let mut read = HashSet::new();
-            collect_reads(&func.body, &mut read);
-            if !drop_unread(&mut func.body, &read) {
+            let du = DefUse::compute(func);
+            if !drop_unread(&mut func.body, &du) {
                 return changed;
             }
             changed = true;
@@ -35,26 +33,16 @@ impl Pass for EliminateDeadCode {
     }
 }
 
-fn collect_reads(region: &Region, read: &mut HashSet<ValueId>) {
-    read.extend(region.yields.iter().copied());
-    for op in &region.ops {
-        read.extend(operands(&op.kind));
-        for r in regions(&op.kind) {
-            collect_reads(r, read);
-        }
-    }
-}
-
 /// Removes the unread effect-free ops of `region` and below; whether any went.
-fn drop_unread(region: &mut Region, read: &HashSet<ValueId>) -> bool {
+fn drop_unread(region: &mut Region, du: &DefUse) -> bool {
     let before = region.ops.len();
     region
         .ops
-        .retain(|op| !(effect_free(op) && op.results.iter().all(|r| !read.contains(r))));
+        .retain(|op| !(effect_free(op) && op.results.iter().all(|r| du.uses_of(*r).is_empty())));
     let mut dropped = region.ops.len() != before;
     for op in &mut region.ops {
         for r in regions_mut(&mut op.kind) {
-            dropped |= drop_unread(r, read);
+            dropped |= drop_unread(r, du);
         }
     }
     dropped

@@ -162,23 +162,64 @@ fn runs_along_rows(lw: &mut Lowering<'_, '_>, v: ValueId) -> Result<bool> {
 enum ASource<'a, 'ctx> {
     /// Packed from registers already ([`fragments_of`]).
     Registers(&'a AFragments<'ctx>),
-    /// `ldmatrix` from the swizzled `[M][K]` stage: this lane's swizzle
-    /// phase XOR its chunk (`x`), its row's first element, and the bytes
-    /// between the 16-row tiles of one warp.
+    /// `ldmatrix` from the swizzled `[M][K]` stage: this lane's row, and
+    /// the bytes between the 16-row tiles of one warp.
     Shared {
-        x: IntValue<'ctx>,
-        row_elem: IntValue<'ctx>,
+        row: KMajorRow<'ctx>,
         tile_bytes: usize,
     },
 }
 
 /// Where a dot's B fragments come from: `ldmatrix.trans` at each column
 /// group's address (`[K][N]`, the address fixed, `k` an immediate), or
-/// `ldmatrix` from `[N][K]` rows: per column group this lane's swizzle phase
-/// XOR its `k` chunk, and its row's first element.
+/// `ldmatrix` from `[N][K]` rows, this lane's row per column group.
 enum BSource<'ctx> {
     NMajor(Vec<IntValue<'ctx>>),
-    KMajor(Vec<(IntValue<'ctx>, IntValue<'ctx>)>),
+    KMajor(Vec<KMajorRow<'ctx>>),
+}
+
+/// A lane's row of a K-major stage (`[rows][K]`, 16-byte chunks XOR-
+/// swizzled by row), as `ldmatrix` reads `a` and a K-major `b`: the row's
+/// swizzle phase XOR the half of a `k` step the lane reads (`x`), and the
+/// row's first element. Rows of a lane keep their phase from step to step.
+#[derive(Clone, Copy)]
+struct KMajorRow<'ctx> {
+    x: IntValue<'ctx>,
+    row_elem: IntValue<'ctx>,
+}
+
+impl<'ctx> KMajorRow<'ctx> {
+    /// Row `row` of a stage with rows of `k` elements, read at chunk `half`
+    /// (0 or 1) of each 16-wide `k` step.
+    fn new(
+        lw: &Lowering<'_, 'ctx>,
+        row: IntValue<'ctx>,
+        half: IntValue<'ctx>,
+        k: usize,
+    ) -> Result<Self> {
+        let (shift, mask) = swizzle_shift_mask(k / CHUNK);
+        let ph = phase(lw, row, shift, mask)?;
+        Ok(KMajorRow {
+            x: lw.builder.build_xor(ph, half, "")?,
+            row_elem: mul(lw, row, k as u64)?,
+        })
+    }
+
+    /// The lane's shared address at the `k` step starting at `k0` of the
+    /// stage at byte `offset` from `base`.
+    fn address(
+        &self,
+        lw: &Lowering<'_, 'ctx>,
+        base: PointerValue<'ctx>,
+        offset: usize,
+        k0: usize,
+    ) -> Result<IntValue<'ctx>> {
+        let chunk = lw
+            .builder
+            .build_xor(self.x, lw.i32_const((k0 / 8) as u64), "")?;
+        let elem = add(lw, self.row_elem, mul(lw, chunk, CHUNK as u64)?)?;
+        shared_address(lw, base, offset, elem)
+    }
 }
 
 /// [`compute`], with `a`'s fragments from `a_frags` instead of shared memory
@@ -214,14 +255,8 @@ fn compute_from<'ctx>(
         None => {
             let a_row0 = add(lw, mul(lw, warp_m, 8)?, r)?;
             let a_row0 = add(lw, a_row0, mul(lw, q_lo, 8 * wm)?)?;
-            let (a_shift, a_mask) = swizzle_shift_mask(k / CHUNK);
-            let x = {
-                let ph = phase(lw, a_row0, a_shift, a_mask)?;
-                lw.builder.build_xor(ph, q_hi, "")?
-            };
             ASource::Shared {
-                x,
-                row_elem: mul(lw, a_row0, k as u64)?,
+                row: KMajorRow::new(lw, a_row0, q_hi, k)?,
                 tile_bytes: 2 * 8 * wm as usize * k * 2,
             }
         }
@@ -244,13 +279,11 @@ fn compute_from<'ctx>(
     let b_source = if b_stage.k_major {
         // `[N][K]`: lane addresses `n` row `8 ((2 p + q_hi) wn + warp_n) + r`
         // (x4; `8 warp_n + r`, x2), `k` chunk `k0 / 8 + q_lo`, as `a`'s rows.
-        let (shift, mask) = swizzle_shift_mask(k / CHUNK);
         let mut rows = Vec::with_capacity(b_groups);
         for g in 0..b_groups {
             let chunk = add(lw, b_chunk0, lw.i32_const(g as u64 * b_group_stride))?;
             let row = add(lw, mul(lw, chunk, 8)?, r)?;
-            let ph = phase(lw, row, shift, mask)?;
-            rows.push((lw.builder.build_xor(ph, q_lo, "")?, mul(lw, row, k as u64)?));
+            rows.push(KMajorRow::new(lw, row, q_lo, k)?);
         }
         BSource::KMajor(rows)
     } else {
@@ -272,14 +305,8 @@ fn compute_from<'ctx>(
         let k0 = step * 16;
         let a_frags: Vec<Vec<IntValue>> = match a_source {
             ASource::Registers(frags) => frags[step].iter().map(|f| f.to_vec()).collect(),
-            ASource::Shared {
-                x,
-                row_elem,
-                tile_bytes,
-            } => {
-                let chunk = lw.builder.build_xor(x, lw.i32_const((k0 / 8) as u64), "")?;
-                let elem = add(lw, row_elem, mul(lw, chunk, CHUNK as u64)?)?;
-                let a_addr = shared_address(lw, base, 0, elem)?;
+            ASource::Shared { row, tile_bytes } => {
+                let a_addr = row.address(lw, base, 0, k0)?;
                 let mut frags = Vec::with_capacity(cfg.tiles_m());
                 for tm in 0..cfg.tiles_m() {
                     frags.push(ldmatrix(lw, a_addr, tm * tile_bytes, 4, false)?);
@@ -293,10 +320,7 @@ fn compute_from<'ctx>(
             let regs = match &b_source {
                 BSource::NMajor(addrs) => ldmatrix(lw, addrs[g], k0 * n * 2, count, true)?,
                 BSource::KMajor(rows) => {
-                    let (x, row_elem) = rows[g];
-                    let chunk = lw.builder.build_xor(x, lw.i32_const((k0 / 8) as u64), "")?;
-                    let elem = add(lw, row_elem, mul(lw, chunk, CHUNK as u64)?)?;
-                    let addr = shared_address(lw, base, b_offset, elem)?;
+                    let addr = rows[g].address(lw, base, b_offset, k0)?;
                     ldmatrix(lw, addr, 0, count, false)?
                 }
             };
