@@ -135,14 +135,15 @@ fn trans_variants() -> Vec<(String, Vec<(String, String)>)> {
         .collect()
 }
 
-/// The transposed variants keep the register path (the pipeliner takes no
-/// `trans` between load and dot); the untransposed one, unrotated by
-/// `passes::unrotate_prefetch`, is pipelined.
+/// The variants with `a` transposed keep the register path (`mma.sync`
+/// reads `a` K-major: the pipeliner takes a transposed `a` on wgmma only);
+/// the others, unrotated by `passes::unrotate_prefetch`, are pipelined
+/// (a transposed `b` staged K-major).
 #[test]
 fn transposed_operand_variants_use_mma_sync() {
     for (line, defs) in trans_variants() {
         let ptx = ptx_of("dot_trans.tc", &defs, Arch::Sm90, 8);
-        if line.contains('^') {
+        if line.contains("USE_A=^a") {
             assert_eq!(
                 ptx.matches("mma.sync.aligned").count(),
                 128 * 128 * 32 / 2048 / 8,
@@ -200,8 +201,8 @@ fn plain_loop_is_pipelined_with_cp_async() {
     }
 }
 
-/// Loops the pattern does not fit (an operand transposed before the dot)
-/// keep the plain path; the pre-fetching kernel is unrotated
+/// Loops the pattern does not fit (`a` transposed before an `mma.sync`
+/// dot) keep the plain path; the pre-fetching kernel is unrotated
 /// (`passes::unrotate_prefetch`) and pipelined.
 #[test]
 fn other_loops_keep_the_register_path() {
@@ -359,16 +360,18 @@ fn a_transposed_b_operand_is_loaded_and_staged_in_vectors() {
     }
 }
 
-/// `dot_nt` (`a @ ^b`, `b` stored `[N][K]`): with ALIGN = 8 both operands
-/// load in 16-byte vectors, the transpose of `b` moves no data (its layout
-/// is its source's seen transposed: no shared memory of its own), and the
-/// dot stages `b` K-major and reads it with untransposed `ldmatrix`.
+/// `dot_nt` (`a @ ^b`, `b` stored `[N][K]`): with ALIGN = 8 the loop is
+/// pipelined, both operands copied in 16-byte `cp.async`s (no loads to
+/// registers, no element stores), `b` staged as loaded (K-major) and read
+/// with untransposed `ldmatrix`.
 #[test]
 fn a_transposed_b_tile_moves_no_data_and_is_staged_k_major() {
     for warps in [4, 8] {
         let defs = defines(&[
             ("TYPE", "half"),
             ("TK", "16"),
+            ("TK_DIV", "64"),
+            ("GROUP_M", "8"),
             ("TM", "128"),
             ("TN", "128"),
             ("ALIGN", "8"),
@@ -377,19 +380,19 @@ fn a_transposed_b_tile_moves_no_data_and_is_staged_k_major() {
             ("STRIDE_AM", "lda"),
             ("BROADCAST_AK", "newaxis, :"),
             ("BROADCAST_AM", ":, newaxis"),
-            ("SHAPE_A", "TM, TK"),
+            ("SHAPE_A", "TM, BK"),
             ("USE_B", "^b"),
             ("STRIDE_BK", "1"),
             ("STRIDE_BN", "ldb"),
             ("BROADCAST_BK", "newaxis, :"),
             ("BROADCAST_BN", ":, newaxis"),
-            ("SHAPE_B", "TN, TK"),
+            ("SHAPE_B", "TN, BK"),
         ]);
         let ptx = ptx_of("../ops/dot_nt.tc", &defs, Arch::Sm80, warps);
         let count = |what: &str| ptx.lines().filter(|l| l.contains(what)).count();
         let what = format!("dot_nt 128x128, {warps} warps");
-        assert_eq!(count("ld.global.b16"), 0, "{what}: element loads");
-        assert!(count("ld.global.v4") > 0, "{what}");
+        assert_eq!(count("ld.global"), 0, "{what}: loads to registers");
+        assert!(count("cp.async.cg.shared.global") > 0, "{what}");
         assert_eq!(count("st.shared.u16") + count("st.shared.b16"), 0, "{what}");
         assert_eq!(count("ldmatrix.sync.aligned.m8n8.x4.trans"), 0, "{what}");
         assert!(count("ldmatrix") > 0, "{what}");

@@ -235,3 +235,77 @@ fn tiles_of_192_columns_off_wgmma_are_declined() {
     let (ptx, _) = compiled("dot.tc", &dot("half", 64, 192, 64), Arch::Sm90a, 4);
     assert!(ptx.contains("wgmma.mma_async.sync.aligned.m64n192k16"));
 }
+
+/// The `-D` options of `dot_grad.tc`'s `// tritonc:` lines (`a @ ^b`, then
+/// `^a @ b`) with the tile and type given.
+fn dot_grad(transposed_a: bool, ty: &str, tm: usize, tn: usize) -> Vec<(&'static str, String)> {
+    let source = std::fs::read_to_string(common::kernels_dir().join("dot_grad.tc")).unwrap();
+    let line = source
+        .lines()
+        .filter_map(|l| l.strip_prefix("// tritonc:"))
+        .nth(usize::from(transposed_a))
+        .unwrap();
+    let keys = [
+        "USE_A",
+        "STRIDE_AK",
+        "STRIDE_AM",
+        "BROADCAST_AK",
+        "BROADCAST_AM",
+        "SHAPE_A",
+    ]
+    .into_iter()
+    .chain([
+        "USE_B",
+        "STRIDE_BK",
+        "STRIDE_BN",
+        "BROADCAST_BK",
+        "BROADCAST_BN",
+        "SHAPE_B",
+    ]);
+    let words = shlex::split(line).unwrap();
+    let value = |key: &str| {
+        let prefix = format!("-D{key}=");
+        words
+            .iter()
+            .find_map(|w| w.strip_prefix(&prefix))
+            .unwrap()
+            .to_string()
+    };
+    let mut defs = dot(ty, tm, tn, 64);
+    defs.extend(keys.map(|k| (k, value(k))));
+    defs
+}
+
+/// dot's gradients on sm_90a: the transposed operand is copied as loaded
+/// (16-byte `cp.async`s, nothing through global loads) and wgmma reads it
+/// transposed: `b` K-major without the transpose immediate (`a @ ^b`), `a`
+/// M-major with it (`^a @ b`); ptxas takes both without spills or
+/// serialized `wgmma`s.
+#[test]
+fn transposed_operands_are_staged_as_loaded_for_wgmma() {
+    for (transposed_a, immediates) in [(false, "1, 1, 1, 0, 0;"), (true, "1, 1, 1, 1, 1;")] {
+        for (ty, input) in [("half", "f16"), ("bf16", "bf16")] {
+            for (tm, tn, warps) in [(128, 128, 8), (128, 256, 8), (64, 128, 4)] {
+                let what = format!("transposed a {transposed_a}, {ty} {tm}x{tn}, {warps} warps");
+                let defs = dot_grad(transposed_a, ty, tm, tn);
+                let (ptx, _) = compiled("dot_grad.tc", &defs, Arch::Sm90a, warps);
+                let wgmma = format!("wgmma.mma_async.sync.aligned.m64n{tn}k16.f32.{input}.{input}");
+                let lines: Vec<&str> = ptx.lines().filter(|l| l.contains(&wgmma)).collect();
+                assert!(!lines.is_empty(), "{what}: no {wgmma}");
+                assert!(
+                    lines.iter().all(|l| l.trim_end().ends_with(immediates)),
+                    "{what}"
+                );
+                assert!(ptx.contains("cp.async.cg.shared.global"), "{what}");
+                for unwanted in ["ld.global", "st.shared.b16", "st.shared.u16", "ldmatrix"] {
+                    assert!(!ptx.contains(unwanted), "{what}: {unwanted}");
+                }
+                // An M-major `a` lands in its own order and each warp permutes
+                // whole rows of it (loads, a warp barrier, stores) before the
+                // `wgmma`s of every stage; a K-major `b` is never permuted.
+                assert_eq!(ptx.contains("bar.warp.sync"), transposed_a, "{what}");
+                ptxas_sm90a(&ptx, &format!("dot_grad_{transposed_a}_{ty}_{tm}_{tn}"));
+            }
+        }
+    }
+}

@@ -27,8 +27,8 @@ fn jax_libraries_build_with_every_variant() {
             ("triton_add", "triton_add_jax", 6),
             ("triton_softmax", "triton_softmax_jax", 144),
             ("triton_dot", "triton_dot_jax", 192),
-            ("triton_dot_nt", "triton_dot_nt_jax", 108),
-            ("triton_dot_tn", "triton_dot_tn_jax", 108),
+            ("triton_dot_nt", "triton_dot_nt_jax", 114),
+            ("triton_dot_tn", "triton_dot_tn_jax", 114),
             ("examples_scale_shift", "examples_scale_shift_jax", 4),
         ]
     );

@@ -27,8 +27,8 @@ fn tf_libraries_build_with_every_variant() {
         vec![
             ("TritonAdd".to_string(), "triton_add_tf", 6),
             ("TritonDot".to_string(), "triton_dot_tf", 192),
-            ("TritonDotNt".to_string(), "triton_dot_nt_tf", 108),
-            ("TritonDotTn".to_string(), "triton_dot_tn_tf", 108),
+            ("TritonDotNt".to_string(), "triton_dot_nt_tf", 114),
+            ("TritonDotTn".to_string(), "triton_dot_tn_tf", 114),
             (
                 "ExamplesScaleShift".to_string(),
                 "examples_scale_shift_tf",

@@ -11,19 +11,23 @@ use super::swizzle::Swizzle;
 use crate::ir::layout::{
     register_remap, reshape_src_layout, transpose_in_place, Layout, LayoutMap, WARP_SIZE,
 };
-use crate::ir::{Function, Op, OpKind, ValueId};
+use crate::ir::{Function, LoopPipeline, Op, OpKind, ValueId};
 
-/// Bytes `op` needs (0: none). `pipelined_dot`: the dot of the pipelined
-/// loop `op` sits in, which multiplies from the loop's buffers instead.
+/// Bytes `op` needs (0: none). `pipeline`: the plan of the pipelined loop
+/// `op` sits in, whose dot (and the transposes of its operands) read the
+/// loop's buffers instead.
 pub fn scratch_bytes(
     func: &Function,
     layouts: &LayoutMap,
     op: &Op,
-    pipelined_dot: Option<ValueId>,
+    pipeline: Option<&LoopPipeline>,
 ) -> usize {
     let Some(&result) = op.results.first() else {
         return 0;
     };
+    if pipeline.is_some_and(|p| p.reads_buffers(result)) {
+        return 0;
+    }
     let threads = layouts.num_warps * WARP_SIZE;
     let shape = |v: ValueId| func.ty(v).shape.clone();
     let elem_bytes = |v: ValueId| func.ty(v).scalar.memory_bytes();
@@ -60,7 +64,6 @@ pub fn scratch_bytes(
             layouts.get(func, *src).tile_map(&shape(*src)).regs(),
             threads,
         ),
-        OpKind::Dot { .. } if pipelined_dot == Some(result) => 0,
         OpKind::Dot { a, b, .. } => match planned_config(func, op) {
             Some(cfg) => stage_bytes(&cfg).1,
             None => fma_dot_stage(&shape(*a), &shape(*b), elem_bytes(*a)).map_or(0, |s| s.bytes),

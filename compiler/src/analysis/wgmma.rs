@@ -27,9 +27,27 @@ pub struct WgmmaConfig {
     pub n: usize,
     pub k: usize,
     pub num_warps: usize,
+    /// `a` staged `[K][M]` (the transpose of a loaded `[K, M]` tile), read
+    /// with the instruction's transpose immediate; else `[M][K]`.
+    pub a_m_major: bool,
+    /// `b` staged `[N][K]` (the transpose of a loaded `[N, K]` tile), read
+    /// without the transpose immediate; else `[K][N]`.
+    pub b_k_major: bool,
 }
 
 impl WgmmaConfig {
+    /// The tile with `a` K-major and `b` N-major (both as `[m, k] @ [k, n]`
+    /// loads them).
+    pub fn new(m: usize, n: usize, k: usize, num_warps: usize) -> Self {
+        WgmmaConfig {
+            m,
+            n,
+            k,
+            num_warps,
+            a_m_major: false,
+            b_k_major: false,
+        }
+    }
     pub fn groups(&self) -> usize {
         self.num_warps / 4
     }
@@ -44,18 +62,27 @@ impl WgmmaConfig {
     pub fn steps_k(&self) -> usize {
         self.k / WG_K
     }
-    /// Elements of one swizzled row of `a`: 64 (128-byte swizzle), or all of
-    /// a `K` of 32 (64-byte) or 16 (32-byte).
+    /// Elements of one swizzled row of `a`: K-major 64 (128-byte swizzle),
+    /// or all of a `K` of 32 (64-byte) or 16 (32-byte); M-major the 64 rows
+    /// of one instruction.
     pub fn a_atom(&self) -> usize {
-        self.k.min(ATOM)
+        if self.a_m_major {
+            WG_M
+        } else {
+            self.k.min(ATOM)
+        }
     }
     /// Bytes of one swizzled row of `a`.
     pub fn a_row_bytes(&self) -> usize {
         2 * self.a_atom()
     }
-    /// Elements of one swizzled row of `b`: the widest of 64, 32 and 16
-    /// (the 128-, 64- and 32-byte swizzles) that divides `N` (96: 32).
+    /// Elements of one swizzled row of `b`: N-major the widest of 64, 32
+    /// and 16 (the 128-, 64- and 32-byte swizzles) that divides `N` (96:
+    /// 32); K-major as `a`'s K-major rows.
     pub fn b_atom(&self) -> usize {
+        if self.b_k_major {
+            return self.k.min(ATOM);
+        }
         [ATOM, 2 * WG_K, WG_K]
             .into_iter()
             .find(|a| self.n % a == 0)
@@ -100,7 +127,7 @@ pub fn plan(m: usize, n: usize, k: usize, num_warps: usize) -> Option<WgmmaConfi
         && n % WG_K == 0
         && n <= MAX_N
         && live_registers(m, n, k, num_warps) <= MAX_LIVE_REGS;
-    ok.then_some(WgmmaConfig { m, n, k, num_warps })
+    ok.then(|| WgmmaConfig::new(m, n, k, num_warps))
 }
 
 /// Accumulator registers plus two per 16-byte copy a thread issues for one tile.

@@ -261,14 +261,18 @@ impl Printer<'_> {
     }
 
     /// `pipeline(stages 3, mma.sync warps 2x2, dot %c, cp.async %a x8 %b x8, acc #1, smem 49152 bytes)`.
+    /// A transposed operand reads `^%b`.
     fn pipeline(&self, p: &LoopPipeline) -> String {
         let engine = engine_text(p.engine);
+        let transposed = |i: usize| if p.transposes[i].is_some() { "^" } else { "" };
         format!(
-            "pipeline(stages {}, {engine}, dot {}, cp.async {} x{} {} x{}, acc #{}, smem {} bytes)",
+            "pipeline(stages {}, {engine}, dot {}, cp.async {}{} x{} {}{} x{}, acc #{}, smem {} bytes)",
             p.stages,
             self.v(p.dot),
+            transposed(0),
             self.v(p.loads[0]),
             p.copy_widths[0],
+            transposed(1),
             self.v(p.loads[1]),
             p.copy_widths[1],
             p.acc,

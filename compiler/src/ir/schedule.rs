@@ -19,6 +19,10 @@ pub struct LoopPipeline {
     /// The body's `Dot` (its result) and the `Load`s of its `a` and `b`.
     pub dot: ValueId,
     pub loads: [ValueId; 2],
+    /// The `trans` of load `i` where the dot multiplies that transpose
+    /// (`a @ ^b`, `^a @ b`: dot's gradients): the tile is staged as loaded,
+    /// `a` M-major and `b` K-major, and the tensor cores read it transposed.
+    pub transposes: [Option<ValueId>; 2],
     /// Position of the dot's accumulator among the carried values.
     pub acc: usize,
     /// Elements per `cp.async` of `a` and of `b` (16-bit elements: 2, 4 or 8).
@@ -30,6 +34,19 @@ pub struct LoopPipeline {
     /// The operand tiles copied by the tensor memory accelerator instead of
     /// `cp.async` (sm_90a, wgmma): set by the `tma-loads` pass.
     pub tma: Option<Box<TmaCopies>>,
+}
+
+impl LoopPipeline {
+    /// The dot's operand `i`: the load, or its transpose.
+    pub fn operand(&self, i: usize) -> ValueId {
+        self.transposes[i].unwrap_or(self.loads[i])
+    }
+
+    /// Whether lowering skips `v`'s op in the body: the dot and the
+    /// transposes, which read the buffers the copies fill.
+    pub fn reads_buffers(&self, v: ValueId) -> bool {
+        v == self.dot || self.transposes.contains(&Some(v))
+    }
 }
 
 /// A wgmma pipeline's operand tiles by the tensor memory accelerator: each

@@ -783,11 +783,26 @@ fn check_pipeline(p: &LoopPipeline, body: &Region) -> Result<(), Problem> {
             p.dot.0
         ));
     };
-    if [*a, *b] != p.loads {
+    if [*a, *b] != [p.operand(0), p.operand(1)] {
         return Err(format!(
             "pipeline: the dot multiplies %{} and %{}, not the pipelined %{} and %{}",
-            a.0, b.0, p.loads[0].0, p.loads[1].0
+            a.0,
+            b.0,
+            p.operand(0).0,
+            p.operand(1).0
         ));
+    }
+    for (t, load) in p.transposes.iter().zip(p.loads) {
+        let Some(t) = *t else { continue };
+        if !matches!(
+            defined_by(t),
+            Some(Op { kind: OpKind::Trans { src }, .. }) if *src == load
+        ) {
+            return Err(format!(
+                "pipeline: %{} is not the transpose of the pipelined load %{}",
+                t.0, load.0
+            ));
+        }
     }
     for v in p.loads {
         if !matches!(

@@ -22,7 +22,7 @@ use crate::analysis::scratch::scratch_bytes;
 use crate::analysis::smem::{BUFFER_ALIGN, PIPELINE_BUFFER_ALIGN};
 use crate::ir::layout::LayoutMap;
 use crate::ir::walk::regions;
-use crate::ir::{Function, OpKind, Region, SharedBuffer, SharedPlan, ValueId};
+use crate::ir::{Function, LoopPipeline, OpKind, Region, SharedBuffer, SharedPlan, ValueId};
 
 pub struct AllocateSharedMemory;
 
@@ -100,13 +100,13 @@ impl Placer<'_> {
         &self,
         region: &Region,
         floor: usize,
-        pipelined_dot: Option<ValueId>,
+        in_pipeline: Option<&LoopPipeline>,
         plan: &mut SharedPlan,
     ) {
         // The buffer of the op before, when nothing with regions came since.
         let mut previous: Option<SharedBuffer> = None;
         for op in &region.ops {
-            let bytes = scratch_bytes(self.func, self.layouts, op, pipelined_dot);
+            let bytes = scratch_bytes(self.func, self.layouts, op, in_pipeline);
             let pipeline = match &op.kind {
                 OpKind::While {
                     pipeline: Some(p), ..
@@ -141,13 +141,13 @@ impl Placer<'_> {
             }
             // A pipelined loop's operand buffers (its own buffer, wherever
             // it was placed) stay below everything inside it.
-            let (inner_floor, inner_dot) = match pipeline {
-                Some(p) => (placed_end.next_multiple_of(BUFFER_ALIGN), Some(p.dot)),
-                None => (floor, pipelined_dot),
+            let (inner_floor, inner_pipeline) = match pipeline {
+                Some(p) => (placed_end.next_multiple_of(BUFFER_ALIGN), Some(&**p)),
+                None => (floor, in_pipeline),
             };
             for nested in regions(&op.kind) {
                 previous = None;
-                self.region(nested, inner_floor, inner_dot, plan);
+                self.region(nested, inner_floor, inner_pipeline, plan);
             }
         }
     }

@@ -3,8 +3,9 @@
 //! `codegen::pipeline` and, for wgmma, `codegen::wgmma_pipeline`).
 //!
 //! Pattern: a `While` whose body loads the dot's `a` and `b` straight from
-//! pointer tiles (`a = *pa`, plain or masked with a zero fill), the loads
-//! feeding only the dot, and the dot accumulating into a loop-carried tile
+//! pointer tiles (`a = *pa`, plain or masked with a zero fill), or their
+//! transposes (`^b`, dot's gradients: staged as loaded, read transposed;
+//! a transposed `a` on wgmma only), the loads feeding only the dot, and the dot accumulating into a loop-carried tile
 //! (`c = a @ b + c`, `c` used by nothing else in the loop). The loads then
 //! become `cp.async` copies into `stages` shared-memory buffers. What is
 //! decided here:
@@ -172,15 +173,32 @@ fn plan(func: &Function, facts: &Facts<'_>, op: &Op) -> Option<(LoopPipeline, La
         return None;
     }
     let mut copy_widths = [0; 2];
+    let mut loads = [a, b];
+    let mut transposes = [None; 2];
+    let defined = |v: ValueId| ops[..dot].iter().find(|o| o.results.first() == Some(&v));
     for (i, operand) in [a, b].into_iter().enumerate() {
-        let load = ops[..dot]
-            .iter()
-            .find(|o| o.results.first() == Some(&operand))?;
+        if !single_use(operand) {
+            return None;
+        }
+        let mut load = defined(operand)?;
+        // `^load`: staged as loaded, read transposed (`a` M-major needs
+        // wgmma; `b` K-major either engine).
+        if let OpKind::Trans { src } = load.kind {
+            if i == 0 && wgmma.is_none() {
+                return None;
+            }
+            transposes[i] = Some(operand);
+            loads[i] = src;
+            load = defined(src)?;
+            if !single_use(src) {
+                return None;
+            }
+        }
         let OpKind::Load { ptr, mask, other } = load.kind else {
             return None;
         };
         let zero_fill = other.is_none_or(|o| is_zero_constant(func, o));
-        if !zero_fill || !single_use(operand) {
+        if !zero_fill {
             return None;
         }
         copy_widths[i] = copy_width(func, facts, ptr, mask)?;
@@ -205,7 +223,8 @@ fn plan(func: &Function, facts: &Facts<'_>, op: &Op) -> Option<(LoopPipeline, La
     let pipeline = LoopPipeline {
         stages,
         dot: result,
-        loads: [a, b],
+        loads,
+        transposes,
         acc: acc_pos,
         copy_widths,
         engine,
@@ -316,12 +335,7 @@ mod tests {
             choose_wgmma_stages(&wgmma::plan(128, 256, 64, 8).unwrap(), None),
             Some(4)
         );
-        let cfg = |m, n, k, w| WgmmaConfig {
-            m,
-            n,
-            k,
-            num_warps: w,
-        };
+        let cfg = WgmmaConfig::new;
         assert_eq!(choose_wgmma_stages(&cfg(256, 128, 64, 8), None), Some(4));
         // 24 KiB (128x64x64): 8, the most; 32 KiB (128x128x64): 6.
         assert_eq!(choose_wgmma_stages(&cfg(128, 64, 64, 8), None), Some(8));

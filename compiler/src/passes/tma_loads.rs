@@ -140,9 +140,12 @@ fn plan(
     producer: bool,
 ) -> Option<(TmaCopies, Option<usize>)> {
     let (body_region, p) = pipelined(op)?;
+    // Transposed operands are staged as loaded, which the boxes here do not
+    // describe: they keep `cp.async`.
     let LoopPipeline {
         engine: DotEngine::Wgmma { .. },
         tma: None,
+        transposes: [None, None],
         ..
     } = *p
     else {

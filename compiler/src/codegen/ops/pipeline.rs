@@ -80,10 +80,11 @@ fn pipelined<'ctx>(
             let OpKind::Load { ptr, mask, .. } = body_region.ops[at].kind else {
                 return lw.unsupported("a pipelined operand that is not a load", op.span);
             };
-            let (row_len, offset) = if which == 0 {
-                (cfg.k, 0)
-            } else {
-                (cfg.n, b_offset)
+            // Rows as loaded: `a` `[M][K]`, `b` `[K][N]` or, transposed, `[N][K]`.
+            let (row_len, offset) = match which {
+                0 => (cfg.k, 0),
+                _ if plan.b_k_major => (cfg.k, b_offset),
+                _ => (cfg.n, b_offset),
             };
             let (shift, mask_bits) = swizzle_shift_mask(row_len / 8);
             let dst = |lw: &Lowering<'_, 'ctx>, row: IntValue<'ctx>, col: IntValue<'ctx>| {
@@ -103,7 +104,7 @@ fn pipelined<'ctx>(
         )?;
         guarded_compute(
             lw,
-            &cfg,
+            (&cfg, plan.b_k_major),
             input,
             ready,
             next_slot,
@@ -136,7 +137,7 @@ fn pipelined<'ctx>(
         lw.barrier()?;
         acc_regs = guarded_compute(
             lw,
-            &cfg,
+            (&cfg, plan.b_k_major),
             input,
             ready,
             t_slot,
@@ -153,7 +154,7 @@ fn pipelined<'ctx>(
 #[allow(clippy::too_many_arguments)]
 fn guarded_compute<'ctx>(
     lw: &mut Lowering<'_, 'ctx>,
-    cfg: &MmaConfig,
+    (cfg, b_k_major): (&MmaConfig, bool),
     input: &str,
     ready: IntValue<'ctx>,
     slot: IntValue<'ctx>,
@@ -167,7 +168,7 @@ fn guarded_compute<'ctx>(
         .build_conditional_branch(ready, compute_bb, join)?;
     lw.builder.position_at_end(compute_bb);
     let base = slot_offset(lw, slot, stage_bytes)?;
-    let out = mma::compute(lw, cfg, input, base, b_offset, acc.clone())?;
+    let out = mma::compute(lw, cfg, input, base, (b_offset, b_k_major), acc.clone())?;
     let end = current_block(lw)?;
     lw.builder.build_unconditional_branch(join)?;
     lw.builder.position_at_end(join);

@@ -37,10 +37,11 @@ use crate::codegen::tensor_cores::pipelined_loop::{
 };
 use crate::codegen::tensor_cores::tma;
 use crate::codegen::tensor_cores::wgmma::{self, WgmmaConfig};
+use crate::codegen::tensor_cores::wgmma_layout::StagedOperand;
 use crate::ir::layout::Layout;
 use crate::ir::{LoopPipeline, Op, OpKind, Region, TmaCopies, ValueId};
 use inkwell::basic_block::BasicBlock;
-use inkwell::values::{BasicValueEnum, IntValue, PhiValue, PointerValue};
+use inkwell::values::{BasicValue, BasicValueEnum, IntValue, PhiValue, PointerValue};
 use inkwell::IntPredicate;
 
 /// Alignment of the dynamic shared memory: the 128-byte swizzle repeats every 1024 bytes.
@@ -225,6 +226,7 @@ fn pipelined<'ctx>(
         )?;
         let acc_regs = lw.value(body_region.args[plan.acc], &acc_layout)?;
         let base = slot_offset(lw, next_slot, stage_bytes)?;
+        permute_m_major_a(lw, w, base)?;
         let regs = wgmma::issue(lw, w, input, base, acc_regs)?;
         wgmma::wait_pending(lw, 1)?;
         // Every warpgroup is done with the buffer about to be refilled.
@@ -249,6 +251,7 @@ fn pipelined<'ctx>(
             .build_int_sub(m.tile, lw.i32_const(d as u64), "drain_tile")?;
         operands_ready(lw, (tma_copies, w), stages, d - 1, Some((t_slot, tile)))?;
         let base = slot_offset(lw, t_slot, stage_bytes)?;
+        permute_m_major_a(lw, w, base)?;
         acc_regs = wgmma::issue(lw, w, input, base, acc_regs)?;
     }
     let long_acc = wgmma::wait_all(lw, acc_regs)?;
@@ -341,6 +344,7 @@ fn short_drain<'ctx>(
         tma::wait(lw, bar, index, stages)?;
     }
     let base = slot_offset(lw, index, stage_bytes)?;
+    permute_m_major_a(lw, w, base)?;
     let regs = wgmma::issue(lw, w, input, base, phi_values(&acc_phis))?;
     let regs = wgmma::wait_all(lw, regs)?;
     let next = lw.builder.build_int_add(index, lw.i32_const(1), "")?;
@@ -526,13 +530,23 @@ fn copy_operands<'ctx>(
             );
         };
         let w = *w;
+        let (staged, offset) = if which == 0 {
+            (StagedOperand::a(&w), 0)
+        } else {
+            (StagedOperand::b(&w), w.b_offset())
+        };
+        // The tile lands as loaded (its rows the stage's rows); a K-major
+        // `a`'s rows are permuted. An M-major `a` lands in its own order:
+        // permuted along its rows, the halves of each 32-byte global sector
+        // would land apart and every copy would go alone (H100: 13 shared
+        // wavefronts a copy instead of 4); [`permute_m_major_a`] permutes it
+        // once it has landed.
         let dst = move |lw: &Lowering<'_, 'ctx>, row: IntValue<'ctx>, col: IntValue<'ctx>| {
-            let (row, rows, row_elems, offset) = if which == 0 {
-                (wgmma::physical_row_ir(lw, &w, row)?, w.m, w.a_atom(), 0)
-            } else {
-                (row, w.k, w.b_atom(), w.b_offset())
+            let row = match (which, w.a_m_major) {
+                (0, false) => wgmma::physical_row_ir(lw, &w, row)?,
+                _ => row,
             };
-            let at = wgmma::swizzled_offset_ir(lw, row, col, rows, row_elems)?;
+            let at = wgmma::swizzled_offset_ir(lw, row, col, staged.rows, staged.atom)?;
             let p = elem_ptr(lw, base, offset, lw.ctx.i8_type().into(), at)?;
             Ok(lw
                 .builder
@@ -541,4 +555,56 @@ fn copy_operands<'ctx>(
         issue_copies(lw, ptr, mask, plan.widths[which], &dst, when)?;
     }
     Ok(())
+}
+
+/// An M-major `a` in buffer `stage` (its copies landed, every thread past a
+/// barrier) from the order it was copied in to the physical rows wgmma
+/// reads ([`wgmma::physical_row_ir`] along each `K` row), then made visible
+/// to the async proxy and to every warpgroup. Each `K` row stays within one
+/// warp (a row's `M / 8` chunks are lanes of one load), so the warp's loads
+/// all happen before its stores (`bar.warp.sync`) and no other warp touches
+/// the row. Nothing for a K-major `a`.
+fn permute_m_major_a<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    w: &WgmmaConfig,
+    stage: PointerValue<'ctx>,
+) -> Result<()> {
+    if !w.a_m_major {
+        return Ok(());
+    }
+    let staged = StagedOperand::a(w);
+    let chunks = w.m / 8;
+    let rows_per_load = 32 / chunks;
+    let loads = w.k / rows_per_load / w.num_warps;
+    let b = &lw.builder;
+    let c = |v: usize| lw.i32_const(v as u64);
+    let v4 = lw.ctx.i32_type().vec_type(4);
+    let i8t: inkwell::types::BasicTypeEnum = lw.ctx.i8_type().into();
+    let lane_row = b.build_int_unsigned_div(lw.lane, c(chunks), "")?;
+    let col = b.build_int_mul(b.build_int_unsigned_rem(lw.lane, c(chunks), "")?, c(8), "")?;
+    let physical = wgmma::physical_row_ir(lw, w, col)?;
+    let mut moves = Vec::with_capacity(loads);
+    for i in 0..loads {
+        // Load `i` of warp `warp` covers rows `(i num_warps + warp) rows_per_load ..`.
+        let first = b.build_int_add(lw.warp, c(i * w.num_warps), "")?;
+        let row = b.build_int_add(b.build_int_mul(first, c(rows_per_load), "")?, lane_row, "")?;
+        let from = wgmma::swizzled_offset_ir(lw, row, col, staged.rows, staged.atom)?;
+        let to = wgmma::swizzled_offset_ir(lw, row, physical, staged.rows, staged.atom)?;
+        let from = elem_ptr(lw, stage, 0, i8t, from)?;
+        let value = b.build_load(v4, from, "a_chunk")?;
+        if let Some(load) = value.as_instruction_value() {
+            load.set_alignment(16)
+                .map_err(|e| crate::codegen::CodegenError::Llvm(e.to_string()))?;
+        }
+        moves.push((value, elem_ptr(lw, stage, 0, i8t, to)?));
+    }
+    async_asm(lw, "bar.warp.sync -1;")?;
+    for (value, to) in moves {
+        lw.builder
+            .build_store(to, value)?
+            .set_alignment(16)
+            .map_err(|e| crate::codegen::CodegenError::Llvm(e.to_string()))?;
+    }
+    async_asm(lw, "fence.proxy.async.shared::cta;")?;
+    lw.barrier()
 }

@@ -124,20 +124,18 @@ fn fragments_of<'ctx>(
         .collect()
 }
 
-/// `acc + a @ b` with `a` (`[M][K]`) at `base` and `b` (`[K][N]`) at
-/// `base + b_offset` in shared memory, both swizzled: `ldmatrix` + `mma.sync`.
+/// `acc + a @ b` with `a` (`[M][K]`) at `base` and `b` (`[K][N]` or,
+/// `k_major`, `[N][K]`) at `base + offset` in shared memory, both swizzled:
+/// `ldmatrix` + `mma.sync`.
 pub fn compute<'ctx>(
     lw: &mut Lowering<'_, 'ctx>,
     cfg: &MmaConfig,
     input: &str,
     base: PointerValue<'ctx>,
-    b_offset: usize,
+    (offset, k_major): (usize, bool),
     acc_regs: Vec<BasicValueEnum<'ctx>>,
 ) -> Result<Vec<BasicValueEnum<'ctx>>> {
-    let b_stage = BStage {
-        offset: b_offset,
-        k_major: false,
-    };
+    let b_stage = BStage { offset, k_major };
     compute_from(lw, cfg, input, base, b_stage, acc_regs, None)
 }
 

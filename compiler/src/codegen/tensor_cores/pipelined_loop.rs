@@ -19,6 +19,10 @@ pub struct PipelinePlan {
     /// Indices in the body's ops.
     pub dot: usize,
     pub loads: [usize; 2],
+    /// The `trans` ops between loads and the dot (read from the buffers).
+    pub transposes: Vec<usize>,
+    /// `b` is the transpose of its load: staged `[N][K]`.
+    pub b_k_major: bool,
     /// Position of the accumulator among the carried values.
     pub acc: usize,
     pub cfg: MmaConfig,
@@ -47,21 +51,28 @@ impl PipelinePlan {
         let (Some(dot), Some(a), Some(b)) = (at(p.dot), at(p.loads[0]), at(p.loads[1])) else {
             return lw.unsupported("a pipeline naming values outside its loop", op.span);
         };
+        let transposes = p
+            .transposes
+            .iter()
+            .flatten()
+            .filter_map(|&t| at(t))
+            .collect();
         let Some(cfg) = engine_config(lw.func, &body_region.ops[dot], p.engine) else {
             return lw.unsupported("a pipelined dot that is not [M, K] @ [K, N]", op.span);
         };
         let wgmma = match p.engine {
             DotEngine::MmaSync { .. } => None,
             DotEngine::Wgmma { warpgroups } => Some(WgmmaConfig {
-                m: cfg.m,
-                n: cfg.n,
-                k: cfg.k,
-                num_warps: 4 * warpgroups,
+                a_m_major: p.transposes[0].is_some(),
+                b_k_major: p.transposes[1].is_some(),
+                ..WgmmaConfig::new(cfg.m, cfg.n, cfg.k, 4 * warpgroups)
             }),
         };
         Ok(PipelinePlan {
             dot,
             loads: [a, b],
+            transposes,
+            b_k_major: p.transposes[1].is_some(),
             acc: p.acc,
             cfg,
             stages: p.stages,
@@ -235,8 +246,8 @@ pub(crate) fn loop_setup<'ctx>(
     })
 }
 
-/// Lowers the body of a pipelined loop: the operand loads are skipped (the
-/// copies issued by the caller replace them), every other op as usual, and
+/// Lowers the body of a pipelined loop: the operand loads and their
+/// transposes are skipped (the copies issued by the caller replace them), every other op as usual, and
 /// the dot through `dot`, which returns the new accumulator registers.
 pub(crate) fn lower_body<'ctx>(
     lw: &mut Lowering<'_, 'ctx>,
@@ -246,7 +257,7 @@ pub(crate) fn lower_body<'ctx>(
     mut dot: impl FnMut(&mut Lowering<'_, 'ctx>) -> Result<Vec<BasicValueEnum<'ctx>>>,
 ) -> Result<()> {
     for (idx, body_op) in body.ops.iter().enumerate() {
-        if plan.loads.contains(&idx) {
+        if plan.loads.contains(&idx) || plan.transposes.contains(&idx) {
             continue;
         }
         if idx != plan.dot {

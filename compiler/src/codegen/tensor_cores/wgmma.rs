@@ -94,9 +94,10 @@ pub fn issue<'ctx>(
     let group = lw
         .builder
         .build_right_shift(lw.warp, lw.i32_const(2), false, "warpgroup")?;
+    // Warpgroup g's rows start g times warpgroup 1's (linear in g).
     let group_off = lw.builder.build_int_mul(
         group,
-        lw.i32_const((cfg.group_rows() * cfg.a_row_bytes() / 16) as u64),
+        lw.i32_const((a_operand_offset(cfg, 1, 0, 0) / 16) as u64),
         "",
     )?;
     let group_off = lw.builder.build_int_z_extend(group_off, i64t, "")?;
@@ -135,7 +136,7 @@ pub fn issue<'ctx>(
             });
         }
     }
-    mma_async_chain(lw, cfg.n, input, &steps, &mut acc)?;
+    mma_async_chain(lw, cfg, input, &steps, &mut acc)?;
     async_asm(lw, "wgmma.commit_group.sync.aligned;")?;
     Ok(acc)
 }
@@ -190,13 +191,14 @@ struct MmaStep<'a, 'ctx> {
 }
 
 /// `wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{input}.{input}` for every
-/// step, in order, `a` K-major and `b` transposed (N-major), accumulating into
-/// `acc`. One inline asm holds them all: the accumulator passes through LLVM
+/// step, in order, accumulating into `acc`; the transpose immediates say
+/// which operand is staged MN-major (`b` unless `cfg.b_k_major`, `a` when
+/// `cfg.a_m_major`). One inline asm holds them all: the accumulator passes through LLVM
 /// once per chain instead of once per instruction (less IR for the optimizer
 /// and instruction selection; the PTX is the same instruction sequence).
 fn mma_async_chain<'ctx>(
     lw: &Lowering<'_, 'ctx>,
-    n: usize,
+    cfg: &WgmmaConfig,
     input: &str,
     steps: &[MmaStep<'_, 'ctx>],
     acc: &mut [BasicValueEnum<'ctx>],
@@ -221,13 +223,14 @@ fn mma_async_chain<'ctx>(
             count + descs.len() - 1
         }
     };
+    let (n, trans_a, trans_b) = (cfg.n, cfg.a_m_major as u8, !cfg.b_k_major as u8);
     let lines: Vec<String> = steps
         .iter()
         .map(|step| {
             let outs: Vec<String> = step.regs.iter().map(|&r| format!("${}", operand_of(r))).collect();
             let (a, b) = (desc_operand(step.a_desc), desc_operand(step.b_desc));
             format!(
-                "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{input}.{input} {{{}}}, ${a}, ${b}, 1, 1, 1, 0, 1;",
+                "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{input}.{input} {{{}}}, ${a}, ${b}, 1, 1, 1, {trans_a}, {trans_b};",
                 outs.join(", ")
             )
         })

@@ -35,6 +35,12 @@
 //! A `k16` step advances `a`'s descriptor by 32 bytes inside the swizzled row
 //! (the hardware swizzles the computed address) and `b`'s by 16 rows.
 //!
+//! A transposed operand (the pipeline's `transposes`: `a @ ^b`, `^a @ b`) is
+//! staged as it was loaded and read with the other transpose immediate
+//! ([`StagedOperand`]): `b` K-major, `[K / B][N][B]` as `a` above with `N`'s
+//! rows; `a` M-major, `[M / 64][K][64]` as `b` above with `M`'s columns (the
+//! 64 rows of an instruction, permuted in blocks of 8 along the row).
+//!
 //! This file holds the pure index math (tested here); [`crate::codegen::tensor_cores::wgmma`] emits
 //! the instructions.
 use crate::analysis::mma::accumulator_layout;
@@ -57,23 +63,76 @@ pub fn swizzle(offset: usize, row_bytes: usize) -> usize {
     offset ^ (((offset >> 7) & (row_bytes / 16 - 1)) << 4)
 }
 
+/// How one operand sits in a stage: `[outer / atom][rows][atom]` in
+/// swizzled rows of `atom` elements. K-major (`a`, a transposed `b`): rows
+/// are `M`'s or `N`'s, `K` runs along them; MN-major (`b`, a transposed
+/// `a`): rows are `K`'s.
+#[derive(Clone, Copy, Debug)]
+pub struct StagedOperand {
+    pub rows: usize,
+    pub atom: usize,
+    pub k_major: bool,
+}
+
+impl StagedOperand {
+    pub fn a(cfg: &WgmmaConfig) -> Self {
+        let rows = if cfg.a_m_major { cfg.k } else { cfg.m };
+        Self {
+            rows,
+            atom: cfg.a_atom(),
+            k_major: !cfg.a_m_major,
+        }
+    }
+
+    pub fn b(cfg: &WgmmaConfig) -> Self {
+        let rows = if cfg.b_k_major { cfg.n } else { cfg.k };
+        Self {
+            rows,
+            atom: cfg.b_atom(),
+            k_major: cfg.b_k_major,
+        }
+    }
+
+    pub fn row_bytes(&self) -> usize {
+        2 * self.atom
+    }
+
+    /// The unswizzled byte offset of element (`mn`, `k`) (`mn` a row of
+    /// `a` or a column of `b`): where a descriptor starts when it is the
+    /// first of an instruction's operand (the hardware swizzles).
+    pub fn origin(&self, mn: usize, k: usize) -> usize {
+        let (row, col) = if self.k_major { (mn, k) } else { (k, mn) };
+        ((col / self.atom) * self.rows + row) * self.row_bytes() + (col % self.atom) * 2
+    }
+
+    /// The byte offset of element (`mn`, `k`).
+    pub fn byte_offset(&self, mn: usize, k: usize) -> usize {
+        swizzle(self.origin(mn, k), self.row_bytes())
+    }
+
+    /// Descriptor bits other than the start address. K-major: the leading
+    /// offset is unused (1 by convention), 8-row groups one 8-row atom
+    /// apart. MN-major: `atom`-column blocks `K` rows apart, 8-row groups
+    /// along `K` one 8-row atom apart.
+    pub fn descriptor_bits(&self) -> u64 {
+        let row_bytes = self.row_bytes();
+        let lbo = if self.k_major {
+            16
+        } else {
+            self.rows * row_bytes
+        };
+        descriptor_bits(lbo, 8 * row_bytes, row_bytes)
+    }
+}
+
 /// Byte offset in a stage of `a`'s element at physical row `prow`, column `col`.
 pub fn a_byte_offset(cfg: &WgmmaConfig, prow: usize, col: usize) -> usize {
-    let (atom, row_bytes) = (cfg.a_atom(), cfg.a_row_bytes());
-    swizzle(
-        ((col / atom) * cfg.m + prow) * row_bytes + (col % atom) * 2,
-        row_bytes,
-    )
+    StagedOperand::a(cfg).byte_offset(prow, col)
 }
 
 /// Byte offset in a stage of `b`'s element at row `kr`, column `col`.
 pub fn b_byte_offset(cfg: &WgmmaConfig, kr: usize, col: usize) -> usize {
-    let (atom, row_bytes) = (cfg.b_atom(), cfg.b_row_bytes());
-    cfg.b_offset()
-        + swizzle(
-            ((col / atom) * cfg.k + kr) * row_bytes + (col % atom) * 2,
-            row_bytes,
-        )
+    cfg.b_offset() + StagedOperand::b(cfg).byte_offset(col, kr)
 }
 
 /// Descriptor bits other than the start address: LBO, SBO (16-byte units)
@@ -90,29 +149,25 @@ pub fn descriptor_bits(lbo_bytes: usize, sbo_bytes: usize, row_bytes: usize) -> 
         | (mode << 62)
 }
 
-/// `a`'s descriptor bits (K-major: the leading offset is unused, 1 by
-/// convention; 8-row groups one 8-row atom apart).
+/// `a`'s descriptor bits.
 pub fn a_descriptor_bits(cfg: &WgmmaConfig) -> u64 {
-    descriptor_bits(16, 8 * cfg.a_row_bytes(), cfg.a_row_bytes())
+    StagedOperand::a(cfg).descriptor_bits()
 }
 
-/// `b`'s descriptor bits (N-major: column blocks `K * 2B` bytes apart, 8-row
-/// groups along `K` one 8-row atom apart).
+/// `b`'s descriptor bits.
 pub fn b_descriptor_bits(cfg: &WgmmaConfig) -> u64 {
-    let row_bytes = cfg.b_row_bytes();
-    descriptor_bits(cfg.k * row_bytes, 8 * row_bytes, row_bytes)
+    StagedOperand::b(cfg).descriptor_bits()
 }
 
 /// Byte offset (within the stage) of the `a` operand of instruction block
 /// `b`, warpgroup `g`, `k` step `s`.
 pub fn a_operand_offset(cfg: &WgmmaConfig, g: usize, b: usize, s: usize) -> usize {
-    let (col, atom) = (s * WG_K, cfg.a_atom());
-    ((col / atom) * cfg.m + g * cfg.group_rows() + WG_M * b) * cfg.a_row_bytes() + (col % atom) * 2
+    StagedOperand::a(cfg).origin(g * cfg.group_rows() + WG_M * b, s * WG_K)
 }
 
 /// Byte offset (within the stage) of the `b` operand of `k` step `s`.
 pub fn b_operand_offset(cfg: &WgmmaConfig, s: usize) -> usize {
-    cfg.b_offset() + s * WG_K * cfg.b_row_bytes()
+    cfg.b_offset() + StagedOperand::b(cfg).origin(0, s * WG_K)
 }
 
 /// Accumulator register (in the [`WgmmaConfig::mma`] layout) behind result
@@ -145,7 +200,7 @@ mod tests {
             (128, 32, 32, 8),
         ]
         .into_iter()
-        .map(|(m, n, k, num_warps)| WgmmaConfig { m, n, k, num_warps })
+        .map(|(m, n, k, num_warps)| WgmmaConfig::new(m, n, k, num_warps))
         .collect()
     }
 
@@ -192,7 +247,7 @@ mod tests {
 
     #[test]
     fn stage_is_a_permutation_of_swizzled_rows() {
-        for cfg in configs() {
+        for cfg in configs().into_iter().flat_map(oriented) {
             let mut seen = vec![0u8; cfg.stage_bytes() / 2];
             for r in 0..cfg.m {
                 for c in 0..cfg.k {
@@ -209,12 +264,7 @@ mod tests {
             assert_eq!(cfg.b_offset() % 1024, 0);
         }
         // The 128-byte swizzle: chunk c of row r at chunk c ^ (r % 8).
-        let cfg = WgmmaConfig {
-            m: 128,
-            n: 128,
-            k: 64,
-            num_warps: 4,
-        };
+        let cfg = WgmmaConfig::new(128, 128, 64, 4);
         assert_eq!(a_byte_offset(&cfg, 3, 8), 3 * 128 + (1 ^ 3) * 16);
         assert_eq!(
             a_byte_offset(&cfg, 9, 70),
@@ -228,12 +278,7 @@ mod tests {
         // 64-byte rows (TK or TN 32): chunk c of row r at chunk
         // c ^ ((r / 2) % 4); 32-byte rows (16): at c ^ ((r / 4) % 2).
         for (size, row_bytes, phase) in [(32, 64, 1), (16, 32, 2)] {
-            let cfg = WgmmaConfig {
-                m: 128,
-                n: size,
-                k: size,
-                num_warps: 8,
-            };
+            let cfg = WgmmaConfig::new(128, size, size, 8);
             let chunks = row_bytes / 16;
             for r in 0..16 {
                 for c in 0..chunks {
@@ -303,5 +348,72 @@ mod tests {
         assert_eq!((b >> 16) & 0x3fff, 64 * 128 / 16);
         assert_eq!((b >> 32) & 0x3fff, 64);
         assert_eq!(b & 0x3fff, 0);
+    }
+
+    /// The four orientations (`a` K- or M-major, `b` N- or K-major) of
+    /// each config.
+    fn oriented(cfg: WgmmaConfig) -> impl Iterator<Item = WgmmaConfig> {
+        [(false, false), (false, true), (true, false), (true, true)]
+            .into_iter()
+            .map(move |(a_m_major, b_k_major)| WgmmaConfig {
+                a_m_major,
+                b_k_major,
+                ..cfg
+            })
+    }
+
+    #[test]
+    fn instructions_start_on_their_operands_in_every_orientation() {
+        for cfg in configs().into_iter().flat_map(oriented) {
+            let (a, b) = (StagedOperand::a(&cfg), StagedOperand::b(&cfg));
+            for s in 0..cfg.steps_k() {
+                // An instruction's first element is where its descriptor
+                // starts (the hardware swizzles from there).
+                for g in 0..cfg.groups() {
+                    for blk in 0..cfg.blocks() {
+                        let row = g * cfg.group_rows() + WG_M * blk;
+                        let origin = a_operand_offset(&cfg, g, blk, s);
+                        assert_eq!(
+                            swizzle(origin, a.row_bytes()),
+                            a_byte_offset(&cfg, row, s * WG_K)
+                        );
+                    }
+                }
+                let origin = b_operand_offset(&cfg, s) - cfg.b_offset();
+                assert_eq!(
+                    cfg.b_offset() + swizzle(origin, b.row_bytes()),
+                    b_byte_offset(&cfg, s * WG_K, 0),
+                    "{cfg:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn transposed_operands_describe_their_majors() {
+        let cfg = WgmmaConfig {
+            a_m_major: true,
+            b_k_major: true,
+            ..WgmmaConfig::new(128, 256, 64, 8)
+        };
+        // `a` M-major: 64-row atoms (128-byte swizzle), blocks K rows apart
+        // (LBO), 8-row groups along K one atom apart (SBO); M-major rows are K's.
+        let a = a_descriptor_bits(&cfg);
+        assert_eq!((a >> 16) & 0x3fff, (64 * 128 / 16) as u64);
+        assert_eq!((a >> 32) & 0x3fff, 1024 / 16);
+        assert_eq!(a >> 62, 1);
+        // Element 65 of K row 3: second atom, chunk 0 at chunk 0 ^ 3.
+        assert_eq!(a_byte_offset(&cfg, 65, 3), (64 + 3) * 128 + 3 * 16 + 2);
+        // `b` K-major: as `a` K-major with N's rows.
+        let b = b_descriptor_bits(&cfg);
+        assert_eq!(b, a_descriptor_bits(&WgmmaConfig::new(128, 256, 64, 8)));
+        assert_eq!(
+            b_byte_offset(&cfg, 17, 5),
+            cfg.b_offset() + 5 * 128 + ((17 / 8) ^ 5) * 16 + 2
+        );
+        // Warpgroup 1's rows of `a` start a 64-row block later: K rows of 128 bytes.
+        assert_eq!(a_operand_offset(&cfg, 1, 0, 0), 64 * 128);
+        assert_eq!(a_operand_offset(&cfg, 0, 0, 1), 16 * 128);
+        assert_eq!(b_operand_offset(&cfg, 1), cfg.b_offset() + 32);
     }
 }
