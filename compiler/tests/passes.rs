@@ -277,8 +277,13 @@ fn pipeline_annotations_are_verified() {
         })
     };
     let good = find_pipeline(&mut func.clone()).expect("the loop is pipelined");
-    let breakages: [(&str, fn(&mut tritonc::ir::LoopPipeline)); 4] = [
+    let breakages: [(&str, fn(&mut tritonc::ir::LoopPipeline)); 5] = [
         ("multiplies", |p| p.loads.swap(0, 1)),
+        // `b` named as a transpose when it is the load itself.
+        ("is not the transpose of the pipelined load", |p| {
+            p.transposes[1] = Some(p.loads[1]);
+            p.loads[1] = p.loads[0];
+        }),
         ("is not a dot", |p| p.dot = p.loads[0]),
         ("is not the dot's accumulator", |p| p.acc = 0),
         ("need 2+ buffers", |p| p.stages = 1),
