@@ -169,3 +169,48 @@ fn tma_multicast_needs_tma() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--tma"), "{err}");
 }
+
+/// dot's gradient A B^T (`tests/kernels/dot_grad.tc`, `a @ ^b`): the K-major
+/// `b` comes in one 2-d box of its `[256, 64]` tile a stage beside `a`'s
+/// folded boxes, read by wgmma without its transpose immediate; so with a
+/// producer warpgroup too. ptxas takes both without spills.
+#[test]
+fn a_k_major_b_is_one_box_a_stage() {
+    let path = common::kernels_dir().join("dot_grad.tc");
+    let source = std::fs::read_to_string(&path).unwrap();
+    let line = source
+        .lines()
+        .find_map(|l| l.strip_prefix("// tritonc:"))
+        .unwrap();
+    let mut words: Vec<String> = shlex::split(line)
+        .unwrap()
+        .into_iter()
+        .map(|w| w.replace("-DTN=128", "-DTN=256"))
+        .collect();
+    assert!(words.iter().any(|w| w == "-DUSE_B=^b"));
+    words.insert(0, path.display().to_string());
+    words.extend(["--arch", "sm_90a", "--num-warps", "8", "--tma"].map(String::from));
+    for extra in [None, Some("--warp-specialize")] {
+        let mut args: Vec<&str> = words.iter().map(String::as_str).collect();
+        args.extend(extra);
+        let what = args.join(" ");
+        let ptx = tritonc_ptx(&args, &what);
+        let wgmma: Vec<&str> = ptx
+            .lines()
+            .filter(|l| l.contains("wgmma.mma_async"))
+            .collect();
+        assert!(!wgmma.is_empty(), "{what}");
+        assert!(
+            wgmma
+                .iter()
+                .all(|l| l.trim_end().ends_with("1, 1, 1, 0, 0;")),
+            "{what}"
+        );
+        let boxes = |dims: &str| ptx.matches(&format!("cp.async.bulk.tensor.{dims}")).count();
+        assert!(boxes("2d") > 0, "{what}: b's box");
+        assert!(boxes("5d") > 0, "{what}: a's folded boxes");
+        if let Some(report) = ptxas_report(&ptx, "sm_90a", "dot_grad_tma") {
+            assert!(report.contains(" 0 bytes spill stores"), "{what}: {report}");
+        }
+    }
+}

@@ -17,7 +17,10 @@
 //! block from a map whose rows are folded in that permutation (2 copies a
 //! stage instead of 16 boxes of 8 rows). A folded map's bounds are not the
 //! tensor's, so the tile at the tensor's last rows copies `a` by `cp.async`
-//! (as does every tile when the first row is not a multiple of 32). Needs
+//! (as does every tile when the first row is not a multiple of 32). A
+//! transposed `b` (K-major, dot's gradient `a @ ^b`) is one box of its
+//! loaded `[N, K]` tile a stage; a transposed `a` keeps `cp.async` (it
+//! lands M-major in the permuted order no box gives). Needs
 //! row strides of a multiple of 16 bytes (the parameter's `__multipleof`)
 //! and 16-byte aligned bases. Runs where the target asks for it (`--tma`).
 //!
@@ -79,8 +82,12 @@ impl Pass for TmaLoads {
                 let producer = target.warp_specialize && target.split_k.unwrap_or(1) <= 1;
                 let (mut t, most_stages) =
                     plan(func, v.op, target.num_warps, &mut next_map, producer)?;
+                // A K-major `b` is one box a stage: nothing to split
+                // between the pair (not offered).
+                let k_major_b = pipelined(v.op).is_some_and(|(_, p)| p.transposes[1].is_some());
                 t.multicast = target.tma_multicast
                     && target.split_k.unwrap_or(1) <= 1
+                    && !k_major_b
                     && shares_b_safely(func, v.op, &t);
                 Some((v.op.results.clone(), t, most_stages))
             })
@@ -140,19 +147,23 @@ fn plan(
     producer: bool,
 ) -> Option<(TmaCopies, Option<usize>)> {
     let (body_region, p) = pipelined(op)?;
-    // Transposed operands are staged as loaded, which the boxes here do not
-    // describe: they keep `cp.async`.
+    // A transposed `b` (K-major) is one box of its `[N, K]` tile; a
+    // transposed `a` lands M-major in an order no box gives: it keeps
+    // `cp.async`.
     let LoopPipeline {
         engine: DotEngine::Wgmma { .. },
         tma: None,
-        transposes: [None, None],
+        transposes: [None, b_transposed],
         ..
     } = *p
     else {
         return None;
     };
     let defined = |v: ValueId| body_region.defining_op(v);
-    let w: WgmmaConfig = wgmma::plan_for_op(func, defined(p.dot)?, num_warps)?;
+    let w = WgmmaConfig {
+        b_k_major: b_transposed.is_some(),
+        ..wgmma::plan_for_op(func, defined(p.dot)?, num_warps)?
+    };
     let [a, b] = p
         .loads
         .map(|v| defined(v).and_then(|load| tensor_tile(func, op, load)));
@@ -174,15 +185,20 @@ fn plan(
             swizzle,
         }
     };
+    // A box of the loaded tile's rows (`K`'s, or `N`'s for a K-major `b`)
+    // per swizzled block of its columns.
+    let b_rows = if w.b_k_major { w.n } else { w.k };
     let b_plain = number(
-        vec![MapDim::cols(w.b_atom()), MapDim::rows(w.k)],
+        vec![MapDim::cols(w.b_atom()), MapDim::rows(b_rows)],
         w.b_row_bytes(),
     );
     let a_folded = (invariant(&a.row) && a.row.exact_div(FOLD_STEP as i64).is_some())
         .then(|| number(folded_a_dims(&w), w.a_row_bytes()));
-    let b_folded =
-        (w.n > w.b_atom() && invariant(&b.col) && b.col.exact_div(w.b_atom() as i64).is_some())
-            .then(|| number(folded_b_dims(&w), w.b_row_bytes()));
+    let b_folded = (!w.b_k_major
+        && w.n > w.b_atom()
+        && invariant(&b.col)
+        && b.col.exact_div(w.b_atom() as i64).is_some())
+    .then(|| number(folded_b_dims(&w), w.b_row_bytes()));
     let mut t = TmaCopies {
         operands: [a, b],
         a_folded,

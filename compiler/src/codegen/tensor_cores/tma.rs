@@ -564,10 +564,21 @@ pub fn issue_stage<'ctx>(
     // One box per column block; shared with the pair, block `j` by the
     // program of rank `j % 2` into both (each program's barrier counts the
     // bytes it receives).
+    // The blocks run along the loaded tile's columns: `N`'s, or `K`'s for a
+    // K-major `b`.
+    let (cols, atom) = if w.b_k_major {
+        (w.k, w.b_atom())
+    } else {
+        (w.n, w.b_atom())
+    };
     let blocks = |lw: &mut Lowering<'_, 'ctx>, to_pair: bool| {
-        for (j, nb) in (0..w.n).step_by(w.b_atom()).enumerate() {
+        for (j, nb) in (0..cols).step_by(atom).enumerate() {
             let c = lw.builder.build_int_add(col, lw.i32_const(nb as u64), "")?;
-            let dst = b_byte_offset(w, 0, nb);
+            let dst = if w.b_k_major {
+                b_byte_offset(w, nb, 0)
+            } else {
+                b_byte_offset(w, 0, nb)
+            };
             let issuer = to_pair.then_some(j % 2);
             copy(lw, &t.b_plain, (stage, dst, bar), &[c, row], issuer)?;
         }
