@@ -19,8 +19,8 @@
 //! tensor's, so the tile at the tensor's last rows copies `a` by `cp.async`
 //! (as does every tile when the first row is not a multiple of 32). A
 //! transposed `b` (K-major, dot's gradient `a @ ^b`) is one box of its
-//! loaded `[N, K]` tile a stage; a transposed `a` keeps `cp.async` (it
-//! lands M-major in the permuted order no box gives). Needs
+//! loaded `[N, K]` tile a stage; a transposed `a` keeps `cp.async` beside
+//! `b`'s boxes (it lands M-major in the permuted order no box gives). Needs
 //! row strides of a multiple of 16 bytes (the parameter's `__multipleof`)
 //! and 16-byte aligned bases. Runs where the target asks for it (`--tma`).
 //!
@@ -149,11 +149,11 @@ fn plan(
     let (body_region, p) = pipelined(op)?;
     // A transposed `b` (K-major) is one box of its `[N, K]` tile; a
     // transposed `a` lands M-major in an order no box gives: it keeps
-    // `cp.async`.
+    // `cp.async` (no folded map) beside `b`'s boxes.
     let LoopPipeline {
         engine: DotEngine::Wgmma { .. },
         tma: None,
-        transposes: [None, b_transposed],
+        transposes: [a_transposed, b_transposed],
         ..
     } = *p
     else {
@@ -161,6 +161,7 @@ fn plan(
     };
     let defined = |v: ValueId| body_region.defining_op(v);
     let w = WgmmaConfig {
+        a_m_major: a_transposed.is_some(),
         b_k_major: b_transposed.is_some(),
         ..wgmma::plan_for_op(func, defined(p.dot)?, num_warps)?
     };
@@ -192,8 +193,10 @@ fn plan(
         vec![MapDim::cols(w.b_atom()), MapDim::rows(b_rows)],
         w.b_row_bytes(),
     );
-    let a_folded = (invariant(&a.row) && a.row.exact_div(FOLD_STEP as i64).is_some())
-        .then(|| number(folded_a_dims(&w), w.a_row_bytes()));
+    let a_folded = (a_transposed.is_none()
+        && invariant(&a.row)
+        && a.row.exact_div(FOLD_STEP as i64).is_some())
+    .then(|| number(folded_a_dims(&w), w.a_row_bytes()));
     let b_folded = (!w.b_k_major
         && w.n > w.b_atom()
         && invariant(&b.col)
