@@ -1,6 +1,8 @@
 //! End to end, source to interpreter: matrix products (`dot.tc`,
-//! `dot_prefetch.tc`, and the four variants of `dot_trans.tc`), f32 and f16,
-//! on shapes that are multiples of the tiles (the seed kernels have no masks),
+//! `dot_prefetch.tc`, the four variants of `dot_trans.tc`, and the masked
+//! gradient loops of `dot_grad.tc`), f32 and f16, on shapes that are
+//! multiples of the tiles (the seed kernels have no masks; `dot_grad.tc`'s
+//! also on edge tiles),
 //! against a Rust triple loop in f64: within the f32 accumulation bound for
 //! random data, and exactly for data whose products and sums are exact.
 //!
@@ -52,7 +54,7 @@ fn check<T: Num>(
         ("TN", &tn_text),
         ("TK", &tk_text),
     ];
-    if file == "dot_trans.tc" {
+    if file == "dot_trans.tc" || file == "dot_grad.tc" {
         defines.extend(dot_trans_defines(p.a_t, p.b_t));
     }
     let kernel = Kernel::load(file, &defines);
@@ -94,7 +96,8 @@ fn check<T: Num>(
         int(ldb),
         int(ldc),
     ];
-    kernel.run([(m / tm) as u32, (n / tn) as u32, 1], &args, &mut mem);
+    let grid = [m.div_ceil(tm) as u32, n.div_ceil(tn) as u32, 1];
+    kernel.run(grid, &args, &mut mem);
     let got: Vec<T> = read(&mem, pc, m * ldc);
 
     let mut want = vec![sentinel::<T>().to_f64(); m * ldc];
@@ -215,6 +218,32 @@ fn dot_trans_all_four_layouts() {
                 data,
                 true,
             );
+        }
+    }
+}
+
+/// dot's gradients as `tests/ops/dot_nt.tc` and `dot_tn.tc` loop when
+/// aligned (masked loads, `a @ ^b` and `^a @ b`, the loops the pipeline
+/// stages transposed): whole tiles and edge tiles along M, N and K.
+#[test]
+fn dot_grad_transposed_operands_with_edges() {
+    for (a_t, b_t) in [(false, true), (true, false)] {
+        for (m, n, k) in [(64, 64, 64), (72, 40, 24)] {
+            let p = Problem {
+                a_t,
+                b_t,
+                ..problem(m, n, k)
+            };
+            for data in [Data::Random, Data::Exact] {
+                check::<f16>("dot_grad.tc", (32, 32, 16), p, data, false);
+                check::<f32>(
+                    "dot_grad.tc",
+                    (32, 32, 8),
+                    Problem { pad: 8, ..p },
+                    data,
+                    false,
+                );
+            }
         }
     }
 }
