@@ -48,6 +48,15 @@ impl WgmmaConfig {
             b_k_major: false,
         }
     }
+    /// The tile with `a` (first) and `b` (second) staged transposed as
+    /// `transposed` says (a pipeline's [`crate::ir::LoopPipeline::transposed`]).
+    pub fn oriented(self, [a_m_major, b_k_major]: [bool; 2]) -> Self {
+        WgmmaConfig {
+            a_m_major,
+            b_k_major,
+            ..self
+        }
+    }
     pub fn groups(&self) -> usize {
         self.num_warps / 4
     }
@@ -72,6 +81,15 @@ impl WgmmaConfig {
             self.k.min(ATOM)
         }
     }
+    /// The loaded tile of `a` as a stage holds it, `[rows, cols]`: `[M, K]`,
+    /// or `[K, M]` M-major.
+    pub fn a_stage_shape(&self) -> [usize; 2] {
+        if self.a_m_major {
+            [self.k, self.m]
+        } else {
+            [self.m, self.k]
+        }
+    }
     /// Bytes of one swizzled row of `a`.
     pub fn a_row_bytes(&self) -> usize {
         2 * self.a_atom()
@@ -87,6 +105,15 @@ impl WgmmaConfig {
             .into_iter()
             .find(|a| self.n % a == 0)
             .unwrap_or(WG_K)
+    }
+    /// The loaded tile of `b` as a stage holds it, `[rows, cols]`: `[K, N]`,
+    /// or `[N, K]` K-major.
+    pub fn b_stage_shape(&self) -> [usize; 2] {
+        if self.b_k_major {
+            [self.n, self.k]
+        } else {
+            [self.k, self.n]
+        }
     }
     /// Bytes of one swizzled row of `b`.
     pub fn b_row_bytes(&self) -> usize {

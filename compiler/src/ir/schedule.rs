@@ -42,6 +42,11 @@ impl LoopPipeline {
         self.transposes[i].unwrap_or(self.loads[i])
     }
 
+    /// Which operands are transposes (`[a, b]`).
+    pub fn transposed(&self) -> [bool; 2] {
+        self.transposes.map(|t| t.is_some())
+    }
+
     /// Whether lowering skips `v`'s op in the body: the dot and the
     /// transposes, which read the buffers the copies fill.
     pub fn reads_buffers(&self, v: ValueId) -> bool {

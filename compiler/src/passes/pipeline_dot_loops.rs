@@ -5,8 +5,9 @@
 //! Pattern: a `While` whose body loads the dot's `a` and `b` straight from
 //! pointer tiles (`a = *pa`, plain or masked with a zero fill), or their
 //! transposes (`^b`, dot's gradients: staged as loaded, read transposed;
-//! a transposed `a` on wgmma only), the loads feeding only the dot, and the dot accumulating into a loop-carried tile
-//! (`c = a @ b + c`, `c` used by nothing else in the loop). The loads then
+//! a transposed `a` on wgmma only), the loads feeding only the dot, and the
+//! dot accumulating into a loop-carried tile (`c = a @ b + c`, `c` used by
+//! nothing else in the loop). The loads then
 //! become `cp.async` copies into `stages` shared-memory buffers. What is
 //! decided here:
 //! - the engine: on sm_90a, warpgroup MMA when the tile fits the warpgroups

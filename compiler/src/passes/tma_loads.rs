@@ -84,7 +84,7 @@ impl Pass for TmaLoads {
                     plan(func, v.op, target.num_warps, &mut next_map, producer)?;
                 // A K-major `b` is one box a stage: nothing to split
                 // between the pair (not offered).
-                let k_major_b = pipelined(v.op).is_some_and(|(_, p)| p.transposes[1].is_some());
+                let k_major_b = pipelined(v.op).is_some_and(|(_, p)| p.transposed()[1]);
                 t.multicast = target.tma_multicast
                     && target.split_k.unwrap_or(1) <= 1
                     && !k_major_b
@@ -153,18 +153,13 @@ fn plan(
     let LoopPipeline {
         engine: DotEngine::Wgmma { .. },
         tma: None,
-        transposes: [a_transposed, b_transposed],
         ..
     } = *p
     else {
         return None;
     };
     let defined = |v: ValueId| body_region.defining_op(v);
-    let w = WgmmaConfig {
-        a_m_major: a_transposed.is_some(),
-        b_k_major: b_transposed.is_some(),
-        ..wgmma::plan_for_op(func, defined(p.dot)?, num_warps)?
-    };
+    let w = wgmma::plan_for_op(func, defined(p.dot)?, num_warps)?.oriented(p.transposed());
     let [a, b] = p
         .loads
         .map(|v| defined(v).and_then(|load| tensor_tile(func, op, load)));
@@ -188,15 +183,14 @@ fn plan(
     };
     // A box of the loaded tile's rows (`K`'s, or `N`'s for a K-major `b`)
     // per swizzled block of its columns.
-    let b_rows = if w.b_k_major { w.n } else { w.k };
+    let [b_rows, _] = w.b_stage_shape();
     let b_plain = number(
         vec![MapDim::cols(w.b_atom()), MapDim::rows(b_rows)],
         w.b_row_bytes(),
     );
-    let a_folded = (a_transposed.is_none()
-        && invariant(&a.row)
-        && a.row.exact_div(FOLD_STEP as i64).is_some())
-    .then(|| number(folded_a_dims(&w), w.a_row_bytes()));
+    let a_folded =
+        (!w.a_m_major && invariant(&a.row) && a.row.exact_div(FOLD_STEP as i64).is_some())
+            .then(|| number(folded_a_dims(&w), w.a_row_bytes()));
     let b_folded = (!w.b_k_major
         && w.n > w.b_atom()
         && invariant(&b.col)

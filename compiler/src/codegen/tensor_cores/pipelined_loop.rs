@@ -51,22 +51,17 @@ impl PipelinePlan {
         let (Some(dot), Some(a), Some(b)) = (at(p.dot), at(p.loads[0]), at(p.loads[1])) else {
             return lw.unsupported("a pipeline naming values outside its loop", op.span);
         };
-        let transposes = p
-            .transposes
-            .iter()
-            .flatten()
-            .filter_map(|&t| at(t))
-            .collect();
+        let Some(transposes) = p.transposes.iter().flatten().map(|&t| at(t)).collect() else {
+            return lw.unsupported("a pipeline naming values outside its loop", op.span);
+        };
         let Some(cfg) = engine_config(lw.func, &body_region.ops[dot], p.engine) else {
             return lw.unsupported("a pipelined dot that is not [M, K] @ [K, N]", op.span);
         };
         let wgmma = match p.engine {
             DotEngine::MmaSync { .. } => None,
-            DotEngine::Wgmma { warpgroups } => Some(WgmmaConfig {
-                a_m_major: p.transposes[0].is_some(),
-                b_k_major: p.transposes[1].is_some(),
-                ..WgmmaConfig::new(cfg.m, cfg.n, cfg.k, 4 * warpgroups)
-            }),
+            DotEngine::Wgmma { warpgroups } => {
+                Some(WgmmaConfig::new(cfg.m, cfg.n, cfg.k, 4 * warpgroups).oriented(p.transposed()))
+            }
         };
         Ok(PipelinePlan {
             dot,
@@ -247,8 +242,9 @@ pub(crate) fn loop_setup<'ctx>(
 }
 
 /// Lowers the body of a pipelined loop: the operand loads and their
-/// transposes are skipped (the copies issued by the caller replace them), every other op as usual, and
-/// the dot through `dot`, which returns the new accumulator registers.
+/// transposes are skipped (the copies issued by the caller replace them),
+/// every other op as usual, and the dot through `dot`, which returns the
+/// new accumulator registers.
 pub(crate) fn lower_body<'ctx>(
     lw: &mut Lowering<'_, 'ctx>,
     body: &Region,

@@ -30,7 +30,9 @@
 use crate::analysis::wgmma::{WgmmaConfig, WG_M};
 use crate::codegen::lower::{cluster, Lowering, Result};
 use crate::codegen::tensor_cores::pipelined_loop::wrap_add;
-use crate::codegen::tensor_cores::wgmma_layout::{a_byte_offset, b_byte_offset, physical_row};
+use crate::codegen::tensor_cores::wgmma_layout::{
+    a_byte_offset, b_byte_offset, physical_row, StagedOperand,
+};
 use crate::ir::index_poly::{Atom, Poly};
 use crate::ir::{TmaCopies, TmaMap};
 use crate::passes::tma_loads::{BARRIER_BYTES, FOLD_STEP};
@@ -566,19 +568,11 @@ pub fn issue_stage<'ctx>(
     // bytes it receives).
     // The blocks run along the loaded tile's columns: `N`'s, or `K`'s for a
     // K-major `b`.
-    let (cols, atom) = if w.b_k_major {
-        (w.k, w.b_atom())
-    } else {
-        (w.n, w.b_atom())
-    };
+    let staged = StagedOperand::b(w);
     let blocks = |lw: &mut Lowering<'_, 'ctx>, to_pair: bool| {
-        for (j, nb) in (0..cols).step_by(atom).enumerate() {
+        for (j, nb) in (0..staged.cols).step_by(staged.atom).enumerate() {
             let c = lw.builder.build_int_add(col, lw.i32_const(nb as u64), "")?;
-            let dst = if w.b_k_major {
-                b_byte_offset(w, nb, 0)
-            } else {
-                b_byte_offset(w, 0, nb)
-            };
+            let dst = w.b_offset() + staged.loaded_byte_offset(0, nb);
             let issuer = to_pair.then_some(j % 2);
             copy(lw, &t.b_plain, (stage, dst, bar), &[c, row], issuer)?;
         }

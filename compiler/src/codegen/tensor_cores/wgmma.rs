@@ -193,9 +193,10 @@ struct MmaStep<'a, 'ctx> {
 /// `wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{input}.{input}` for every
 /// step, in order, accumulating into `acc`; the transpose immediates say
 /// which operand is staged MN-major (`b` unless `cfg.b_k_major`, `a` when
-/// `cfg.a_m_major`). One inline asm holds them all: the accumulator passes through LLVM
-/// once per chain instead of once per instruction (less IR for the optimizer
-/// and instruction selection; the PTX is the same instruction sequence).
+/// `cfg.a_m_major`). One inline asm holds them all: the accumulator passes
+/// through LLVM once per chain instead of once per instruction (less IR for
+/// the optimizer and instruction selection; the PTX is the same instruction
+/// sequence).
 fn mma_async_chain<'ctx>(
     lw: &Lowering<'_, 'ctx>,
     cfg: &WgmmaConfig,

@@ -63,31 +63,34 @@ pub fn swizzle(offset: usize, row_bytes: usize) -> usize {
     offset ^ (((offset >> 7) & (row_bytes / 16 - 1)) << 4)
 }
 
-/// How one operand sits in a stage: `[outer / atom][rows][atom]` in
-/// swizzled rows of `atom` elements. K-major (`a`, a transposed `b`): rows
-/// are `M`'s or `N`'s, `K` runs along them; MN-major (`b`, a transposed
-/// `a`): rows are `K`'s.
+/// How one operand sits in a stage: its loaded `[rows, cols]` tile as
+/// `[cols / atom][rows][atom]` in swizzled rows of `atom` elements.
+/// K-major (`a`, a transposed `b`): rows are `M`'s or `N`'s, `K` runs along
+/// them; MN-major (`b`, a transposed `a`): rows are `K`'s.
 #[derive(Clone, Copy, Debug)]
 pub struct StagedOperand {
     pub rows: usize,
+    pub cols: usize,
     pub atom: usize,
     pub k_major: bool,
 }
 
 impl StagedOperand {
     pub fn a(cfg: &WgmmaConfig) -> Self {
-        let rows = if cfg.a_m_major { cfg.k } else { cfg.m };
+        let [rows, cols] = cfg.a_stage_shape();
         Self {
             rows,
+            cols,
             atom: cfg.a_atom(),
             k_major: !cfg.a_m_major,
         }
     }
 
     pub fn b(cfg: &WgmmaConfig) -> Self {
-        let rows = if cfg.b_k_major { cfg.n } else { cfg.k };
+        let [rows, cols] = cfg.b_stage_shape();
         Self {
             rows,
+            cols,
             atom: cfg.b_atom(),
             k_major: cfg.b_k_major,
         }
@@ -102,12 +105,22 @@ impl StagedOperand {
     /// first of an instruction's operand (the hardware swizzles).
     pub fn origin(&self, mn: usize, k: usize) -> usize {
         let (row, col) = if self.k_major { (mn, k) } else { (k, mn) };
+        self.loaded_origin(row, col)
+    }
+
+    /// The unswizzled byte offset of element (`row`, `col`) of the loaded tile.
+    pub fn loaded_origin(&self, row: usize, col: usize) -> usize {
         ((col / self.atom) * self.rows + row) * self.row_bytes() + (col % self.atom) * 2
     }
 
     /// The byte offset of element (`mn`, `k`).
     pub fn byte_offset(&self, mn: usize, k: usize) -> usize {
         swizzle(self.origin(mn, k), self.row_bytes())
+    }
+
+    /// The byte offset of element (`row`, `col`) of the loaded tile.
+    pub fn loaded_byte_offset(&self, row: usize, col: usize) -> usize {
+        swizzle(self.loaded_origin(row, col), self.row_bytes())
     }
 
     /// Descriptor bits other than the start address. K-major: the leading
