@@ -216,6 +216,7 @@ fn stepping_loop(step: i64) -> Function {
             cond_region: cond,
             body_region: body,
             pipeline: None,
+            prefetch: None,
         },
         carried,
         sp,

@@ -285,6 +285,7 @@ fn build_loop(
             cond_region: cond,
             body_region: body,
             pipeline: None,
+            prefetch: None,
         },
         types,
         s,

@@ -92,6 +92,7 @@ fn if_inside_loop() {
             cond_region: cond,
             body_region: body,
             pipeline: None,
+            prefetch: None,
         },
         vec![i32t()],
         s,

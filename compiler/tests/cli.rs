@@ -274,7 +274,7 @@ fn print_after_shows_the_ir_after_the_pass_on_stderr() {
     assert!(out.status.success(), "{}", stderr(&out));
     let dump = stderr(&out);
     assert!(
-        dump.starts_with("// IR after eliminate-dead-code on @dot (changed)\nfunc @dot("),
+        dump.starts_with("// IR after fold-dot-accumulator on @dot (unchanged)\nfunc @dot("),
         "{dump}"
     );
     // After assign-layouts every tile type carries its layout's alias,
@@ -320,9 +320,9 @@ fn an_unknown_pass_is_an_error_listing_the_passes() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         stderr(&out),
-        "error: unknown pass `unroll`; the passes are: eliminate-dead-code, unrotate-prefetch, split-k, assign-layouts, \
-         pipeline-dot-loops, tma-loads, narrow-before-convert, insert-layout-conversions, allocate-shared-memory, \
-         place-barriers, \
+        "error: unknown pass `unroll`; the passes are: fold-dot-accumulator, eliminate-dead-code, unrotate-prefetch, \
+         split-k, assign-layouts, pipeline-dot-loops, tma-loads, narrow-before-convert, insert-layout-conversions, \
+         prefetch-dot-operands, allocate-shared-memory, place-barriers, \
          or `all`\n"
     );
     assert!(out.stdout.is_empty());

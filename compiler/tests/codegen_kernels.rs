@@ -369,3 +369,26 @@ fn dump_bench_ptx() {
     )
     .expect("write");
 }
+
+/// `exp2(x)` is the hardware's `ex2` alone, `exp(x)` the same after one
+/// multiply by log2(e); both flush results below 2^-126 to zero (`.ftz`), so
+/// ptxas adds no compare and multiplies around them for subnormals.
+#[test]
+fn exp2_is_one_ex2_and_exp_one_multiply_more() {
+    for (op, multiplies) in [(tritonc::ir::UnOp::Exp2, 0), (tritonc::ir::UnOp::Exp, 1)] {
+        let mut k = K::new("exp");
+        let x = k.ptr("x", DType::F32);
+        let v = k.load(x, None, None);
+        let e = k.unary(op, v);
+        k.store(x, e, None);
+        let ks = build(&k.finish(), &format!("{op:?}"), 4);
+        let ptx = &ks[0].ptx;
+        assert_eq!(ptx.matches("ex2.approx.ftz.f32").count(), 1, "{ptx}");
+        assert_eq!(ptx.matches("ex2.approx.f32").count(), 0, "{ptx}");
+        assert_eq!(
+            ptx.matches("mul.f32").count() + ptx.matches("mul.rn.f32").count(),
+            multiplies,
+            "{ptx}"
+        );
+    }
+}

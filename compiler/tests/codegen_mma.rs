@@ -135,10 +135,13 @@ fn trans_variants() -> Vec<(String, Vec<(String, String)>)> {
         .collect()
 }
 
-/// The variants with `a` transposed keep the register path (`mma.sync`
-/// reads `a` K-major: the pipeliner takes a transposed `a` on wgmma only);
-/// the others, unrotated by `passes::unrotate_prefetch`, are pipelined
-/// (a transposed `b` staged K-major).
+/// The variants with `a` transposed are not pipelined (`mma.sync` reads
+/// `a` K-major: the pipeliner takes a transposed `a` on wgmma only): the
+/// dot stages `a` itself and its loaded `b` is copied an iteration ahead
+/// (`prefetch-dot-operands`: one group, `wait_group 0`, `wait_all` after
+/// the loop; a `^b` is no load, so `^a @ ^b` copies nothing ahead); the
+/// others, unrotated by `passes::unrotate_prefetch`, are pipelined (a
+/// transposed `b` staged K-major).
 #[test]
 fn transposed_operand_variants_use_mma_sync() {
     for (line, defs) in trans_variants() {
@@ -149,9 +152,12 @@ fn transposed_operand_variants_use_mma_sync() {
                 128 * 128 * 32 / 2048 / 8,
                 "{line}"
             );
-            assert!(!ptx.contains("cp.async"), "{line}");
+            let prefetched = !line.contains("USE_B=^b");
+            assert_eq!(ptx.contains("cp.async.wait_all;"), prefetched, "{line}");
+            assert_eq!(ptx.contains("cp.async.wait_group 0;"), prefetched, "{line}");
         } else {
             assert!(ptx.contains("cp.async"), "{line}");
+            assert!(!ptx.contains("cp.async.wait_all;"), "{line}");
         }
         ptxas_no_spills(&ptx, "sm_90", "dot_trans");
     }
@@ -201,16 +207,17 @@ fn plain_loop_is_pipelined_with_cp_async() {
     }
 }
 
-/// Loops the pattern does not fit (`a` transposed before an `mma.sync`
-/// dot) keep the plain path; the pre-fetching kernel is unrotated
-/// (`passes::unrotate_prefetch`) and pipelined.
+/// Loops the pipeline does not fit (`a` transposed before an `mma.sync`
+/// dot) keep the plain loop, `b` copied an iteration ahead; the
+/// pre-fetching kernel is unrotated (`passes::unrotate_prefetch`) and
+/// pipelined.
 #[test]
-fn other_loops_keep_the_register_path() {
+fn other_loops_keep_the_plain_loop() {
     let (line, defs) = &trans_variants()[1];
     assert!(line.contains("USE_A=^a"));
     let ptx = ptx_of("dot_trans.tc", defs, Arch::Sm90, 8);
     assert!(ptx.contains("mma.sync"));
-    assert!(!ptx.contains("cp.async"));
+    assert!(ptx.contains("cp.async.wait_all;"));
     let ptx = ptx_of(
         "dot_prefetch.tc",
         &dot_defines("half", 128, 128, 32),
@@ -336,12 +343,14 @@ fn chained_dots_take_their_a_operand_from_registers() {
     }
 }
 
-/// `k^T` in attention is loaded from `k`'s rows (contiguous along its first
-/// axis): the load keeps that access layout (16-byte vectors), the dot
-/// stores it K-major in 16-byte vectors too (no element-by-element stores)
-/// and reads it with untransposed `ldmatrix`, as many as `v`'s `.trans`.
+/// `k^T` in attention is read from `k`'s rows (contiguous along its first
+/// axis) and `v` along its rows: both are copied an iteration ahead in
+/// 16-byte `cp.async`s (`prefetch-dot-operands`, in the unmasked and the
+/// masked loop: no element stores, two groups in flight, `wait_all` after
+/// each loop), `k^T` staged K-major and read with untransposed `ldmatrix`,
+/// as many as `v`'s `.trans`; the softmax's `exp2` is one `ex2.approx.ftz`.
 #[test]
-fn a_transposed_b_operand_is_loaded_and_staged_in_vectors() {
+fn attention_copies_k_and_v_an_iteration_ahead() {
     for head in ["64", "128"] {
         for ty in ["half", "bf16"] {
             let defs = defines(&[("TYPE", ty), ("TM", "64"), ("TN", "64"), ("HEAD", head)]);
@@ -349,13 +358,21 @@ fn a_transposed_b_operand_is_loaded_and_staged_in_vectors() {
             let what = format!("attention {ty} head {head}");
             let count = |what: &str| ptx.lines().filter(|l| l.contains(what)).count();
             assert_eq!(count("st.shared.u16") + count("st.shared.b16"), 0, "{what}");
-            assert!(count("ld.global.v4") >= 2, "{what}: k and v not in vectors");
+            // k^T and v, 64 x HEAD halves each in 16-byte chunks over 128
+            // threads, before each loop and in it.
+            let chunks = 2 * 64 * head.parse::<usize>().unwrap() / 8 / 128;
+            assert_eq!(count("cp.async.cg.shared.global"), 2 * 2 * chunks, "{what}");
+            assert_eq!(count("cp.async.wait_group 1;"), 2 * 2, "{what}");
+            assert_eq!(count("cp.async.wait_all;"), 2, "{what}");
             let trans = count("ldmatrix.sync.aligned.m8n8.x4.trans");
             let plain = count("ldmatrix") - trans;
             assert!(
                 trans > 0 && plain == trans,
                 "{what}: {plain} plain, {trans} .trans"
             );
+            assert!(count("ex2.approx.ftz.f32") > 0, "{what}");
+            assert_eq!(count("ex2.approx.f32"), 0, "{what}");
+            ptxas_no_spills(&ptx, "sm_80", &format!("attention_{ty}_{head}"));
         }
     }
 }

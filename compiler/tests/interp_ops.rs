@@ -80,6 +80,7 @@ fn a_loop_that_never_ends_hits_the_step_limit() {
             cond_region,
             body_region,
             pipeline: None,
+            prefetch: None,
         },
         vec![],
         span,

@@ -459,6 +459,7 @@ fn return_placement() {
             cond_region: cond,
             body_region: body,
             pipeline: None,
+            prefetch: None,
         },
         vec![i32t()],
         s,

@@ -302,3 +302,57 @@ fn pipeline_annotations_are_verified() {
     }
     verify_function(func).unwrap();
 }
+
+/// The verifier holds a loop's prefetch to the loop it is on: operands that
+/// are not a dot's loaded `b`, dots out of order or buffers that overlap
+/// are caught after the pass, not in codegen.
+#[test]
+fn prefetch_annotations_are_verified() {
+    use tritonc::ir::verifier::verify_function;
+    use tritonc::ir::OpKind;
+    let path = tests_dir().join("prefetch_attention.tc");
+    let source = Source::read(&path).unwrap();
+    let header = parse_header(&source.text).unwrap();
+    let include_dirs = [source_support::kernels_dir()];
+    let mut lowered = lower(&source, &header.defines, &include_dirs).unwrap();
+    let options = PassOptions::all().with_target(header.target.unwrap());
+    let func = &mut lowered.module.functions[0];
+    for pass in header.after.iter().chain([&header.pass]) {
+        let manager = PassManager::only(pass, options).unwrap();
+        manager.run(func, &mut |_| {}).unwrap();
+    }
+    let find_prefetch = |func: &mut tritonc::ir::Function| {
+        func.body.ops.iter_mut().find_map(|op| match &mut op.kind {
+            OpKind::While { prefetch, .. } => prefetch.take(),
+            _ => None,
+        })
+    };
+    let good = find_prefetch(&mut func.clone()).expect("the loop is prefetched");
+    assert_eq!(good.operands.len(), 2, "{good:?}");
+    let breakages: [(&str, fn(&mut tritonc::ir::LoopPrefetch)); 5] = [
+        ("is not a load", |p| p.operands[0].load = p.operands[0].dot),
+        // `k^T` named for the dot that multiplies `v`.
+        ("is not a dot multiplying", |p| {
+            p.operands[0].dot = p.operands[1].dot
+        }),
+        ("does not come after", |p| p.operands.swap(0, 1)),
+        ("overlap", |p| p.operands[1].offset = 0),
+        ("past the loop's", |p| p.shared_bytes -= 1),
+    ];
+    for (expected, breakage) in breakages {
+        let mut broken = func.clone();
+        let mut p = good.clone();
+        breakage(&mut p);
+        for op in &mut broken.body.ops {
+            if let OpKind::While { prefetch, .. } = &mut op.kind {
+                if prefetch.is_some() {
+                    *prefetch = Some(p.clone());
+                    break;
+                }
+            }
+        }
+        let err = verify_function(&broken).expect_err(expected).to_string();
+        assert!(err.contains(expected), "{expected}: {err}");
+    }
+    verify_function(func).unwrap();
+}

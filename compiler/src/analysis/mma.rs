@@ -272,6 +272,14 @@ pub fn accumulator_layout(cfg: &MmaConfig) -> BlockedLayout {
     }
 }
 
+/// Whether a dot's `a` in `a_layout` is read from its registers (they are
+/// the A fragments: the accumulator layout with warps along M only, which
+/// layout assignment gives a chained dot's `a`, FlashAttention's P) rather
+/// than staged in shared memory.
+pub fn a_from_registers(cfg: &MmaConfig, a_layout: &crate::ir::layout::Layout) -> bool {
+    cfg.warps[1] == 1 && *a_layout == crate::ir::layout::Layout::Blocked(accumulator_layout(cfg))
+}
+
 /// PTX ISA, `mma.m16n8k16` with 16-bit inputs: `(row, col)` of A element
 /// `a{i}` (i in 0..8) held by `lane`.
 pub fn a_fragment(lane: usize, i: usize) -> (usize, usize) {

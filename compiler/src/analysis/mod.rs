@@ -2,6 +2,7 @@
 pub mod axis_info;
 pub mod layout_assign;
 pub mod liveness;
+pub mod lookahead;
 pub mod mma;
 pub mod operand_layouts;
 pub mod producer_slice;

@@ -5,27 +5,50 @@
 //! operand buffers. The `allocate-shared-memory` pass places them; codegen
 //! addresses them and checks that what it writes fits.
 use super::layout_assign::reduction_source_layout;
-use super::mma::{planned_config, stage_bytes};
+use super::mma::{a_from_registers, planned_config, stage_bytes};
 use super::smem::{next_offset, padding};
 use super::swizzle::Swizzle;
 use crate::ir::layout::{
     register_remap, reshape_src_layout, transpose_in_place, Layout, LayoutMap, WARP_SIZE,
 };
-use crate::ir::{Function, LoopPipeline, Op, OpKind, ValueId};
+use crate::ir::{Function, LoopPipeline, LoopPrefetch, Op, OpKind, ValueId};
 
-/// Bytes `op` needs (0: none). `pipeline`: the plan of the pipelined loop
-/// `op` sits in, whose dot (and the transposes of its operands) read the
-/// loop's buffers instead.
-pub fn scratch_bytes(
-    func: &Function,
-    layouts: &LayoutMap,
-    op: &Op,
-    pipeline: Option<&LoopPipeline>,
-) -> usize {
+/// The schedule of the innermost loop an op sits in, whose buffers some of
+/// its ops read instead of their own.
+#[derive(Clone, Copy, Debug, Default)]
+pub enum InLoop<'a> {
+    /// Not in a scheduled loop.
+    #[default]
+    Plain,
+    /// Its dot and the transposes of the dot's operands read the loop's buffers.
+    Pipelined(&'a LoopPipeline),
+    /// Its prefetched dots read their `b` from the loop's buffers.
+    Prefetched(&'a LoopPrefetch),
+}
+
+impl<'a> InLoop<'a> {
+    /// The schedule of the loop `op` when it has one, else `self` (the
+    /// enclosing one).
+    pub fn entering(self, op: &'a Op) -> InLoop<'a> {
+        match &op.kind {
+            OpKind::While {
+                pipeline: Some(p), ..
+            } => InLoop::Pipelined(p),
+            OpKind::While {
+                prefetch: Some(p), ..
+            } => InLoop::Prefetched(p),
+            _ => self,
+        }
+    }
+}
+
+/// Bytes `op` needs (0: none), in the loop `in_loop` (some ops of a
+/// scheduled loop read its buffers instead).
+pub fn scratch_bytes(func: &Function, layouts: &LayoutMap, op: &Op, in_loop: InLoop<'_>) -> usize {
     let Some(&result) = op.results.first() else {
         return 0;
     };
-    if pipeline.is_some_and(|p| p.reads_buffers(result)) {
+    if matches!(in_loop, InLoop::Pipelined(p) if p.reads_buffers(result)) {
         return 0;
     }
     let threads = layouts.num_warps * WARP_SIZE;
@@ -65,6 +88,14 @@ pub fn scratch_bytes(
             threads,
         ),
         OpKind::Dot { a, b, .. } => match planned_config(func, op) {
+            // A prefetched `b` is in the loop's buffers: only `a` is staged here.
+            Some(cfg) if matches!(in_loop, InLoop::Prefetched(p) if p.operand_of(result).is_some()) => {
+                if a_from_registers(&cfg, &layouts.get(func, *a)) {
+                    0
+                } else {
+                    stage_bytes(&cfg).0
+                }
+            }
             Some(cfg) => stage_bytes(&cfg).1,
             None => fma_dot_stage(&shape(*a), &shape(*b), elem_bytes(*a)).map_or(0, |s| s.bytes),
         },
@@ -80,6 +111,9 @@ pub fn scratch_bytes(
         }
         OpKind::While {
             pipeline: Some(p), ..
+        } => p.shared_bytes,
+        OpKind::While {
+            prefetch: Some(p), ..
         } => p.shared_bytes,
         _ => 0,
     }

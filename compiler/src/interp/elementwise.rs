@@ -122,6 +122,7 @@ macro_rules! impl_float {
                     UnOp::Neg => -self,
                     UnOp::Abs => self.abs(),
                     UnOp::Exp => self.exp(),
+                    UnOp::Exp2 => self.exp2(),
                     UnOp::Log => self.ln(),
                     UnOp::Sqrt => self.sqrt(),
                     UnOp::Sin => self.sin(),

@@ -249,14 +249,17 @@ pub enum CmpPred {
 }
 
 /// Element-wise unary ops. `Not` is logical on `i1` and bitwise on other ints.
-/// `Exp`/`Log`/`Sqrt`/`Sin`/`Cos` are float-only; GPU code may use the fast
-/// approximate forms (like `__expf`).
+/// `Exp`/`Exp2`/`Log`/`Sqrt`/`Sin`/`Cos` are float-only; GPU code may use
+/// the fast approximate forms (like `__expf`; `Exp2` is the hardware's own
+/// `ex2`, so a kernel that folds `log2(e)` into a scale it multiplies by
+/// anyway saves a multiply per element).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum UnOp {
     Neg,
     Not,
     Abs,
     Exp,
+    Exp2,
     Log,
     Sqrt,
     Sin,
@@ -418,12 +421,15 @@ pub enum OpKind {
     /// `body_region.args` have the types of `inits`; `cond_region` yields one
     /// scalar `i1`; `body_region` yields the next carried values.
     /// `pipeline`: how the loop runs on the GPU, set by the
-    /// `pipeline-dot-loops` pass (`None` from sema: a plain loop).
+    /// `pipeline-dot-loops` pass (`None` from sema: a plain loop);
+    /// `prefetch`: for a loop without one, the operand loads copied an
+    /// iteration ahead, set by the `prefetch-dot-operands` pass.
     While {
         inits: Vec<ValueId>,
         cond_region: Region,
         body_region: Region,
         pipeline: Option<Box<super::schedule::LoopPipeline>>,
+        prefetch: Option<Box<super::schedule::LoopPrefetch>>,
     },
     /// Ends the kernel early (only in the body region or nested ifs/loops).
     Return,

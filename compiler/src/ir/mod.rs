@@ -13,7 +13,7 @@ pub mod walk;
 pub use builder::FunctionBuilder;
 pub use function::*;
 pub use schedule::{
-    DotEngine, LoopPipeline, MapDim, MapExtent, MapStride, SharedBuffer, SharedPlan, TensorBox,
-    TensorMapParam, TmaCopies, TmaMap,
+    DotEngine, LoopPipeline, LoopPrefetch, MapDim, MapExtent, MapStride, PrefetchedOperand,
+    SharedBuffer, SharedPlan, TensorBox, TensorMapParam, TmaCopies, TmaMap,
 };
 pub use types::*;

@@ -21,7 +21,9 @@
 use super::function::*;
 use super::index_poly::{Atom, Poly};
 use super::layout::Layout;
-use super::schedule::{DotEngine, LoopPipeline, MapExtent, MapStride, TmaCopies, TmaMap};
+use super::schedule::{
+    DotEngine, LoopPipeline, LoopPrefetch, MapExtent, MapStride, TmaCopies, TmaMap,
+};
 use std::collections::HashMap;
 use std::fmt::Write;
 
@@ -115,6 +117,7 @@ pub fn un_op_name(op: UnOp) -> &'static str {
         UnOp::Not => "not",
         UnOp::Abs => "abs",
         UnOp::Exp => "exp",
+        UnOp::Exp2 => "exp2",
         UnOp::Log => "log",
         UnOp::Sqrt => "sqrt",
         UnOp::Sin => "sin",
@@ -278,6 +281,28 @@ impl Printer<'_> {
             p.acc,
             p.shared_bytes
         ) + &p.tma.as_ref().map_or(String::new(), |t| self.tma(t))
+    }
+
+    /// `prefetch(cp.async %kt x8 [n][k] for %s, %v x8 [k][n] for %o, smem N bytes)`.
+    fn prefetch(&self, p: &LoopPrefetch) -> String {
+        let operands: Vec<String> = p
+            .operands
+            .iter()
+            .map(|o| {
+                let staged = if o.k_major { "[n][k]" } else { "[k][n]" };
+                format!(
+                    "{} x{} {staged} for {}",
+                    self.v(o.load),
+                    o.copy_width,
+                    self.v(o.dot)
+                )
+            })
+            .collect();
+        format!(
+            "prefetch(cp.async {}, smem {} bytes)",
+            operands.join(", "),
+            p.shared_bytes
+        )
     }
 
     /// ` tma(a %A[%M, %K] row-stride %lda at [row, col] folded map 1 [...], b ... map 0 [...], barriers at N)`.
@@ -553,6 +578,7 @@ impl Printer<'_> {
                 cond_region,
                 body_region,
                 pipeline,
+                prefetch,
             } => {
                 let mut head = format!(
                     "{lhs}while ({}) : ({})",
@@ -561,6 +587,9 @@ impl Printer<'_> {
                 );
                 if let Some(p) = pipeline {
                     head += &format!(" {}", self.pipeline(p));
+                }
+                if let Some(p) = prefetch {
+                    head += &format!(" {}", self.prefetch(p));
                 }
                 head += &self.shared_buffer(op);
                 self.line(depth, &head);

@@ -54,6 +54,49 @@ impl LoopPipeline {
     }
 }
 
+/// A loop whose `mma.sync` dots read a `b` the loop loads and that feeds
+/// them only (attention's `k^T` and `v`), where the loop is not a
+/// [`LoopPipeline`] (the dot's result is used inside it): each such load
+/// becomes `cp.async` copies into one of two buffers, issued a whole
+/// iteration ahead (at the dot, for the next iteration, once this
+/// iteration's tile has landed), so the copies fly while the rest of the
+/// body runs. The next iteration's pointers and masks come from the
+/// loop's own index arithmetic evaluated one step ahead
+/// ([`crate::analysis::lookahead`]); copies past the loop's end are not
+/// issued.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoopPrefetch {
+    /// In the body's order (the order the copies are committed in).
+    pub operands: Vec<PrefetchedOperand>,
+    /// Both buffers of every operand, from the loop's buffer offset.
+    pub shared_bytes: usize,
+}
+
+/// One loaded `b` of a [`LoopPrefetch`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PrefetchedOperand {
+    /// The body's `Load` and the `Dot` it feeds (results).
+    pub load: ValueId,
+    pub dot: ValueId,
+    /// The load runs along `K` (`k^T` read from a row-major `k`): staged
+    /// `[N][K]`, else `[K][N]` (16-byte chunks swizzled by row, as
+    /// `mma.sync`'s `ldmatrix` reads them).
+    pub k_major: bool,
+    /// 16-bit elements per `cp.async` (2, 4 or 8).
+    pub copy_width: usize,
+    /// Byte offset of its first buffer in the loop's; the second follows
+    /// at `+ stage_bytes`.
+    pub offset: usize,
+    pub stage_bytes: usize,
+}
+
+impl LoopPrefetch {
+    /// The operand `load` or `dot` belongs to.
+    pub fn operand_of(&self, v: ValueId) -> Option<&PrefetchedOperand> {
+        self.operands.iter().find(|o| o.load == v || o.dot == v)
+    }
+}
+
 /// A wgmma pipeline's operand tiles by the tensor memory accelerator: each
 /// stage's tiles land in the same swizzled layout the `cp.async` copies
 /// write and signal the stage's mbarrier (`stages` of 8 bytes from byte

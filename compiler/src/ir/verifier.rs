@@ -4,7 +4,7 @@
 //! again after rewriting.
 use super::function::*;
 use super::printer::{op_name, ValueNames};
-use super::schedule::{LoopPipeline, SharedBuffer, SharedPlan};
+use super::schedule::{LoopPipeline, LoopPrefetch, SharedBuffer, SharedPlan};
 use super::types::{DType, ScalarType, Type};
 use super::walk;
 use crate::analysis::smem::PIPELINE_BUFFER_ALIGN;
@@ -235,13 +235,18 @@ impl<'a> Verifier<'a> {
                     )));
                 }
             }
-            let inner = match (&op.kind, buffer) {
-                (
-                    OpKind::While {
-                        pipeline: Some(_), ..
-                    },
-                    Some(b),
-                ) => {
+            let scheduled = matches!(
+                &op.kind,
+                OpKind::While {
+                    pipeline: Some(_),
+                    ..
+                } | OpKind::While {
+                    prefetch: Some(_),
+                    ..
+                }
+            );
+            let inner = match buffer {
+                Some(b) if scheduled => {
                     if b.offset % PIPELINE_BUFFER_ALIGN != 0 {
                         return Err(self.func_error(format!(
                             "the operand buffers of the pipelined loop defining {} start at byte \
@@ -491,7 +496,9 @@ impl<'a> Verifier<'a> {
                     ScalarType::Num(d) => d,
                 };
                 match uop {
-                    UnOp::Exp | UnOp::Log | UnOp::Sqrt | UnOp::Sin | UnOp::Cos if !d.is_float() => {
+                    UnOp::Exp | UnOp::Exp2 | UnOp::Log | UnOp::Sqrt | UnOp::Sin | UnOp::Cos
+                        if !d.is_float() =>
+                    {
                         return Err(format!("needs a float operand, not {s}"))
                     }
                     UnOp::Not if d.is_float() => {
@@ -657,9 +664,16 @@ impl<'a> Verifier<'a> {
                 cond_region,
                 body_region,
                 pipeline,
+                prefetch,
             } => {
                 if let Some(p) = pipeline {
                     check_pipeline(p, body_region)?;
+                }
+                if let Some(p) = prefetch {
+                    if pipeline.is_some() {
+                        return Err("a loop both pipelined and prefetched".to_string());
+                    }
+                    check_prefetch(p, body_region)?;
                 }
                 for (which, r) in [("condition", cond_region), ("body", body_region)] {
                     self.args_match(which, &r.args, inits)?;
@@ -825,6 +839,68 @@ fn check_pipeline(p: &LoopPipeline, body: &Region) -> Result<(), Problem> {
         return Err(format!(
             "pipeline: {} buffers and copies of {:?} elements (need 2+ buffers, power-of-two copies)",
             p.stages, p.copy_widths
+        ));
+    }
+    Ok(())
+}
+
+/// Each prefetched operand is a load of the body (its top level) that only
+/// its dot reads, as `b`; the dots come in the operands' order and the
+/// buffers lie side by side within the loop's bytes.
+fn check_prefetch(p: &LoopPrefetch, body: &Region) -> Result<(), Problem> {
+    let at = |v: ValueId| body.ops.iter().position(|o| o.results.first() == Some(&v));
+    let mut last_dot = None;
+    let mut end = 0;
+    for o in &p.operands {
+        let (Some(load_at), Some(dot_at)) = (at(o.load), at(o.dot)) else {
+            return Err(format!(
+                "prefetch: %{} or %{} is not an op of the loop body",
+                o.load.0, o.dot.0
+            ));
+        };
+        if !matches!(body.ops[load_at].kind, OpKind::Load { .. }) {
+            return Err(format!("prefetch: %{} is not a load", o.load.0));
+        }
+        match body.ops[dot_at].kind {
+            OpKind::Dot { a, b, .. } if b == o.load && a != o.load => {}
+            _ => {
+                return Err(format!(
+                    "prefetch: %{} is not a dot multiplying %{} as its b",
+                    o.dot.0, o.load.0
+                ))
+            }
+        }
+        let readers = body
+            .ops
+            .iter()
+            .filter(|op| walk::operands(&op.kind).contains(&o.load))
+            .count()
+            + body.yields.iter().filter(|&&y| y == o.load).count();
+        if readers != 1 {
+            return Err(format!(
+                "prefetch: %{} is read {readers} times, not by its dot alone",
+                o.load.0
+            ));
+        }
+        if last_dot.is_some_and(|d| d >= dot_at) || load_at > dot_at {
+            return Err(format!(
+                "prefetch: the dot %{} does not come after its load and the previous operand's dot",
+                o.dot.0
+            ));
+        }
+        last_dot = Some(dot_at);
+        if o.offset < end || !o.copy_width.is_power_of_two() || o.copy_width > 8 {
+            return Err(format!(
+                "prefetch: the buffers of %{} overlap the previous operand's or its copies of {} elements are not 2, 4 or 8",
+                o.load.0, o.copy_width
+            ));
+        }
+        end = o.offset + 2 * o.stage_bytes;
+    }
+    if end > p.shared_bytes || p.operands.is_empty() {
+        return Err(format!(
+            "prefetch: the buffers end at byte {end}, past the loop's {} bytes (or there are none)",
+            p.shared_bytes
         ));
     }
     Ok(())

@@ -350,6 +350,7 @@ mod tests {
             cond_region: cond,
             body_region: body,
             pipeline: None,
+            prefetch: None,
         };
         assert_eq!(operands(&kind), vec![zero]);
         assert_eq!(regions(&kind).len(), 2);

@@ -3,7 +3,7 @@
 //! on the function ([`SharedPlan`]) and codegen addresses with it.
 //!
 //! Rule: an op's buffer lives only while the op runs, so buffers start at the
-//! bottom — above the operand buffers of the pipelined loop the op sits in,
+//! bottom — above the operand buffers of the pipelined (or prefetched) loop the op sits in,
 //! which live through the whole loop (its condition, body and drain). Reuse
 //! between ops is made safe by barriers (a barrier before an op writes its
 //! buffer, one between its writes and its reads). An op's buffer goes
@@ -18,11 +18,11 @@
 //! every other buffer goes above them. Needs the layouts: skipped without
 //! a target.
 use super::{Pass, PassOptions};
-use crate::analysis::scratch::scratch_bytes;
+use crate::analysis::scratch::{scratch_bytes, InLoop};
 use crate::analysis::smem::{BUFFER_ALIGN, PIPELINE_BUFFER_ALIGN};
 use crate::ir::layout::LayoutMap;
 use crate::ir::walk::regions;
-use crate::ir::{Function, LoopPipeline, OpKind, Region, SharedBuffer, SharedPlan, ValueId};
+use crate::ir::{Function, OpKind, Region, SharedBuffer, SharedPlan, ValueId};
 
 pub struct AllocateSharedMemory;
 
@@ -53,7 +53,7 @@ impl Pass for AllocateSharedMemory {
             stack_below: 0,
             reserved,
         }
-        .region(&func.body, floor, None, &mut lowest);
+        .region(&func.body, floor, InLoop::Plain, &mut lowest);
         // Then neighbours side by side where that costs no more than this.
         let mut plan = SharedPlan::default();
         Placer {
@@ -62,7 +62,7 @@ impl Pass for AllocateSharedMemory {
             stack_below: lowest.total_bytes.max(STACKING_ALLOWANCE),
             reserved,
         }
-        .region(&func.body, floor, None, &mut plan);
+        .region(&func.body, floor, InLoop::Plain, &mut plan);
         let changed = func.shared.as_ref() != Some(&plan);
         func.shared = Some(plan);
         changed
@@ -74,7 +74,7 @@ fn producer_buffers(func: &Function, layouts: &LayoutMap) -> Option<(ValueId, Sh
     let (op, ..) = func.warp_specialized_loop()?;
     let buffer = SharedBuffer {
         offset: 0,
-        bytes: scratch_bytes(func, layouts, op, None),
+        bytes: scratch_bytes(func, layouts, op, InLoop::Plain),
         barrier_first: true,
     };
     Some((op.results[0], buffer))
@@ -96,23 +96,22 @@ struct Placer<'a> {
 
 impl Placer<'_> {
     /// Places the buffers of `region`'s ops from byte `floor` up.
-    fn region(
-        &self,
-        region: &Region,
-        floor: usize,
-        in_pipeline: Option<&LoopPipeline>,
-        plan: &mut SharedPlan,
-    ) {
+    fn region(&self, region: &Region, floor: usize, in_loop: InLoop<'_>, plan: &mut SharedPlan) {
         // The buffer of the op before, when nothing with regions came since.
         let mut previous: Option<SharedBuffer> = None;
         for op in &region.ops {
-            let bytes = scratch_bytes(self.func, self.layouts, op, in_pipeline);
-            let pipeline = match &op.kind {
+            let bytes = scratch_bytes(self.func, self.layouts, op, in_loop);
+            // A pipelined or prefetched loop's buffers.
+            let scheduled = matches!(
+                &op.kind,
                 OpKind::While {
-                    pipeline: Some(p), ..
-                } => Some(p),
-                _ => None,
-            };
+                    pipeline: Some(_),
+                    ..
+                } | OpKind::While {
+                    prefetch: Some(_),
+                    ..
+                }
+            );
             let mut placed_end = floor;
             if let Some((_, buffer)) = self.reserved.filter(|(v, _)| op.results.first() == Some(v))
             {
@@ -122,9 +121,10 @@ impl Placer<'_> {
                 plan.buffers.insert(op.results[0], buffer);
                 placed_end = floor.max(buffer.end());
             } else if bytes > 0 {
-                let align = match pipeline {
-                    Some(_) => PIPELINE_BUFFER_ALIGN,
-                    None => BUFFER_ALIGN,
+                let align = if scheduled {
+                    PIPELINE_BUFFER_ALIGN
+                } else {
+                    BUFFER_ALIGN
                 };
                 let buffer = SharedBuffer {
                     offset: self.offset(floor, previous, bytes, align),
@@ -139,15 +139,16 @@ impl Placer<'_> {
                 previous = Some(buffer);
                 placed_end = buffer.end();
             }
-            // A pipelined loop's operand buffers (its own buffer, wherever
+            // A scheduled loop's operand buffers (its own buffer, wherever
             // it was placed) stay below everything inside it.
-            let (inner_floor, inner_pipeline) = match pipeline {
-                Some(p) => (placed_end.next_multiple_of(BUFFER_ALIGN), Some(&**p)),
-                None => (floor, in_pipeline),
+            let inner_floor = if scheduled {
+                placed_end.next_multiple_of(BUFFER_ALIGN)
+            } else {
+                floor
             };
             for nested in regions(&op.kind) {
                 previous = None;
-                self.region(nested, inner_floor, inner_pipeline, plan);
+                self.region(nested, inner_floor, in_loop.entering(op), plan);
             }
         }
     }

@@ -4,10 +4,12 @@
 use super::allocate_shared_memory::AllocateSharedMemory;
 use super::assign_layouts::AssignLayouts;
 use super::eliminate_dead_code::EliminateDeadCode;
+use super::fold_dot_accumulator::FoldDotAccumulator;
 use super::insert_layout_conversions::InsertLayoutConversions;
 use super::narrow_before_convert::NarrowBeforeConvert;
 use super::pipeline_dot_loops::PipelineDotLoops;
 use super::place_barriers::PlaceBarriers;
+use super::prefetch_dot_operands::PrefetchDotOperands;
 use super::selection::{pass_named, UnknownPass};
 use super::split_k::SplitK;
 use super::tma_loads::TmaLoads;
@@ -20,6 +22,7 @@ use std::fmt;
 
 /// Every pass, in the order [`PassManager::standard`] runs them.
 pub const STANDARD: &[&dyn Pass] = &[
+    &FoldDotAccumulator,
     &EliminateDeadCode,
     &UnrotatePrefetch,
     &SplitK,
@@ -28,6 +31,7 @@ pub const STANDARD: &[&dyn Pass] = &[
     &TmaLoads,
     &NarrowBeforeConvert,
     &InsertLayoutConversions,
+    &PrefetchDotOperands,
     &AllocateSharedMemory,
     &PlaceBarriers,
 ];
@@ -252,6 +256,7 @@ mod tests {
         assert_eq!(
             names,
             [
+                "fold-dot-accumulator",
                 "eliminate-dead-code",
                 "unrotate-prefetch",
                 "split-k",
@@ -260,13 +265,14 @@ mod tests {
                 "tma-loads",
                 "narrow-before-convert",
                 "insert-layout-conversions",
+                "prefetch-dot-operands",
                 "allocate-shared-memory",
                 "place-barriers"
             ]
         );
         let listing = PassManager::standard(PassOptions::all()).describe();
         assert!(
-            listing.starts_with(" 1. eliminate-dead-code        drops"),
+            listing.starts_with(" 1. fold-dot-accumulator       turns"),
             "{listing}"
         );
         assert!(
@@ -280,7 +286,7 @@ mod tests {
         .describe();
         assert!(
             off.lines()
-                .nth(4)
+                .nth(5)
                 .is_some_and(|l| l.ends_with("(skipped: TRITONC_NO_PIPELINE=1 is set)")),
             "{off}"
         );

@@ -10,27 +10,32 @@
 //! and its barriers) that codegen follows without deciding again.
 //!
 //! Passes, in order:
-//! 1. [`eliminate_dead_code`]: drops effect-free ops whose results nothing
+//! 1. [`fold_dot_accumulator`]: `x + a @ b` becomes one dot accumulating
+//!    into `x` (as `c += a @ b` is).
+//! 2. [`eliminate_dead_code`]: drops effect-free ops whose results nothing
 //!    reads (each would get a layout, perhaps a conversion).
-//! 2. [`unrotate_prefetch`]: undoes the seed's manual pre-fetch so the loop
+//! 3. [`unrotate_prefetch`]: undoes the seed's manual pre-fetch so the loop
 //!    pipeliner sees the plain loop (skipped with `TRITONC_NO_PIPELINE=1`).
-//! 3. [`split_k`]: with `--split-k S` on sm_90+, `S` programs (a cluster
+//! 4. [`split_k`]: with `--split-k S` on sm_90+, `S` programs (a cluster
 //!    along grid axis 2) share the kernel's dot loop and sum their
 //!    accumulators (`cluster_sum`); needs a target asking for it.
-//! 4. [`assign_layouts`]: chooses every tile's thread layout (kept in
+//! 5. [`assign_layouts`]: chooses every tile's thread layout (kept in
 //!    `Function::layouts`, printed on tile types); needs a target.
-//! 5. [`pipeline_dot_loops`]: decides which dot loops are software-pipelined
+//! 6. [`pipeline_dot_loops`]: decides which dot loops are software-pipelined
 //!    and how (engine, copy widths, buffers); needs a target.
-//! 6. [`tma_loads`]: on sm_90a, a wgmma pipeline whose operand loads are
+//! 7. [`tma_loads`]: on sm_90a, a wgmma pipeline whose operand loads are
 //!    boxes of tensors copies them with TMA (one thread, mbarriers);
 //!    needs a target asking for it (`--tma`).
-//! 7. [`narrow_before_convert`]: a narrowing cast takes its operand's
+//! 8. [`narrow_before_convert`]: a narrowing cast takes its operand's
 //!    layout, so the conversion after it moves the narrow tile; needs a target.
-//! 8. [`insert_layout_conversions`]: a `convert_layout` op wherever a tile
+//! 9. [`insert_layout_conversions`]: a `convert_layout` op wherever a tile
 //!    is read in another layout than its producer's; needs a target.
-//! 9. [`allocate_shared_memory`]: every op's scratch shared memory placed
-//!    and the kernel's total sized ([`crate::ir::SharedPlan`]); needs a target.
-//! 10. [`place_barriers`]: which ops wait for every thread before writing
+//! 10. [`prefetch_dot_operands`]: in a loop not pipelined (attention's),
+//!     a dot's loaded `b` is copied an iteration ahead into double buffers
+//!     (skipped with `TRITONC_NO_PIPELINE=1`); needs a target.
+//! 11. [`allocate_shared_memory`]: every op's scratch shared memory placed
+//!     and the kernel's total sized ([`crate::ir::SharedPlan`]); needs a target.
+//! 12. [`place_barriers`]: which ops wait for every thread before writing
 //!     their buffer (earlier accesses may overlap); needs the plan.
 //!
 //! Adding a pass: one file here with a unit struct implementing [`Pass`],
@@ -41,12 +46,14 @@ use crate::ir::Function;
 pub mod allocate_shared_memory;
 pub mod assign_layouts;
 pub mod eliminate_dead_code;
+pub mod fold_dot_accumulator;
 pub mod insert_layout_conversions;
 pub mod manager;
 pub mod narrow_before_convert;
 pub mod options;
 pub mod pipeline_dot_loops;
 pub mod place_barriers;
+pub mod prefetch_dot_operands;
 pub mod selection;
 pub mod split_k;
 pub mod tma_loads;

@@ -236,7 +236,7 @@ fn plan(func: &Function, facts: &Facts<'_>, op: &Op) -> Option<(LoopPipeline, La
 }
 
 /// Whether `v` is a `constant 0` (what `cp.async`'s zero fill gives).
-fn is_zero_constant(func: &Function, v: ValueId) -> bool {
+pub(crate) fn is_zero_constant(func: &Function, v: ValueId) -> bool {
     walk_ops(func).iter().any(|visit| {
         visit.op.results.first() == Some(&v)
             && match &visit.op.kind {
@@ -252,30 +252,38 @@ fn is_zero_constant(func: &Function, v: ValueId) -> bool {
 }
 
 /// Elements per `cp.async` (2, 4 or 8 of 16 bits: 4, 8 or 16 bytes) for
-/// `ptr` in its layout, or `None` when the copies cannot be that wide.
+/// `ptr` in its layout, or `None` when the copies cannot be that wide or
+/// do not run along the tile's rows.
 fn copy_width(
     func: &Function,
     facts: &Facts<'_>,
     ptr: ValueId,
     mask: Option<ValueId>,
 ) -> Option<usize> {
+    let (axis, width) = copy_run(func, facts.widths, facts.layouts, ptr, mask)?;
+    (axis + 1 == func.ty(ptr).shape.len()).then_some(width)
+}
+
+/// The axis the tile `*ptr` is copied along (its layout's fastest) and
+/// the elements per `cp.async` (2, 4 or 8 of 16 bits), from its layout and
+/// the alignment the axis analysis proves; `None` below 2.
+pub(crate) fn copy_run(
+    func: &Function,
+    widths: &AxisInfoMap,
+    layouts: &LayoutMap,
+    ptr: ValueId,
+    mask: Option<ValueId>,
+) -> Option<(usize, usize)> {
     let shape = func.ty(ptr).shape.clone();
-    let (axis, run) = facts
-        .layouts
-        .get(func, ptr)
-        .tile_map(&shape)
-        .fastest_run()?;
-    if axis + 1 != shape.len() {
-        return None;
-    }
-    let w = (facts.widths.vector_width_along(ptr, mask, axis, func) as usize)
+    let (axis, run) = layouts.get(func, ptr).tile_map(&shape).fastest_run()?;
+    let w = (widths.vector_width_along(ptr, mask, axis, func) as usize)
         .min(run)
         .min(8);
-    (w >= 2 && w.is_power_of_two()).then_some(w)
+    (w >= 2 && w.is_power_of_two()).then_some((axis, w))
 }
 
 /// Shared memory the `mma.sync` operand buffers may take (all stages).
-const MAX_PIPELINE_BYTES: usize = 96 * 1024;
+pub(crate) const MAX_PIPELINE_BYTES: usize = 96 * 1024;
 
 /// `mma.sync` buffers: 3 with at most 4 warps when they fit in 64 KiB, else 2
 /// (with 8 warps ptxas aims at 128 registers a thread, and a third buffer's

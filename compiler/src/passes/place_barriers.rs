@@ -9,7 +9,8 @@
 //! barrier: both arms of an `If` from the state before it, a `While` until
 //! its header state stops growing. A pipelined loop has its own barriers
 //! inside: the ops in it always wait first, and after it anything may be
-//! outstanding. At the kernel's start nothing is: the first op to stage
+//! outstanding. A prefetched loop's buffers are read through the loop (its
+//! copies wait on barriers of their own). At the kernel's start nothing is: the first op to stage
 //! does not wait. Writes the decision on the plan of
 //! `allocate-shared-memory` (`SharedBuffer::barrier_first`, printed as
 //! `after barrier`); codegen follows it. Skipped without a plan.
@@ -102,6 +103,7 @@ fn step(
             cond_region,
             body_region,
             pipeline,
+            prefetch,
             ..
         } => {
             if pipeline.is_some() {
@@ -111,14 +113,25 @@ fn step(
                 region(body_region, Outstanding::default(), plan, true);
                 return Outstanding(vec![Outstanding::EVERYTHING]);
             }
+            // A prefetched loop's buffers (below every op inside it): its
+            // barrier before the first copies guards them against earlier
+            // readers; its dots read them through the loop and after it.
+            let own = match prefetch {
+                Some(_) => Outstanding(
+                    mark(op, &outstanding, plan, in_pipeline)
+                        .into_iter()
+                        .collect(),
+                ),
+                None => Outstanding::default(),
+            };
             // The header is reached from before the loop and from the body's end.
-            let mut header = outstanding;
+            let mut header = outstanding.union(&own);
             loop {
                 let after_cond = region(cond_region, header.clone(), plan, in_pipeline);
                 let after_body = region(body_region, after_cond.clone(), plan, in_pipeline);
                 let next = header.clone().union(&after_body);
                 if next == header {
-                    return after_cond;
+                    return after_cond.union(&own);
                 }
                 header = next;
             }

@@ -9,7 +9,7 @@ use crate::front::ast::{BinaryOp, Expr, Ident};
 use crate::ir::{AtomicOp, BinOp, DType, OpKind, ScalarType, Type, UnOp};
 use crate::span::Span;
 
-const BUILTINS: &str = "get_program_id (or get_range_id), get_num_programs, exp, log, sqrt, sin, cos, abs, fabs, \
+const BUILTINS: &str = "get_program_id (or get_range_id), get_num_programs, exp, exp2, log, sqrt, sin, cos, abs, fabs, \
                         max, min, select, trans, atomic_add, atomic_max, atomic_min, atomic_xchg (or atomic_exch), atomic_cas";
 
 impl Lowerer {
@@ -36,10 +36,11 @@ impl Lowerer {
                 let v = self.b.push1(kind, Type::num(DType::I32), span);
                 Ok(Val::value(v, span))
             }
-            "exp" | "log" | "sqrt" | "sin" | "cos" => {
+            "exp" | "exp2" | "log" | "sqrt" | "sin" | "cos" => {
                 arity(1)?;
                 let op = match name {
                     "exp" => UnOp::Exp,
+                    "exp2" => UnOp::Exp2,
                     "log" => UnOp::Log,
                     "sqrt" => UnOp::Sqrt,
                     "sin" => UnOp::Sin,

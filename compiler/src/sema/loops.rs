@@ -187,6 +187,7 @@ impl Lowerer {
                 cond_region,
                 body_region,
                 pipeline: None,
+                prefetch: None,
             },
             types,
             span,

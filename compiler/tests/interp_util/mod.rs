@@ -267,6 +267,7 @@ impl Kernel {
             cond_region,
             body_region,
             pipeline: None,
+            prefetch: None,
         };
         self.b.push(kind, results, span)
     }

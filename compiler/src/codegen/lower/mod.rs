@@ -455,11 +455,21 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
     /// Lowers `op` through the op table the context was made with, with
     /// its shared-memory buffer as the current one.
     pub fn op(&mut self, op: &Op) -> Result<()> {
+        let lower_op = self.lower_op;
+        self.in_buffer_of(op, |lw| lower_op(lw, op))
+    }
+
+    /// Runs `f` with `op`'s shared-memory buffer as the current one.
+    pub fn in_buffer_of<T>(
+        &mut self,
+        op: &Op,
+        f: impl FnOnce(&mut Self) -> Result<T>,
+    ) -> Result<T> {
         let outer = self.smem.current;
         self.smem.current = buffer_of(self.shared, op.results.first());
-        let lowered = (self.lower_op)(self, op);
+        let out = f(self);
         self.smem.current = outer;
-        lowered
+        out
     }
 
     /// The single result of `op`.

@@ -301,11 +301,21 @@ fn unary<'ctx>(
             )?
             .into_float_value())
     };
+    // `ex2.approx.ftz`: results below 2^-126 are 0, as with `__expf` under
+    // fast math. Without `.ftz` ptxas brackets every `MUFU.EX2` with a
+    // compare and two predicated multiplies to produce subnormals: three
+    // instructions per element, a third of a softmax-heavy loop's issue.
+    let ex2 = |v: FloatValue<'ctx>| -> Result<FloatValue<'ctx>> {
+        Ok(lw
+            .call_value("llvm.nvvm.ex2.approx.ftz.f", f32t.into(), &[v.into()])?
+            .into_float_value())
+    };
     let r = match uop {
         UnOp::Exp => {
             let scaled = b.build_float_mul(xf, f32t.const_float(std::f64::consts::LOG2_E), "")?;
-            approx("ex2", scaled)?
+            ex2(scaled)?
         }
+        UnOp::Exp2 => ex2(xf)?,
         UnOp::Log => {
             let l2 = approx("lg2", xf)?;
             b.build_float_mul(l2, f32t.const_float(std::f64::consts::LN_2), "")?

@@ -14,6 +14,7 @@ pub mod dot;
 pub mod elementwise;
 pub mod memory;
 pub mod pipeline;
+pub mod prefetch;
 pub mod reduce;
 pub mod wgmma_pipeline;
 
@@ -41,6 +42,9 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op) -> Result<()> {
             DotEngine::MmaSync { .. } => pipeline::lower(lw, op, p),
             DotEngine::Wgmma { .. } => wgmma_pipeline::lower(lw, op, p),
         },
+        OpKind::While {
+            prefetch: Some(p), ..
+        } => prefetch::lower(lw, op, p),
         OpKind::If { .. } | OpKind::While { .. } | OpKind::Return => control_flow::lower(lw, op),
         OpKind::Trans { .. } => trans::lower(lw, op),
         OpKind::ConvertLayout { .. } => convert_layout::lower(lw, op),

@@ -16,9 +16,10 @@ use crate::codegen::lower::loops::{
     carried_phis, close_carried, current_block, enter_body, phi_values, yielded,
 };
 use crate::codegen::lower::{Lowering, Result};
-use crate::codegen::tensor_cores::mma::{self, add, elem_ptr, mul, phase};
+use crate::codegen::tensor_cores::mma;
 use crate::codegen::tensor_cores::pipelined_loop::{
-    issue_copies, loop_setup, lower_body, slot_offset, wrap_add, LoopSetup, PipelinePlan,
+    issue_copies, loop_setup, lower_body, slot_offset, swizzled_destination, wrap_add, LoopSetup,
+    PipelinePlan,
 };
 use crate::ir::{LoopPipeline, Op, OpKind, ValueId};
 use inkwell::values::{BasicValueEnum, IntValue};
@@ -90,7 +91,7 @@ fn pipelined<'ctx>(
             let dst = |lw: &Lowering<'_, 'ctx>, row: IntValue<'ctx>, col: IntValue<'ctx>| {
                 swizzled_destination(lw, row, col, row_len, shift, mask_bits, slot_base, offset)
             };
-            issue_copies(lw, ptr, mask, plan.widths[which], &dst, None)?;
+            issue_copies(lw, (ptr, mask), (1, plan.widths[which]), &dst, None)?;
         }
         async_asm(lw, "cp.async.commit_group;")?;
         async_asm(lw, &format!("cp.async.wait_group {};", stages - 1))?;
@@ -179,31 +180,4 @@ fn guarded_compute<'ctx>(
         merged.push(phi.as_basic_value());
     }
     Ok(merged)
-}
-
-/// The `mma.sync` staging: rows of `row_len` elements, 16-byte chunks
-/// XOR-swizzled by `(row >> shift) & mask`, at `base + offset`.
-#[allow(clippy::too_many_arguments)]
-fn swizzled_destination<'ctx>(
-    lw: &Lowering<'_, 'ctx>,
-    row: IntValue<'ctx>,
-    col: IntValue<'ctx>,
-    row_len: usize,
-    shift: u32,
-    mask_bits: usize,
-    base: inkwell::values::PointerValue<'ctx>,
-    offset: usize,
-) -> Result<IntValue<'ctx>> {
-    let chunk = lw
-        .builder
-        .build_right_shift(col, lw.i32_const(3), false, "")?;
-    let within = lw.builder.build_and(col, lw.i32_const(7), "")?;
-    let ph = phase(lw, row, shift, mask_bits)?;
-    let chunk = lw.builder.build_xor(chunk, ph, "")?;
-    let at = add(lw, mul(lw, row, row_len as u64)?, mul(lw, chunk, 8)?)?;
-    let at = add(lw, at, within)?;
-    let dst = elem_ptr(lw, base, offset, lw.ctx.i16_type().into(), at)?;
-    Ok(lw
-        .builder
-        .build_ptr_to_int(dst, lw.ctx.i32_type(), "smem_dst")?)
 }

@@ -552,7 +552,7 @@ fn copy_operands<'ctx>(
                 .builder
                 .build_ptr_to_int(p, lw.ctx.i32_type(), "smem_dst")?)
         };
-        issue_copies(lw, ptr, mask, plan.widths[which], &dst, when)?;
+        issue_copies(lw, (ptr, mask), (1, plan.widths[which]), &dst, when)?;
     }
     Ok(())
 }

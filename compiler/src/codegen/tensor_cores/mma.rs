@@ -8,7 +8,9 @@
 //! every `k` step of 16 each warp loads its A fragments with `ldmatrix.x4`,
 //! its B fragments with `ldmatrix.x4.trans` (`.x2` for a single column group)
 //! and issues one `mma.sync` per 16x8 accumulator tile.
-use crate::analysis::mma::{accumulator_layout, stage_bytes, swizzle_shift_mask, MmaConfig};
+use crate::analysis::mma::{
+    a_from_registers, accumulator_layout, stage_bytes, swizzle_shift_mask, MmaConfig,
+};
 use crate::codegen::lower::types::llvm_memory_type;
 use crate::codegen::lower::{Lowering, Result};
 use crate::codegen::CodegenError;
@@ -21,6 +23,28 @@ use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, PointerV
 const CHUNK: usize = 8;
 
 pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op, cfg: &MmaConfig) -> Result<()> {
+    lower_with(lw, op, cfg, None)
+}
+
+/// [`lower`] for a dot whose `b` a prefetched loop's copies staged already
+/// (swizzled as this file reads it, `[K][N]` or, `k_major`, `[N][K]`, at
+/// `base`, and waited for): only `a`, unless in registers, is staged here.
+pub fn lower_with_staged_b<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    op: &Op,
+    cfg: &MmaConfig,
+    base: PointerValue<'ctx>,
+    k_major: bool,
+) -> Result<()> {
+    lower_with(lw, op, cfg, Some((base, k_major)))
+}
+
+fn lower_with<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    op: &Op,
+    cfg: &MmaConfig,
+    staged_b: Option<(PointerValue<'ctx>, bool)>,
+) -> Result<()> {
     let OpKind::Dot { a, b, acc } = &op.kind else {
         return lw.unsupported("this op as a dot", op.span);
     };
@@ -36,31 +60,51 @@ pub fn lower(lw: &mut Lowering<'_, '_>, op: &Op, cfg: &MmaConfig) -> Result<()> 
     // assignment gives it that to a chained dot's `a`): its registers are
     // the A fragments, and only `b` goes through shared memory.
     let a_tile = lw.tile(*a)?;
-    let a_in_registers = cfg.warps[1] == 1 && a_tile.layout == layout;
+    let a_in_registers = a_from_registers(cfg, &a_tile.layout);
     let a_frags = if a_in_registers {
         Some(fragments_of(lw, cfg, &a_tile)?)
     } else {
         None
     };
     let (b_offset, stage_bytes) = stage_bytes(cfg);
-    // Wait for the previous readers of the scratch memory (the last execution
-    // of this dot included), write the operands, wait for the writers.
-    lw.smem.claim(stage_bytes)?;
-    lw.barrier_before_writing()?;
     let base = lw.smem_elem_ptr(0, lw.ctx.i8_type().into(), lw.i32_const(0))?;
-    if !a_in_registers {
-        write_swizzled(lw, *a, k, base, 0, false)?;
-    }
-    // `b` loaded with its registers running along K (`k^T` from a
-    // row-major `k`) is stored K-major, `[N][K]`, in 16-byte vectors (not
-    // element by element into `[K][N]`), and read by `ldmatrix` untransposed.
-    let b_k_major = runs_along_rows(lw, *b)?;
-    let b_row_len = if b_k_major { k } else { n };
-    write_swizzled(lw, *b, b_row_len, base, b_offset, b_k_major)?;
-    lw.barrier()?;
-    let b_stage = BStage {
-        offset: b_offset,
-        k_major: b_k_major,
+    let b_stage = match staged_b {
+        Some((b_base, k_major)) => {
+            if !a_in_registers {
+                lw.smem.claim(b_offset)?;
+                lw.barrier_before_writing()?;
+                write_swizzled(lw, *a, k, base, 0, false)?;
+                lw.barrier()?;
+            }
+            BStage {
+                base: b_base,
+                offset: 0,
+                k_major,
+            }
+        }
+        None => {
+            // Wait for the previous readers of the scratch memory (the last
+            // execution of this dot included), write the operands, wait for
+            // the writers.
+            lw.smem.claim(stage_bytes)?;
+            lw.barrier_before_writing()?;
+            if !a_in_registers {
+                write_swizzled(lw, *a, k, base, 0, false)?;
+            }
+            // `b` loaded with its registers running along K (`k^T` from a
+            // row-major `k`) is stored K-major, `[N][K]`, in 16-byte vectors
+            // (not element by element into `[K][N]`), and read by `ldmatrix`
+            // untransposed.
+            let b_k_major = runs_along_rows(lw, *b)?;
+            let b_row_len = if b_k_major { k } else { n };
+            write_swizzled(lw, *b, b_row_len, base, b_offset, b_k_major)?;
+            lw.barrier()?;
+            BStage {
+                base,
+                offset: b_offset,
+                k_major: b_k_major,
+            }
+        }
     };
     let acc_regs = compute_from(lw, cfg, input, base, b_stage, acc_regs, a_frags.as_ref())?;
     lw.define_tile(result, layout, acc_regs);
@@ -135,14 +179,19 @@ pub fn compute<'ctx>(
     (offset, k_major): (usize, bool),
     acc_regs: Vec<BasicValueEnum<'ctx>>,
 ) -> Result<Vec<BasicValueEnum<'ctx>>> {
-    let b_stage = BStage { offset, k_major };
+    let b_stage = BStage {
+        base,
+        offset,
+        k_major,
+    };
     compute_from(lw, cfg, input, base, b_stage, acc_regs, None)
 }
 
-/// Where `b` sits in shared memory: at byte `offset` from the stage's base,
-/// `[K][N]` (read by `ldmatrix.trans`) or, `k_major`, `[N][K]`.
+/// Where `b` sits in shared memory: at byte `offset` from `base`, `[K][N]`
+/// (read by `ldmatrix.trans`) or, `k_major`, `[N][K]`.
 #[derive(Clone, Copy)]
-struct BStage {
+struct BStage<'ctx> {
+    base: PointerValue<'ctx>,
     offset: usize,
     k_major: bool,
 }
@@ -227,7 +276,7 @@ fn compute_from<'ctx>(
     cfg: &MmaConfig,
     input: &str,
     base: PointerValue<'ctx>,
-    b_stage: BStage,
+    b_stage: BStage<'ctx>,
     mut acc_regs: Vec<BasicValueEnum<'ctx>>,
     a_frags: Option<&AFragments<'ctx>>,
 ) -> Result<Vec<BasicValueEnum<'ctx>>> {
@@ -294,7 +343,7 @@ fn compute_from<'ctx>(
             let chunk = add(lw, b_chunk0, lw.i32_const(g as u64 * b_group_stride))?;
             let chunk = lw.builder.build_xor(chunk, b_phase, "")?;
             let elem = add(lw, b_row_elem, mul(lw, chunk, CHUNK as u64)?)?;
-            b_addrs.push(shared_address(lw, base, b_offset, elem)?);
+            b_addrs.push(shared_address(lw, b_stage.base, b_offset, elem)?);
         }
         BSource::NMajor(b_addrs)
     };
@@ -318,7 +367,7 @@ fn compute_from<'ctx>(
             let regs = match &b_source {
                 BSource::NMajor(addrs) => ldmatrix(lw, addrs[g], k0 * n * 2, count, true)?,
                 BSource::KMajor(rows) => {
-                    let addr = rows[g].address(lw, base, b_offset, k0)?;
+                    let addr = rows[g].address(lw, b_stage.base, b_offset, k0)?;
                     ldmatrix(lw, addr, 0, count, false)?
                 }
             };

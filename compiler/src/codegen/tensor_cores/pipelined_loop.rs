@@ -5,7 +5,7 @@
 use crate::analysis::mma::{accumulator_layout, engine_config, MmaConfig};
 use crate::codegen::lower::loops::yielded;
 use crate::codegen::lower::{Lowering, Result};
-use crate::codegen::tensor_cores::mma::{self, add, mul};
+use crate::codegen::tensor_cores::mma::{self, add, elem_ptr, mul, phase};
 use crate::codegen::tensor_cores::wgmma::WgmmaConfig;
 use crate::ir::layout::Layout;
 use crate::ir::{DotEngine, LoopPipeline, Op, OpKind, Region, ValueId};
@@ -118,15 +118,14 @@ pub(crate) fn slot_offset<'ctx>(
 pub(crate) type CopyDestination<'a, 'ctx> =
     dyn Fn(&Lowering<'_, 'ctx>, IntValue<'ctx>, IntValue<'ctx>) -> Result<IntValue<'ctx>> + 'a;
 
-/// One `cp.async` per `width` consecutive elements of the tile `*ptr` into its
-/// swizzled place (rows of `row_len`) at `base + offset`; masked-off elements
-/// are zero-filled (source size 0), replicas skip their copies, and so do
-/// all threads where `when` (an i1) is false.
+/// One `cp.async` per `width` consecutive elements along `axis` of the
+/// tile `*ptr` to `dst_of` its element's indices; masked-off elements are
+/// zero-filled (source size 0), replicas skip their copies, and so do all
+/// threads where `when` (an i1) is false.
 pub(crate) fn issue_copies<'ctx>(
     lw: &mut Lowering<'_, 'ctx>,
-    ptr: ValueId,
-    mask: Option<ValueId>,
-    width: usize,
+    (ptr, mask): (ValueId, Option<ValueId>),
+    (axis, width): (usize, usize),
     dst_of: &CopyDestination<'_, 'ctx>,
     when: Option<IntValue<'ctx>>,
 ) -> Result<()> {
@@ -145,7 +144,7 @@ pub(crate) fn issue_copies<'ctx>(
     let idx = lw.indices(&layout, &shape)?;
     let bytes = 2 * width;
     for (reg, i) in idx.iter().enumerate() {
-        if map.reg_locals(reg)[1] % width != 0 {
+        if map.reg_locals(reg)[axis] % width != 0 {
             continue;
         }
         let dst = dst_of(&*lw, i[0], i[1])?;
@@ -264,4 +263,31 @@ pub(crate) fn lower_body<'ctx>(
         lw.define_tile(body_op.results[0], acc_layout.clone(), regs);
     }
     Ok(())
+}
+
+/// The `mma.sync` staging: rows of `row_len` elements, 16-byte chunks
+/// XOR-swizzled by `(row >> shift) & mask`, at `base + offset`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn swizzled_destination<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    row: IntValue<'ctx>,
+    col: IntValue<'ctx>,
+    row_len: usize,
+    shift: u32,
+    mask_bits: usize,
+    base: inkwell::values::PointerValue<'ctx>,
+    offset: usize,
+) -> Result<IntValue<'ctx>> {
+    let chunk = lw
+        .builder
+        .build_right_shift(col, lw.i32_const(3), false, "")?;
+    let within = lw.builder.build_and(col, lw.i32_const(7), "")?;
+    let ph = phase(lw, row, shift, mask_bits)?;
+    let chunk = lw.builder.build_xor(chunk, ph, "")?;
+    let at = add(lw, mul(lw, row, row_len as u64)?, mul(lw, chunk, 8)?)?;
+    let at = add(lw, at, within)?;
+    let dst = elem_ptr(lw, base, offset, lw.ctx.i16_type().into(), at)?;
+    Ok(lw
+        .builder
+        .build_ptr_to_int(dst, lw.ctx.i32_type(), "smem_dst")?)
 }
