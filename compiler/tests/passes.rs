@@ -253,23 +253,29 @@ fn headers_are_checked() {
     assert!(err("// pass: p\n// expect: changed\n// target: --arch\n").contains("no value"));
 }
 
+/// The first kernel of file test `name` after its header's `after` passes
+/// and its pass, with the header's defines and target.
+fn after_its_passes(name: &str) -> tritonc::ir::Function {
+    let source = Source::read(&tests_dir().join(name)).unwrap();
+    let header = parse_header(&source.text).unwrap();
+    let include_dirs = [source_support::kernels_dir()];
+    let mut lowered = lower(&source, &header.defines, &include_dirs).unwrap();
+    let options = PassOptions::all().with_target(header.target.unwrap());
+    let mut func = lowered.module.functions.remove(0);
+    for pass in header.after.iter().chain([&header.pass]) {
+        let manager = PassManager::only(pass, options).unwrap();
+        manager.run(&mut func, &mut |_| {}).unwrap();
+    }
+    func
+}
+
 /// The verifier holds a loop's pipeline to the loop it is on: a pass that
 /// names the wrong values is caught after it runs, not in codegen.
 #[test]
 fn pipeline_annotations_are_verified() {
     use tritonc::ir::verifier::verify_function;
     use tritonc::ir::OpKind;
-    let path = tests_dir().join("pipeline_wgmma.tc");
-    let source = Source::read(&path).unwrap();
-    let header = parse_header(&source.text).unwrap();
-    let include_dirs = [source_support::kernels_dir()];
-    let mut lowered = lower(&source, &header.defines, &include_dirs).unwrap();
-    let options = PassOptions::all().with_target(header.target.unwrap());
-    let func = &mut lowered.module.functions[0];
-    for pass in ["assign-layouts", "pipeline-dot-loops"] {
-        let manager = PassManager::only(pass, options).unwrap();
-        manager.run(func, &mut |_| {}).unwrap();
-    }
+    let func = &mut after_its_passes("pipeline_wgmma.tc");
     let find_pipeline = |func: &mut tritonc::ir::Function| {
         func.body.ops.iter_mut().find_map(|op| match &mut op.kind {
             OpKind::While { pipeline, .. } => pipeline.take(),
@@ -310,17 +316,7 @@ fn pipeline_annotations_are_verified() {
 fn prefetch_annotations_are_verified() {
     use tritonc::ir::verifier::verify_function;
     use tritonc::ir::OpKind;
-    let path = tests_dir().join("prefetch_attention.tc");
-    let source = Source::read(&path).unwrap();
-    let header = parse_header(&source.text).unwrap();
-    let include_dirs = [source_support::kernels_dir()];
-    let mut lowered = lower(&source, &header.defines, &include_dirs).unwrap();
-    let options = PassOptions::all().with_target(header.target.unwrap());
-    let func = &mut lowered.module.functions[0];
-    for pass in header.after.iter().chain([&header.pass]) {
-        let manager = PassManager::only(pass, options).unwrap();
-        manager.run(func, &mut |_| {}).unwrap();
-    }
+    let func = &mut after_its_passes("prefetch_attention.tc");
     let find_prefetch = |func: &mut tritonc::ir::Function| {
         func.body.ops.iter_mut().find_map(|op| match &mut op.kind {
             OpKind::While { prefetch, .. } => prefetch.take(),

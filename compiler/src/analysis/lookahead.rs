@@ -10,7 +10,7 @@
 //! zero): evaluating them for an iteration that never runs is harmless.
 use super::scratch::{scratch_bytes, InLoop};
 use crate::ir::layout::LayoutMap;
-use crate::ir::walk::{operands, regions};
+use crate::ir::walk::{carried_position, operands, regions};
 use crate::ir::{BinOp, Function, Op, OpKind, Region, ValueId};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -56,13 +56,7 @@ pub fn lookahead(
     for op in body_region.ops.iter().chain(&cond_region.ops) {
         defined_within(op, &mut nested);
     }
-    let carried_at = |v: ValueId| {
-        cond_region
-            .args
-            .iter()
-            .position(|&a| a == v)
-            .or_else(|| body_region.args.iter().position(|&a| a == v))
-    };
+    let carried_at = |v: ValueId| carried_position(cond_region, body_region, v);
     let mut slice = Lookahead::default();
     let (mut body_ops, mut cond_ops) = (BTreeSet::new(), BTreeSet::new());
     let mut seen = HashSet::new();
@@ -128,7 +122,7 @@ fn cheap_and_pure(func: &Function, layouts: &LayoutMap, op: &Op) -> bool {
         | OpKind::Select { .. } => true,
         OpKind::Binary { op: bin, rhs, .. } => {
             let integer = !func.dtype(*rhs).is_float();
-            !(matches!(bin, BinOp::Div | BinOp::Rem) && integer && !is_constant(func, *rhs))
+            !(matches!(bin, BinOp::Div | BinOp::Rem) && integer && func.constant_of(*rhs).is_none())
         }
         OpKind::Reshape { .. } | OpKind::ConvertLayout { .. } => {
             scratch_bytes(func, layouts, op, InLoop::Plain) == 0
@@ -137,39 +131,16 @@ fn cheap_and_pure(func: &Function, layouts: &LayoutMap, op: &Op) -> bool {
     }
 }
 
-/// Whether `v` is the result of a `Constant` op (anywhere in `func`).
-fn is_constant(func: &Function, v: ValueId) -> bool {
-    crate::ir::walk::walk_ops(func).iter().any(|visit| {
-        visit.op.results.first() == Some(&v) && matches!(visit.op.kind, OpKind::Constant { .. })
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::ir::walk::walk_ops;
 
+    /// The kernel after the standard passes for sm_80, 4 warps.
     fn lowered(src: &str) -> Function {
-        let source = crate::driver::Source {
-            path: "lookahead.tc".into(),
-            text: src.to_string(),
-        };
-        let lowered = crate::driver::lower(&source, &[], &[]).expect("lowers");
-        let mut func = lowered
-            .module
-            .functions
-            .into_iter()
-            .next()
-            .expect("a kernel");
-        let options = crate::passes::PassOptions::all().with_target(crate::passes::Target {
-            arch: crate::arch::Arch::Sm80,
-            num_warps: 4,
-            num_stages: None,
-            split_k: None,
-            tma: false,
-            tma_multicast: false,
-            warp_specialize: false,
-        });
+        let mut func = crate::driver::pipeline::first_kernel(src);
+        let options = crate::passes::PassOptions::all()
+            .with_target(crate::passes::Target::plain(crate::arch::Arch::Sm80, 4));
         crate::passes::PassManager::standard(options)
             .run(&mut func, &mut |_| {})
             .expect("the passes run");

@@ -7,7 +7,7 @@
 //! values computed alike. Tiles, memory and nested regions stay with the
 //! consumers.
 use crate::ir::index_poly::Atom;
-use crate::ir::walk::operands;
+use crate::ir::walk::{carried_position, operands};
 use crate::ir::{Function, Op, OpKind, TmaCopies, ValueId};
 use std::collections::{HashMap, HashSet};
 
@@ -62,13 +62,7 @@ pub fn producer_slice(
             defined.insert(*r, op);
         }
     }
-    let carried_at = |v: ValueId| {
-        cond_region
-            .args
-            .iter()
-            .position(|&a| a == v)
-            .or_else(|| body_region.args.iter().position(|&a| a == v))
-    };
+    let carried_at = |v: ValueId| carried_position(cond_region, body_region, v);
     let params: HashSet<ValueId> = func.params.iter().map(|p| p.value).collect();
     let mut values = HashSet::new();
     let mut carried = Vec::new();
@@ -145,19 +139,7 @@ mod tests {
     use super::*;
     use crate::ir::walk::walk_ops;
 
-    fn lowered(src: &str) -> Function {
-        let source = crate::driver::Source {
-            path: "slice.tc".into(),
-            text: src.to_string(),
-        };
-        let lowered = crate::driver::lower(&source, &[], &[]).expect("lowers");
-        lowered
-            .module
-            .functions
-            .into_iter()
-            .next()
-            .expect("a kernel")
-    }
+    use crate::driver::pipeline::first_kernel as lowered;
 
     fn the_loop(func: &Function) -> &Op {
         walk_ops(func)

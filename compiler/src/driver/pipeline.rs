@@ -121,6 +121,23 @@ pub fn lower(
     lower_timed(source, defines, include_dirs, &mut PhaseTimes::new())
 }
 
+/// The first kernel of `text` (no macros, no include folders) as sema
+/// lowers it: what the unit tests of analyses and passes start from.
+#[cfg(test)]
+pub(crate) fn first_kernel(text: &str) -> ir::Function {
+    let source = Source {
+        path: "test.tc".into(),
+        text: text.to_string(),
+    };
+    let lowered = lower(&source, &[], &[]).expect("lowers");
+    lowered
+        .module
+        .functions
+        .into_iter()
+        .next()
+        .expect("a kernel")
+}
+
 /// [`lower`], adding the time of each phase to `times`.
 pub fn lower_timed(
     source: &Source,

@@ -212,11 +212,39 @@ pub struct Op {
     pub span: Span,
 }
 
+impl Op {
+    /// Whether this is a loop with buffers of its own through all of it: a
+    /// pipelined or a prefetched `While`.
+    pub fn is_scheduled_loop(&self) -> bool {
+        matches!(
+            &self.kind,
+            OpKind::While {
+                pipeline: Some(_),
+                ..
+            } | OpKind::While {
+                prefetch: Some(_),
+                ..
+            }
+        )
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Const {
     Int(i64),
     Float(f64),
     Bool(bool),
+}
+
+impl Const {
+    /// Zero, false, or +0.0 (no sign bit: what a zero fill gives).
+    pub fn is_zero(self) -> bool {
+        match self {
+            Const::Int(i) => i == 0,
+            Const::Float(f) => f.to_bits() == 0,
+            Const::Bool(b) => !b,
+        }
+    }
 }
 
 /// Element-wise binary arithmetic. Integer `Div`/`Rem` truncate toward zero (C),
@@ -438,5 +466,16 @@ pub enum OpKind {
 impl Function {
     pub fn dtype(&self, v: ValueId) -> DType {
         self.ty(v).scalar.dtype()
+    }
+
+    /// The value of the `Constant` op defining `v` (in any region), if that
+    /// is what defines it.
+    pub fn constant_of(&self, v: ValueId) -> Option<Const> {
+        super::walk::walk_ops(self)
+            .iter()
+            .find_map(|visit| match &visit.op.kind {
+                OpKind::Constant { value } if visit.op.results.first() == Some(&v) => Some(*value),
+                _ => None,
+            })
     }
 }

@@ -235,18 +235,8 @@ impl<'a> Verifier<'a> {
                     )));
                 }
             }
-            let scheduled = matches!(
-                &op.kind,
-                OpKind::While {
-                    pipeline: Some(_),
-                    ..
-                } | OpKind::While {
-                    prefetch: Some(_),
-                    ..
-                }
-            );
             let inner = match buffer {
-                Some(b) if scheduled => {
+                Some(b) if op.is_scheduled_loop() => {
                     if b.offset % PIPELINE_BUFFER_ALIGN != 0 {
                         return Err(self.func_error(format!(
                             "the operand buffers of the pipelined loop defining {} start at byte \

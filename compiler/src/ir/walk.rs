@@ -60,6 +60,15 @@ pub fn operands(kind: &OpKind) -> Vec<ValueId> {
 
 /// The regions nested directly in an op: `[then, else]` for `If`,
 /// `[cond, body]` for `While`, none for the others.
+/// Which carried value of a `While` (with these regions) `v` is, as an
+/// argument of its condition or its body.
+pub fn carried_position(cond: &Region, body: &Region, v: ValueId) -> Option<usize> {
+    cond.args
+        .iter()
+        .position(|&a| a == v)
+        .or_else(|| body.args.iter().position(|&a| a == v))
+}
+
 pub fn regions(kind: &OpKind) -> Vec<&Region> {
     match kind {
         OpKind::If {

@@ -22,7 +22,7 @@ use crate::analysis::scratch::{scratch_bytes, InLoop};
 use crate::analysis::smem::{BUFFER_ALIGN, PIPELINE_BUFFER_ALIGN};
 use crate::ir::layout::LayoutMap;
 use crate::ir::walk::regions;
-use crate::ir::{Function, OpKind, Region, SharedBuffer, SharedPlan, ValueId};
+use crate::ir::{Function, Region, SharedBuffer, SharedPlan, ValueId};
 
 pub struct AllocateSharedMemory;
 
@@ -102,16 +102,7 @@ impl Placer<'_> {
         for op in &region.ops {
             let bytes = scratch_bytes(self.func, self.layouts, op, in_loop);
             // A pipelined or prefetched loop's buffers.
-            let scheduled = matches!(
-                &op.kind,
-                OpKind::While {
-                    pipeline: Some(_),
-                    ..
-                } | OpKind::While {
-                    prefetch: Some(_),
-                    ..
-                }
-            );
+            let scheduled = op.is_scheduled_loop();
             let mut placed_end = floor;
             if let Some((_, buffer)) = self.reserved.filter(|(v, _)| op.results.first() == Some(v))
             {

@@ -135,19 +135,7 @@ fn apply(region: &mut Region, folds: &[Fold]) {
 mod tests {
     use super::*;
 
-    fn lowered(src: &str) -> Function {
-        let source = crate::driver::Source {
-            path: "fold.tc".into(),
-            text: src.to_string(),
-        };
-        let lowered = crate::driver::lower(&source, &[], &[]).expect("lowers");
-        lowered
-            .module
-            .functions
-            .into_iter()
-            .next()
-            .expect("a kernel")
-    }
+    use crate::driver::pipeline::first_kernel as lowered;
 
     fn dots(func: &Function) -> Vec<(ValueId, ValueId)> {
         walk_ops(func)

@@ -32,6 +32,21 @@ pub struct Target {
     pub warp_specialize: bool,
 }
 
+impl Target {
+    /// `arch` with `num_warps` and every other choice left to the passes.
+    pub fn plain(arch: Arch, num_warps: usize) -> Self {
+        Target {
+            arch,
+            num_warps,
+            num_stages: None,
+            split_k: None,
+            tma: false,
+            tma_multicast: false,
+            warp_specialize: false,
+        }
+    }
+}
+
 impl PassOptions {
     /// Every pass on, no target.
     pub fn all() -> Self {

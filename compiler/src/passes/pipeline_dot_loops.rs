@@ -237,18 +237,7 @@ fn plan(func: &Function, facts: &Facts<'_>, op: &Op) -> Option<(LoopPipeline, La
 
 /// Whether `v` is a `constant 0` (what `cp.async`'s zero fill gives).
 pub(crate) fn is_zero_constant(func: &Function, v: ValueId) -> bool {
-    walk_ops(func).iter().any(|visit| {
-        visit.op.results.first() == Some(&v)
-            && match &visit.op.kind {
-                OpKind::Constant { value } => match value {
-                    Const::Int(i) => *i == 0,
-                    // +0.0 only: a zero fill has no sign bit.
-                    Const::Float(f) => f.to_bits() == 0,
-                    Const::Bool(b) => !b,
-                },
-                _ => false,
-            }
-    })
+    func.constant_of(v).is_some_and(Const::is_zero)
 }
 
 /// Elements per `cp.async` (2, 4 or 8 of 16 bits: 4, 8 or 16 bytes) for
