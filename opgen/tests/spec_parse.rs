@@ -78,9 +78,14 @@ fn add_spec_reads_every_directive() {
 fn softmax_and_transpose_specs_parse() {
     let sm = ok(&ops_file("softmax"));
     assert!(sm.grid[0].persistent);
-    // One-tile rows, looping only past the block, and the ALIGN promises.
+    // Persistent only where the variant's PERSIST is nonzero.
+    assert!(
+        matches!(&sm.grid[0].persistent_if, Some(on) if on.names().iter().any(|(n, _)| *n == "PERSIST"))
+    );
+    // Looping configs persistent only, one-tile rows, looping only past the
+    // block, and the ALIGN promises.
     let cmps: Vec<&str> = sm.requires.iter().map(|r| r.cmp).collect();
-    assert_eq!(cmps, ["<=", "<", "==", "==", "=="]);
+    assert_eq!(cmps, ["==", "<=", "<", "==", "==", "=="]);
     assert_eq!(sm.args[2].param.as_deref(), Some("ldx"));
     let tr = ok(&ops_file("transpose"));
     assert_eq!(tr.grid.len(), 2);
@@ -288,6 +293,11 @@ fn bad_dtypes_warps_and_grids() {
     assert!(e.contains("num_stages"), "{e}");
     let e = err(&BASE.replace("grid cdiv(N, SIZE)", "grid 1, persistent(N)"));
     assert!(e.contains("only the first grid dimension"), "{e}");
+    // `persistent(W, on)`: `on` may read the macros and dims, nothing else.
+    let e = err(&BASE.replace("grid cdiv(N, SIZE)", "grid persistent(N, WHO)"));
+    assert!(e.contains("WHO"), "{e}");
+    let on = ok(&BASE.replace("grid cdiv(N, SIZE)", "grid persistent(N, SIZE / 1024)"));
+    assert!(on.grid[0].persistent && on.grid[0].persistent_if.is_some());
     let e = err(&BASE.replace("grid cdiv(N, SIZE)", "grid 1, 1, 1, 1"));
     assert!(e.contains("at most 3 dimensions"), "{e}");
     let e = err(&format!("{BASE}#pragma opgen require N = SIZE\n"));

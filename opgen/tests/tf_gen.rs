@@ -76,7 +76,7 @@ fn softmax_keeps_its_requirement_and_persistent_grid() {
         cc.contains("if (!((N * (int64_t(1) - LOOP)) <= TN)) continue;"),
         "{cc}"
     );
-    assert!(cc.contains("true});"), "persistent flag");
+    assert!(cc.contains(", (PERSIST) != 0});"), "persistent flag");
     assert!(cc.contains(
         "no compiled config accepts these inputs (each needs N * (1 - LOOP) <= TN, LOOP * TN < N, "
     ));

@@ -57,11 +57,13 @@ fn add_sources_snapshot() {
 #[test]
 fn softmax_sources_snapshot() {
     let (_tmp, done) = no_build("softmax");
-    // 4 TN x 2 LOOP x 2 ALIGN x 3 num_warps x 3 dtypes.
-    assert_eq!(done.variants, 144);
+    // 4 TN x 2 ALIGN x 3 num_warps x 3 dtypes x (LOOP=0 at PERSIST 0 and 1,
+    // LOOP=1 persistent only).
+    assert_eq!(done.variants, 216);
     let cpp = read(&done.out_dir, "op.cpp");
-    // Persistent grid, the one-tile filter (LOOP=0 needs N <= TN), strided rows, no autograd.
-    assert!(cpp.contains("true});"), "persistent flag");
+    // A grid persistent where the variant's PERSIST says so, the one-tile
+    // filter (LOOP=0 needs N <= TN), strided rows, no autograd.
+    assert!(cpp.contains(", (PERSIST) != 0});"), "persistent flag");
     assert!(cpp.contains("if (!((N * (int64_t(1) - LOOP)) <= TN)) continue;"));
     assert!(cpp.contains("x.stride(0)"));
     assert!(!cpp.contains("Autograd"));

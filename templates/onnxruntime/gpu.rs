@@ -310,7 +310,7 @@ fn candidates(call: &Call, group: usize) -> Result<(Vec<u32>, Vec<LaunchGrid>), 
             x: axes[0],
             y: axes[1],
             z: axes[2],
-            persistent: op_spec::PERSISTENT,
+            persistent: op_spec::persistent(call, &m),
         });
     }
     if picked.is_empty() {

@@ -41,7 +41,9 @@ pub struct CppLaunch {
     pub grid_x: String,
     pub grid_y: String,
     pub grid_z: String,
-    pub persistent: bool,
+    /// C++ `bool`: whether a variant's grid x is a persistent work count
+    /// (reads its macros: `persistent(W, on)`).
+    pub persistent: String,
     pub requires: Vec<RequireCtx>,
     pub requires_text: String,
     pub key_dims: String,
@@ -377,7 +379,13 @@ pub fn build(
         grid_x: grid[0].clone(),
         grid_y: grid[1].clone(),
         grid_z: grid[2].clone(),
-        persistent: spec.grid.first().is_some_and(|g| g.persistent),
+        persistent: match spec.grid.first() {
+            Some(g) if g.persistent => match &g.persistent_if {
+                Some(on) => format!("({}) != 0", on.to_cpp(&plain)),
+                None => "true".into(),
+            },
+            _ => "false".into(),
+        },
         requires,
         requires_text: requires_text(spec),
         key_dims: bindings

@@ -41,7 +41,9 @@ pub struct LaunchContext {
     pub args: Vec<ArgRow>,
     /// Three Rust expressions (missing axes are 1).
     pub grid: Vec<String>,
-    pub persistent: bool,
+    /// Rust `bool`: whether a variant's grid x is a persistent work count
+    /// (reads its macros: `persistent(W, on)`).
+    pub persistent: String,
     pub requires: Vec<String>,
     pub requires_text: String,
 }
@@ -306,7 +308,13 @@ fn launch_context(
         cfg_names,
         args,
         grid,
-        persistent: spec.grid.first().is_some_and(|g| g.persistent),
+        persistent: match spec.grid.first() {
+            Some(g) if g.persistent => match &g.persistent_if {
+                Some(on) => format!("({}) != 0", to_rust(on, spec, &classify)?),
+                None => "true".into(),
+            },
+            _ => "false".into(),
+        },
         requires,
         requires_text,
     })

@@ -25,6 +25,11 @@ pub fn macro_values(v: &CompiledVariant, names: &[String]) -> Result<Vec<String>
         .collect()
 }
 
+/// Whether `name` is a `tune` or `define` macro of `spec`.
+pub fn is_macro(spec: &OpSpec, name: &str) -> bool {
+    spec.tune.iter().any(|m| m.name == name) || spec.defines.iter().any(|m| m.name == name)
+}
+
 /// The tuning and `#define` macros the grid and the requirements read, in
 /// order of first use.
 pub fn grid_macros(spec: &OpSpec) -> Vec<String> {
@@ -32,13 +37,11 @@ pub fn grid_macros(spec: &OpSpec) -> Vec<String> {
     let read = spec
         .grid
         .iter()
-        .map(|g| &g.value)
+        .flat_map(crate::spec::GridDim::exprs)
         .chain(spec.requires.iter().flat_map(|r| [&r.left, &r.right]));
     for e in read {
         for (name, _) in e.names() {
-            let is_macro = spec.tune.iter().any(|m| m.name == name)
-                || spec.defines.iter().any(|m| m.name == name);
-            if is_macro && !names.iter().any(|n| n == name) {
+            if is_macro(spec, name) && !names.iter().any(|n| n == name) {
                 names.push(name.to_string());
             }
         }

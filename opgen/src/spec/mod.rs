@@ -172,12 +172,23 @@ pub struct ArgSpec {
 }
 
 /// One grid dimension: a number of programs, or `persistent(work)`: as many
-/// programs as fit on the device at once (SMs x occupancy), at most `work`.
+/// programs as fit on the device at once (SMs x occupancy), at most `work`;
+/// `persistent(work, on)`: so where `on` (macros) is nonzero, one program
+/// per work item elsewhere (a tuning choice).
 #[derive(Clone, Debug, PartialEq)]
 pub struct GridDim {
     pub value: Expr,
     pub persistent: bool,
+    /// `on` of `persistent(work, on)`.
+    pub persistent_if: Option<Expr>,
     pub span: Span,
+}
+
+impl GridDim {
+    /// The expressions a launcher computes for this dimension.
+    pub fn exprs(&self) -> impl Iterator<Item = &Expr> {
+        std::iter::once(&self.value).chain(&self.persistent_if)
+    }
 }
 
 /// `require N <= TN`: a config whose macros fail it is skipped for these inputs.

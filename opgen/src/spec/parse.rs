@@ -600,17 +600,21 @@ fn peek2_is(c: &Cursor, p: &str) -> bool {
     probe.is_punct(p)
 }
 
-/// `cdiv(M, TM), cdiv(N, TN)` or `persistent(M)`.
+/// `cdiv(M, TM), cdiv(N, TN)`, `persistent(M)` or `persistent(M, PERSIST)`.
 fn parse_grid(c: &mut Cursor, line: Span) -> Result<Vec<GridDim>, Diagnostic> {
     let mut dims = Vec::new();
     loop {
         let start = c.here();
         let persistent = matches!(c.peek(), Some(Token { tok: Tok::Ident(n), .. }) if n == "persistent")
             && peek2_is(c, "(");
+        let mut persistent_if = None;
         let value = if persistent {
             c.next();
             c.next();
             let inner = parse_expr(c)?;
+            if c.eat_punct(",") {
+                persistent_if = Some(parse_expr(c)?);
+            }
             c.expect_punct(")", "to close `persistent(`")?;
             inner
         } else {
@@ -626,6 +630,7 @@ fn parse_grid(c: &mut Cursor, line: Span) -> Result<Vec<GridDim>, Diagnostic> {
         dims.push(GridDim {
             value,
             persistent,
+            persistent_if,
             span,
         });
         if c.at_end() {

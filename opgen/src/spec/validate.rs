@@ -210,7 +210,7 @@ fn launcher_exprs(spec: &OpSpec) -> impl Iterator<Item = &Expr> {
     spec.args
         .iter()
         .map(|a| &a.value)
-        .chain(spec.grid.iter().map(|g| &g.value))
+        .chain(spec.grid.iter().flat_map(GridDim::exprs))
         .chain(spec.requires.iter().flat_map(|r| [&r.left, &r.right]))
 }
 
@@ -531,7 +531,7 @@ fn check_grid(spec: &OpSpec) -> Result<(), Diagnostic> {
     let exprs = spec
         .grid
         .iter()
-        .map(|d| &d.value)
+        .flat_map(GridDim::exprs)
         .chain(spec.requires.iter().flat_map(|r| [&r.left, &r.right]));
     for value in exprs {
         check_calls(spec, value)?;
