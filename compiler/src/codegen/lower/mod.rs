@@ -24,6 +24,7 @@ use std::collections::HashMap;
 pub mod asm;
 pub mod cluster;
 pub mod convert_layout;
+pub mod f64_math;
 pub mod loops;
 pub mod scalar;
 pub mod shared_alloc;

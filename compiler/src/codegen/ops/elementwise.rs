@@ -283,7 +283,14 @@ fn unary<'ctx>(
         _ => {}
     }
     if dtype == DType::F64 {
-        return lw.unsupported(format!("{uop:?} on f64"), span);
+        use crate::codegen::lower::f64_math;
+        return Ok(match uop {
+            UnOp::Exp => f64_math::exp(lw, x)?,
+            UnOp::Exp2 => f64_math::exp2(lw, x)?,
+            UnOp::Log => f64_math::log(lw, x)?,
+            _ => return lw.unsupported(format!("{uop:?} on f64"), span),
+        }
+        .into());
     }
     // Transcendentals run in f32 with the fast hardware approximations.
     let f32t = lw.ctx.f32_type();
