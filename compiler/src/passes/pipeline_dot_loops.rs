@@ -27,7 +27,7 @@ use crate::analysis::mma::{self, planned_config, MmaConfig};
 use crate::analysis::wgmma::{self, WgmmaConfig};
 use crate::arch::Arch;
 use crate::ir::layout::{Layout, LayoutMap};
-use crate::ir::walk::{regions_mut, walk_ops, DefUse};
+use crate::ir::walk::{memory_free, regions_mut, walk_ops, DefUse};
 use crate::ir::{Const, DotEngine, Function, LoopPipeline, Op, OpKind, ValueId};
 
 pub struct PipelineDotLoops;
@@ -149,11 +149,19 @@ fn accumulator_chain(op: &Op, p: &LoopPipeline) -> Vec<ValueId> {
 /// of its accumulator on the chosen engine.
 fn plan(func: &Function, facts: &Facts<'_>, op: &Op) -> Option<(LoopPipeline, Layout)> {
     let OpKind::While {
-        inits, body_region, ..
+        inits,
+        cond_region,
+        body_region,
+        ..
     } = &op.kind
     else {
         return None;
     };
+    // Tiles are copied iterations ahead: the loop must write no memory a
+    // later iteration's loads could read.
+    if !memory_free(&body_region.ops) || !memory_free(&cond_region.ops) {
+        return None;
+    }
     let num_warps = facts.target.num_warps;
     let ops = &body_region.ops;
     // The first dot `assign-layouts` put on tensor cores.

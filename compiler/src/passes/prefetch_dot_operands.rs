@@ -6,7 +6,8 @@
 //! Pattern (FlashAttention's K/V loop: `s = q @ k^T`, then the online
 //! softmax reads `s`, then `acc += p @ v`, so no dot can be delayed as a
 //! pipeline delays it): a `While` whose body (no nested regions, no
-//! `return`) has `mma.sync` dots whose `b` is a load of the body that only
+//! `return`, no store or atomic: an early copy must read what the load
+//! would have) has `mma.sync` dots whose `b` is a load of the body that only
 //! the dot reads, zero-filled where masked, copied at least 2 elements at a
 //! time along either axis, and whose pointers and mask the body computes
 //! from the loop's counters alone ([`lookahead`]: so the next iteration's
@@ -24,7 +25,7 @@ use crate::analysis::lookahead::lookahead;
 use crate::analysis::mma::planned_config;
 use crate::analysis::smem::PIPELINE_BUFFER_ALIGN;
 use crate::ir::layout::LayoutMap;
-use crate::ir::walk::{regions, regions_mut, walk_ops, DefUse};
+use crate::ir::walk::{memory_free, regions, regions_mut, walk_ops, DefUse};
 use crate::ir::{DType, Function, LoopPrefetch, Op, OpKind, PrefetchedOperand, Region, ValueId};
 
 pub struct PrefetchDotOperands;
@@ -97,12 +98,11 @@ fn plan(
         return None;
     };
     // Copies are counted in groups per iteration: nothing nested may issue
-    // its own, and every dot runs once an iteration.
-    let flat = body_region
-        .ops
-        .iter()
-        .all(|o| regions(&o.kind).is_empty() && !matches!(o.kind, OpKind::Return));
-    if !flat {
+    // its own, and every dot runs once an iteration. And the loop writes no
+    // memory: a load copied an iteration early must read what it would
+    // have read then.
+    let flat = body_region.ops.iter().all(|o| regions(&o.kind).is_empty());
+    if !flat || !memory_free(&body_region.ops) || !memory_free(&cond_region.ops) {
         return None;
     }
     let defined = |v: ValueId| body_region.defining_op(v);
