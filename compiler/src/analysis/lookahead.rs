@@ -72,9 +72,15 @@ pub fn lookahead(
             }
             continue;
         }
-        let (op, set) = match (in_body.get(&v), in_cond.get(&v)) {
-            (Some(&i), _) => (&body_region.ops[i], body_ops.insert(i).then_some(())),
-            (_, Some(&i)) => (&cond_region.ops[i], cond_ops.insert(i).then_some(())),
+        let op = match (in_body.get(&v), in_cond.get(&v)) {
+            (Some(&i), _) => {
+                body_ops.insert(i);
+                &body_region.ops[i]
+            }
+            (_, Some(&i)) => {
+                cond_ops.insert(i);
+                &cond_region.ops[i]
+            }
             // Defined in a nested region: not at hand one step ahead.
             _ if nested.contains(&v) => return None,
             // From before the loop: the same in every iteration.
@@ -83,9 +89,7 @@ pub fn lookahead(
         if !cheap_and_pure(func, layouts, op) {
             return None;
         }
-        if set.is_some() {
-            work.extend(operands(&op.kind));
-        }
+        work.extend(operands(&op.kind));
     }
     slice.carried.sort_unstable();
     slice.body_ops = body_ops.into_iter().collect();
@@ -109,17 +113,6 @@ fn defined_within(op: &Op, into: &mut HashSet<ValueId>) {
 /// where they renumber registers), no integer division but by a constant.
 fn cheap_and_pure(func: &Function, layouts: &LayoutMap, op: &Op) -> bool {
     match &op.kind {
-        OpKind::Constant { .. }
-        | OpKind::ProgramId { .. }
-        | OpKind::NumPrograms { .. }
-        | OpKind::MakeRange { .. }
-        | OpKind::Splat { .. }
-        | OpKind::Broadcast { .. }
-        | OpKind::Cmp { .. }
-        | OpKind::Unary { .. }
-        | OpKind::Cast { .. }
-        | OpKind::AddPtr { .. }
-        | OpKind::Select { .. } => true,
         OpKind::Binary { op: bin, rhs, .. } => {
             let integer = !func.dtype(*rhs).is_float();
             !(matches!(bin, BinOp::Div | BinOp::Rem) && integer && func.constant_of(*rhs).is_none())
@@ -127,7 +120,7 @@ fn cheap_and_pure(func: &Function, layouts: &LayoutMap, op: &Op) -> bool {
         OpKind::Reshape { .. } | OpKind::ConvertLayout { .. } => {
             scratch_bytes(func, layouts, op, InLoop::Plain) == 0
         }
-        _ => false,
+        kind => kind.is_elementwise(),
     }
 }
 

@@ -201,7 +201,12 @@ pub struct Region {
 impl Region {
     /// The op of this region (not of nested ones) whose first result is `v`.
     pub fn defining_op(&self, v: ValueId) -> Option<&Op> {
-        self.ops.iter().find(|o| o.results.first() == Some(&v))
+        self.position_of(v).map(|i| &self.ops[i])
+    }
+
+    /// The index of [`Region::defining_op`] among this region's ops.
+    pub fn position_of(&self, v: ValueId) -> Option<usize> {
+        self.ops.iter().position(|o| o.results.first() == Some(&v))
     }
 }
 
@@ -210,6 +215,31 @@ pub struct Op {
     pub kind: OpKind,
     pub results: Vec<ValueId>,
     pub span: Span,
+}
+
+impl OpKind {
+    /// Element-wise and index ops: computed in registers from their
+    /// operands alone, no memory, no regions (what codegen's
+    /// `ops::elementwise` lowers; a reshape may still stage through
+    /// shared memory).
+    pub fn is_elementwise(&self) -> bool {
+        matches!(
+            self,
+            OpKind::Constant { .. }
+                | OpKind::ProgramId { .. }
+                | OpKind::NumPrograms { .. }
+                | OpKind::MakeRange { .. }
+                | OpKind::Splat { .. }
+                | OpKind::Broadcast { .. }
+                | OpKind::Reshape { .. }
+                | OpKind::Binary { .. }
+                | OpKind::Cmp { .. }
+                | OpKind::Unary { .. }
+                | OpKind::Cast { .. }
+                | OpKind::AddPtr { .. }
+                | OpKind::Select { .. }
+        )
+    }
 }
 
 impl Op {

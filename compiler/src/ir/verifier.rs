@@ -838,7 +838,7 @@ fn check_pipeline(p: &LoopPipeline, body: &Region) -> Result<(), Problem> {
 /// its dot reads, as `b`; the dots come in the operands' order and the
 /// buffers lie side by side within the loop's bytes.
 fn check_prefetch(p: &LoopPrefetch, body: &Region) -> Result<(), Problem> {
-    let at = |v: ValueId| body.ops.iter().position(|o| o.results.first() == Some(&v));
+    let at = |v: ValueId| body.position_of(v);
     let mut last_dot = None;
     let mut end = 0;
     for o in &p.operands {

@@ -51,25 +51,13 @@ fn drop_unread(region: &mut Region, du: &DefUse) -> bool {
 /// Ops whose only effect is their results.
 fn effect_free(op: &Op) -> bool {
     !op.results.is_empty()
-        && matches!(
-            op.kind,
-            OpKind::Constant { .. }
-                | OpKind::ProgramId { .. }
-                | OpKind::NumPrograms { .. }
-                | OpKind::MakeRange { .. }
-                | OpKind::Splat { .. }
-                | OpKind::Broadcast { .. }
-                | OpKind::Reshape { .. }
-                | OpKind::Unary { .. }
-                | OpKind::Cast { .. }
-                | OpKind::Trans { .. }
-                | OpKind::ConvertLayout { .. }
-                | OpKind::Binary { .. }
-                | OpKind::Cmp { .. }
-                | OpKind::Select { .. }
-                | OpKind::AddPtr { .. }
-                | OpKind::Load { .. }
-                | OpKind::Reduce { .. }
-                | OpKind::Dot { .. }
-        )
+        && (op.kind.is_elementwise()
+            || matches!(
+                op.kind,
+                OpKind::Trans { .. }
+                    | OpKind::ConvertLayout { .. }
+                    | OpKind::Load { .. }
+                    | OpKind::Reduce { .. }
+                    | OpKind::Dot { .. }
+            ))
 }

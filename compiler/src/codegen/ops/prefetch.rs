@@ -23,7 +23,7 @@ use crate::codegen::lower::loops::{
 use crate::codegen::lower::tile::{Slot, Tile};
 use crate::codegen::lower::{Lowering, Result};
 use crate::codegen::tensor_cores::mma;
-use crate::codegen::tensor_cores::pipelined_loop::{issue_copies, swizzled_destination};
+use crate::codegen::tensor_cores::pipelined_loop::{issue_copies, slot_at, swizzled_destination};
 use crate::ir::layout::Layout;
 use crate::ir::{LoopPrefetch, Op, OpKind, PrefetchedOperand, Region, SharedBuffer, ValueId};
 use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
@@ -157,7 +157,7 @@ fn operand<'p>(
     body: &Region,
     fact: &'p PrefetchedOperand,
 ) -> Result<Operand<'p>> {
-    let at = |v: ValueId| body.ops.iter().position(|o| o.results.first() == Some(&v));
+    let at = |v: ValueId| body.position_of(v);
     let (Some(load), Some(dot)) = (at(fact.load), at(fact.dot)) else {
         return lw.unsupported("a prefetch naming values outside its loop", op.span);
     };
@@ -230,21 +230,12 @@ fn buffer_at<'ctx>(
     o: &Operand<'_>,
     slot: IntValue<'ctx>,
 ) -> Result<PointerValue<'ctx>> {
-    let stage = lw
-        .ctx
-        .i32_type()
-        .const_int(o.fact.stage_bytes as u64, false);
-    let offset = lw.builder.build_int_mul(slot, stage, "")?;
-    let first = (lp.buffer.offset + o.fact.offset) as u64;
-    let offset = lw.builder.build_int_add(offset, lw.i32_const(first), "")?;
-    Ok(unsafe {
-        lw.builder.build_in_bounds_gep(
-            lw.ctx.i8_type(),
-            lw.smem.base(),
-            &[offset],
-            "prefetch_slot",
-        )?
-    })
+    slot_at(
+        lw,
+        slot,
+        o.fact.stage_bytes,
+        lp.buffer.offset + o.fact.offset,
+    )
 }
 
 /// The copies of `o`'s tile (pointers and mask as currently bound) into

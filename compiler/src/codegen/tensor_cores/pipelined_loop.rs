@@ -42,12 +42,7 @@ impl PipelinePlan {
         let OpKind::While { body_region, .. } = &op.kind else {
             return lw.unsupported("a pipeline on an op that is not a loop", op.span);
         };
-        let at = |v: ValueId| {
-            body_region
-                .ops
-                .iter()
-                .position(|o| o.results.first() == Some(&v))
-        };
+        let at = |v: ValueId| body_region.position_of(v);
         let (Some(dot), Some(a), Some(b)) = (at(p.dot), at(p.loads[0]), at(p.loads[1])) else {
             return lw.unsupported("a pipeline naming values outside its loop", op.span);
         };
@@ -97,15 +92,26 @@ pub(crate) fn wrap_add<'ctx>(
         .into_int_value())
 }
 
-/// Pointer to buffer `slot` (bytes `slot * stage_bytes` of the shared memory).
+/// Pointer to buffer `slot` of the current op's buffer (bytes `slot *
+/// stage_bytes` from its offset).
 pub(crate) fn slot_offset<'ctx>(
     lw: &Lowering<'_, 'ctx>,
     slot: IntValue<'ctx>,
     stage_bytes: usize,
 ) -> Result<inkwell::values::PointerValue<'ctx>> {
+    slot_at(lw, slot, stage_bytes, lw.smem.current.offset)
+}
+
+/// Pointer to byte `first + slot * stage_bytes` of the shared memory.
+pub(crate) fn slot_at<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    slot: IntValue<'ctx>,
+    stage_bytes: usize,
+    first: usize,
+) -> Result<inkwell::values::PointerValue<'ctx>> {
     let mut off = mul(lw, slot, stage_bytes as u64)?;
-    if lw.smem.current.offset != 0 {
-        off = add(lw, off, lw.i32_const(lw.smem.current.offset as u64))?;
+    if first != 0 {
+        off = add(lw, off, lw.i32_const(first as u64))?;
     }
     Ok(unsafe {
         lw.builder
