@@ -28,7 +28,8 @@ pub struct BoundArg {
 /// Checks every group's first variant (all variants of a group share the
 /// signature) and returns how each argument is passed.
 pub fn bind_args(spec: &OpSpec, groups: &[Group]) -> Result<Vec<BoundArg>, Diagnostic> {
-    let mut kinds = Vec::new();
+    let mut kinds: Vec<BoundArg> = Vec::new();
+    let mut first_group = String::new();
     for group in groups {
         let Some(variant) = group.variants.first() else {
             continue;
@@ -69,11 +70,43 @@ pub fn bind_args(spec: &OpSpec, groups: &[Group]) -> Result<Vec<BoundArg>, Diagn
                 param: param.name.clone(),
             });
         }
+        // The launchers pass one argument list for every group: a parameter
+        // whose type follows the dtype (`ACC eps`) would be passed wrong.
+        if let Some((arg, (first, here))) = spec
+            .args
+            .iter()
+            .zip(kinds.iter().zip(&group_kinds))
+            .find(|(_, (first, here))| first.kind != here.kind)
+        {
+            return Err(Diagnostic::error(
+                arg.span,
+                format!(
+                    "parameter `{}` is passed as {} for {} but as {} for {}; give it one type in every variant (e.g. `double` for a float attribute)",
+                    here.param,
+                    kind_text(&first.kind),
+                    first_group,
+                    kind_text(&here.kind),
+                    crate::plan::group_label(group),
+                ),
+            ));
+        }
         if kinds.is_empty() {
             kinds = group_kinds;
+            first_group = crate::plan::group_label(group);
         }
     }
     Ok(kinds)
+}
+
+/// How an argument is passed, for messages: `f32`, `a pointer`.
+fn kind_text(kind: &ArgKind) -> &'static str {
+    match kind {
+        ArgKind::Ptr(_) => "a pointer",
+        ArgKind::I32 => "i32",
+        ArgKind::I64 => "i64",
+        ArgKind::F32(_) => "f32",
+        ArgKind::F64(_) => "f64",
+    }
 }
 
 fn bind_one(
@@ -89,12 +122,7 @@ fn bind_one(
     };
     match (tensor, ty.strip_suffix('*')) {
         (Some(t), Some(elem)) => {
-            let dtype = group
-                .dtypes
-                .iter()
-                .find(|(var, _)| *var == t.dtype)
-                .map(|(_, d)| d.as_str())
-                .unwrap_or(t.dtype.as_str());
+            let dtype = group.resolve(&t.dtype);
             let want = ir_elem_type(dtype).unwrap_or("?");
             if want != elem {
                 return Err(Diagnostic::error(

@@ -17,7 +17,21 @@ use tritonc::timings::PhaseTimes;
 pub struct Group {
     /// `(dtype variable, dtype)` for each variable, in declaration order.
     pub dtypes: Vec<(String, String)>,
+    /// `(derived variable, dtype)`: what `dtype S from T` gives here.
+    pub derived: Vec<(String, String)>,
     pub variants: Vec<CompiledVariant>,
+}
+
+impl Group {
+    /// The dtype of a tensor declared with `dtype` (a variable, chosen or
+    /// derived, or a fixed dtype) in this group.
+    pub fn resolve<'a>(&'a self, dtype: &'a str) -> &'a str {
+        self.dtypes
+            .iter()
+            .chain(&self.derived)
+            .find(|(var, _)| var == dtype)
+            .map_or(dtype, |(_, d)| d.as_str())
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -347,11 +361,21 @@ pub fn compile_with(
                 spec.qualified_name()
             )));
         }
+        let dtypes: Vec<(String, String)> = assignment
+            .iter()
+            .map(|(v, d, _)| (v.clone(), d.clone()))
+            .collect();
+        let derived = spec
+            .derived_dtypes
+            .iter()
+            .filter_map(|d| {
+                let (_, source) = dtypes.iter().find(|(v, _)| *v == d.source)?;
+                Some((d.var.clone(), d.of(source)?.to_string()))
+            })
+            .collect();
         groups.push(Group {
-            dtypes: assignment
-                .iter()
-                .map(|(v, d, _)| (v.clone(), d.clone()))
-                .collect(),
+            dtypes,
+            derived,
             variants,
         });
     }

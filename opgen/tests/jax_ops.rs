@@ -30,6 +30,7 @@ fn jax_libraries_build_with_every_variant() {
             ("triton_dot_nt", "triton_dot_nt_jax", 114),
             ("triton_dot_tn", "triton_dot_tn_jax", 114),
             ("examples_scale_shift", "examples_scale_shift_jax", 4),
+            ("examples_row_center", "examples_row_center_jax", 6),
         ]
     );
     for g in built {
@@ -150,6 +151,24 @@ fn jax_attributes_reach_the_handler() {
             "bool for a float: TypeError: attribute `alpha` must be a Python float, got bool",
             "traced under jit: TypeError: under jax.jit pass it as a static argument",
             "wrong FFI attribute type (ffi_call direct): Exception: INVALID_ARGUMENT: [execute] Failed to decode all FFI handler operands",
+        ],
+    );
+}
+
+#[test]
+fn jax_derived_dtypes_type_results_and_check_inputs() {
+    if !require_jax("jax_derived_dtypes_type_results_and_check_inputs") {
+        return;
+    }
+    assert_section(
+        "derived dtypes",
+        &[
+            "x float16: y, mean = float16[4, 8], float32[4]",
+            "x float32: y, mean = float32[4, 8], float32[4]",
+            "x float64: y, mean = float64[4, 8], float64[4]",
+            "float32 shift for float64 x: TypeError: examples::row_center: argument `shift` has dtype float32 but must be float64 where `x` is float64 (S follows T)",
+            "float64 call decoded by the CPU handler: Exception: UNIMPLEMENTED: examples::row_center runs only on a GPU",
+            "the handler checks shift (ffi_call direct): Exception: argument `shift` has dtype float32 but must be float64 where `x` is float64 (S follows T)",
         ],
     );
 }

@@ -627,8 +627,12 @@ fn softmax_takes_rows_of_any_length() {
 
 /// The float32 variant of a bundled op at the given macros.
 fn lower_with(name: &str, macros: &[(&str, &str)]) -> tritonc::ir::Function {
+    lower_dtype_with(name, "float32", macros)
+}
+
+fn lower_dtype_with(name: &str, dtype: &str, macros: &[(&str, &str)]) -> tritonc::ir::Function {
     let (spec, source) = read_spec(&op_path(name)).unwrap();
-    let mut defines = dtype_macros(&spec, "float32");
+    let mut defines = dtype_macros(&spec, dtype);
     defines.extend(macros.iter().map(|(n, v)| (n.to_string(), v.to_string())));
     lower(&source, &defines, &[])
         .unwrap_or_else(|e| panic!("{name}: {e}"))
@@ -916,6 +920,121 @@ fn attention_case(tm: &str, tn: &str) {
                     );
                 }
             }
+        }
+    }
+}
+
+/// The float64 variants of layer norm (forward and dx) and cross-entropy
+/// (forward and dx, one tile and looping) keep everything in double
+/// precision, statistics and loss included (`dtype S from T`): agreement to
+/// 1e-12 with an f64 reference, where a float32 computation is off by ~1e-7.
+#[test]
+fn layer_norm_and_cross_entropy_run_in_float64() {
+    let (m, n) = (5usize, 300usize);
+    let x: Vec<f64> = data(m * n, 21).iter().map(|&v| v as f64 * 3.0 + 1.0 + 1e-9).collect();
+    let w: Vec<f64> = data(n, 22).iter().map(|&v| v as f64 + 1e-10).collect();
+    let b: Vec<f64> = data(n, 23).iter().map(|&v| v as f64).collect();
+    let dy: Vec<f64> = data(m * n, 24).iter().map(|&v| v as f64 / 3.0).collect();
+    let eps = 1e-5f64;
+    let close = |what: &str, got: &[f64], want: &[f64]| {
+        for (i, (g, w)) in got.iter().zip(want).enumerate() {
+            assert!((g - w).abs() <= 1e-12 * (1.0 + w.abs()), "{what}[{i}]: {g} vs {w}");
+        }
+    };
+    let (mut y_ref, mut mean_ref, mut rstd_ref, mut dx_ref) =
+        (vec![0f64; m * n], vec![0f64; m], vec![0f64; m], vec![0f64; m * n]);
+    for i in 0..m {
+        let row = &x[i * n..(i + 1) * n];
+        let mu = row.iter().sum::<f64>() / n as f64;
+        let var = row.iter().map(|v| (v - mu).powi(2)).sum::<f64>() / n as f64;
+        let r = 1.0 / (var + eps).sqrt();
+        (mean_ref[i], rstd_ref[i]) = (mu, r);
+        let xhat: Vec<f64> = row.iter().map(|v| (v - mu) * r).collect();
+        let g: Vec<f64> = (0..n).map(|j| w[j] * dy[i * n + j]).collect();
+        let c1 = xhat.iter().zip(&g).map(|(a, b)| a * b).sum::<f64>() / n as f64;
+        let c2 = g.iter().sum::<f64>() / n as f64;
+        for j in 0..n {
+            y_ref[i * n + j] = xhat[j] * w[j] + b[j];
+            dx_ref[i * n + j] = (g[j] - (xhat[j] * c1 + c2)) * r;
+        }
+    }
+    let macros = [("TN", "1024"), ("ALIGN", "1")];
+    let mut mem = Memory::new();
+    let (px, pw, pb, pdy) = (
+        mem.alloc_slice(&x),
+        mem.alloc_slice(&w),
+        mem.alloc_slice(&b),
+        mem.alloc_slice(&dy),
+    );
+    let (py, pmean, prstd, pdx) = (
+        mem.alloc_slice(&vec![0f64; m * n]),
+        mem.alloc_slice(&vec![0f64; m]),
+        mem.alloc_slice(&vec![0f64; m]),
+        mem.alloc_slice(&vec![0f64; m * n]),
+    );
+    let (mi, ni) = (ArgValue::Int(m as i64), ArgValue::Int(n as i64));
+    let fwd = lower_dtype_with("layer_norm", "float64", &macros);
+    let args = [py, pmean, prstd, px, pw, pb].map(ArgValue::Ptr);
+    let args: Vec<ArgValue> = args
+        .into_iter()
+        .chain([ni.clone(), ni.clone(), mi.clone(), ni.clone(), ArgValue::Float(eps)])
+        .collect();
+    run(&fwd, [2, 1, 1], &args, &mut mem).unwrap();
+    close("y", &mem.read(py, m * n).unwrap(), &y_ref);
+    close("mean", &mem.read(pmean, m).unwrap(), &mean_ref);
+    close("rstd", &mem.read(prstd, m).unwrap(), &rstd_ref);
+    let dx_fn = lower_dtype_with("layer_norm_dx", "float64", &macros);
+    let args: Vec<ArgValue> = [pdx, pdy, px, pw, pmean, prstd]
+        .map(ArgValue::Ptr)
+        .into_iter()
+        .chain([ni.clone(), ni.clone(), ni.clone(), mi.clone(), ni.clone()])
+        .collect();
+    run(&dx_fn, [3, 1, 1], &args, &mut mem).unwrap();
+    close("dx", &mem.read(pdx, m * n).unwrap(), &dx_ref);
+
+    for (looped, cols) in [(false, 1000usize), (true, 2500)] {
+        let logits: Vec<f64> = data(m * cols, 25).iter().map(|&v| v as f64 * 6.0 + 1e-9).collect();
+        let target: Vec<i64> = vec![3, (cols - 1) as i64, -100, 0, 17];
+        let dloss: Vec<f64> = vec![1.0, 0.5, 2.0, -1.0, 0.25];
+        let macros = [("TN", "1024"), ("LOOP", if looped { "1" } else { "0" }), ("ALIGN", "1")];
+        let (pl, pt, pd) = (
+            mem.alloc_slice(&logits),
+            mem.alloc_slice(&target),
+            mem.alloc_slice(&dloss),
+        );
+        let (ploss, pg) = (
+            mem.alloc_slice(&vec![7f64; m]),
+            mem.alloc_slice(&vec![7f64; m * cols]),
+        );
+        let ci = ArgValue::Int(cols as i64);
+        let fwd = lower_dtype_with("cross_entropy", "float64", &macros);
+        let args = [ArgValue::Ptr(ploss), ArgValue::Ptr(pl), ArgValue::Ptr(pt), ci.clone(), mi.clone(), ci.clone()];
+        run(&fwd, [2, 1, 1], &args, &mut mem).unwrap();
+        let bwd = lower_dtype_with("cross_entropy_dx", "float64", &macros);
+        let args = [pg, pd, pl, pt]
+            .map(ArgValue::Ptr)
+            .into_iter()
+            .chain([ci.clone(), ci.clone(), mi.clone(), ci.clone()])
+            .collect::<Vec<_>>();
+        run(&bwd, [2, 1, 1], &args, &mut mem).unwrap();
+        let loss: Vec<f64> = mem.read(ploss, m).unwrap();
+        let grad: Vec<f64> = mem.read(pg, m * cols).unwrap();
+        for i in 0..m {
+            let row = &logits[i * cols..(i + 1) * cols];
+            let max = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            let sum: f64 = row.iter().map(|v| (v - max).exp()).sum();
+            let t = target[i];
+            let (want_loss, scale) = if t == -100 {
+                (0.0, 0.0)
+            } else {
+                (sum.ln() + max - row[t as usize], dloss[i])
+            };
+            let want_grad: Vec<f64> = (0..cols)
+                .map(|j| ((row[j] - max).exp() / sum - if j as i64 == t { 1.0 } else { 0.0 }) * scale)
+                .collect();
+            let what = format!("LOOP={looped} row {i}");
+            close(&format!("{what} loss"), &loss[i..i + 1], &[want_loss]);
+            close(&format!("{what} dlogits"), &grad[i * cols..(i + 1) * cols], &want_grad);
         }
     }
 }

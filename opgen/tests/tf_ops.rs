@@ -34,6 +34,11 @@ fn tf_libraries_build_with_every_variant() {
                 "examples_scale_shift_tf",
                 4
             ),
+            (
+                "ExamplesRowCenter".to_string(),
+                "examples_row_center_tf",
+                6
+            ),
         ]
     );
     for g in built {
@@ -147,6 +152,25 @@ fn tf_attributes_are_op_attrs() {
             "graph: alpha=2.5 relu=True",
             "wrong type: TypeError: Expected float for argument 'alpha' not 'fast'",
             "CPU run: UnimplementedError: runs only on a GPU",
+        ],
+    );
+}
+
+#[test]
+fn tf_derived_dtypes_are_type_attrs_the_helper_sets() {
+    if !require_tensorflow("tf_derived_dtypes_are_type_attrs_the_helper_sets") {
+        return;
+    }
+    assert_section(
+        "derived dtypes",
+        &[
+            "ExamplesRowCenter attr S in [float32, float64] = float32",
+            "graph: x float16: y, mean = float16, float32",
+            "graph: x float32: y, mean = float32, float32",
+            "graph: x float64: y, mean = float64, float64",
+            "float32 shift for float64 x: TypeError: argument `shift` has dtype float32 but must be float64 where `x` is float64 (S follows T)",
+            "raw op, S from a float32 shift: InvalidArgumentError: examples::row_center: `S` is float but must be double where `x` is double (S follows T)",
+            "float64 CPU run: UnimplementedError: runs only on a GPU",
         ],
     );
 }

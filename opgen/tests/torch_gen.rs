@@ -32,10 +32,14 @@ fn options(input: PathBuf, out: &Path, bridge: PathBuf) -> GenerateOptions {
 }
 
 fn no_build(name: &str) -> (tempfile::TempDir, Generated) {
+    no_build_file(&op_path(name))
+}
+
+fn no_build_file(input: &Path) -> (tempfile::TempDir, Generated) {
     let tmp = tempfile::tempdir().unwrap();
     let bridge = fake_bridge(tmp.path());
     let out = tmp.path().join("out");
-    let done = generate(&options(op_path(name), &out, bridge), |_| {})
+    let done = generate(&options(input.to_path_buf(), &out, bridge), |_| {})
         .unwrap_or_else(|e| panic!("{}", e.0));
     (tmp, done)
 }
@@ -292,6 +296,32 @@ fn args_that_do_not_fit_the_kernel_point_at_the_spec() {
     );
 }
 
+/// One argument list serves every dtype group: a parameter whose type
+/// follows the dtype (a float attribute to `ACC alpha`, f32 in one group and
+/// f64 in another) is an error at the `args` line, naming both groups.
+#[test]
+fn a_parameter_type_that_follows_the_dtype_is_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bridge = fake_bridge(tmp.path());
+    let text = std::fs::read_to_string(op_path("add").with_file_name("../../examples/scale_shift.tc"))
+        .unwrap()
+        .replace(
+            "{float32: TYPE=float, float16: TYPE=half}",
+            "{float32: TYPE=float ACC=float, float64: TYPE=double ACC=double}",
+        )
+        .replace("float alpha, float beta", "ACC alpha, float beta");
+    let path = tmp.path().join("bad.tc");
+    std::fs::write(&path, text).unwrap();
+    let e = generate(&options(path, &tmp.path().join("out"), bridge), |_| {})
+        .unwrap_err()
+        .0;
+    assert!(
+        e.contains("parameter `alpha` is passed as f32 for T=float32 but as f64 for T=float64; give it one type in every variant"),
+        "{e}"
+    );
+    assert!(e.contains("bad.tc:12:"), "{e}");
+}
+
 /// Builds add against real torch headers and libraries when
 /// OPGEN_TEST_TORCH_DIR names a torch package folder (CI does not download
 /// torch: see README), with the real bridge from `cargo build -p opgen-bridge`.
@@ -543,7 +573,9 @@ fn layer_norm_has_statistics_outputs_and_a_three_op_backward() {
     let cpp = read(&done.out_dir, "op.cpp");
     for needle in [
         "m.def(\"layer_norm(Tensor x, Tensor w, Tensor b, float eps=1e-5) -> (Tensor, Tensor, Tensor)\");",
-        "    mean = at::empty({ M }, x.options().dtype(at::kFloat));",
+        // float32 statistics for half inputs, float64 for float64 (`dtype S from T`).
+        "const at::ScalarType dtype_S = (dtype_T == at::kFloat ? at::kFloat : dtype_T == at::kHalf ? at::kFloat : dtype_T == at::kBFloat16 ? at::kFloat : at::kDouble);",
+        "    mean = at::empty({ M }, x.options().dtype(dtype_S));",
         "opgen_call(\"triton::layer_norm_dx\", {dy, x, w, mean, rstd})",
         "opgen_call(\"triton::layer_norm_dw\", {dy, x, mean, rstd})",
         "opgen_call(\"triton::col_sum\", {dy})",
@@ -579,8 +611,8 @@ fn load_brings_in_the_ops_the_gradient_calls() {
     assert!(!read(&add.out_dir, "triton_add.py").contains("_load_gradient_ops"));
 }
 
-/// Cross-entropy: int64 targets checked as such, a float32 loss whatever the
-/// logits' dtype, and a gradient for the logits only.
+/// Cross-entropy: int64 targets checked as such, a float32 loss for half and
+/// float32 logits (float64 for float64), and a gradient for the logits only.
 #[test]
 fn cross_entropy_takes_int64_targets() {
     let (_tmp, done) = no_build("cross_entropy");
@@ -588,7 +620,8 @@ fn cross_entropy_takes_int64_targets() {
     for needle in [
         "m.def(\"cross_entropy(Tensor logits, Tensor target) -> Tensor\");",
         "TORCH_CHECK(target_arg.scalar_type() == at::kLong",
-        "    loss = at::empty({ M }, logits.options().dtype(at::kFloat));",
+        "    loss = at::empty({ M }, logits.options().dtype(dtype_S));",
+        "if (opgen_group < 0 && (dtype_T == at::kDouble)) opgen_group = 3;",
         "return { opgen_call(\"triton::cross_entropy_dx\", {dloss, logits, target}), at::Tensor() };",
     ] {
         assert!(cpp.contains(needle), "missing `{needle}` in:\n{cpp}");
@@ -608,4 +641,25 @@ fn attention_takes_a_required_scale() {
     ] {
         assert!(cpp.contains(needle), "missing `{needle}` in:\n{cpp}");
     }
+}
+
+/// examples/row_center.tc: an output of the derived dtype is allocated with
+/// it, and an input of it is checked against the dtype its source gives,
+/// naming both arguments, once the group is known.
+#[test]
+fn derived_dtypes_type_outputs_and_check_inputs() {
+    let input = op_path("add").with_file_name("../../examples/row_center.tc");
+    let (_tmp, done) = no_build_file(&input);
+    let cpp = read(&done.out_dir, "op.cpp");
+    for needle in [
+        "m.def(\"row_center(Tensor x, Tensor shift) -> (Tensor, Tensor)\");",
+        "TORCH_CHECK(opgen_group >= 0, opgen_op_name, \": unsupported dtype \", x_arg.scalar_type(), \" of argument `x`; supported: T=float32; T=float16; T=float64\");\n  [[maybe_unused]] const at::ScalarType dtype_S = (dtype_T == at::kFloat ? at::kFloat : dtype_T == at::kHalf ? at::kFloat : at::kDouble);",
+        "TORCH_CHECK(shift_arg.scalar_type() == dtype_S, opgen_op_name, \": argument `shift` has dtype \", shift_arg.scalar_type(),\n              \" but must be \", dtype_S, \" where `x` is \", dtype_T, \" (S follows T)\");",
+        "    mean = at::empty({ M }, x.options().dtype(dtype_S));",
+        "at::Tensor mean = at::empty_symint(std::vector<c10::SymInt>{ M }, x_arg.options().dtype(dtype_S));",
+    ] {
+        assert!(cpp.contains(needle), "missing `{needle}` in:\n{cpp}");
+    }
+    // No fixed-dtype check for `shift`: its dtype is S's.
+    assert!(!cpp.contains("argument `shift` must have dtype"), "{cpp}");
 }

@@ -9,7 +9,7 @@
 Checks the per-row loss against F.cross_entropy(reduction='none') (fp32,
 fp16, bf16; vocabularies of 10, 1000, 4096, 32000, 50257, 128256 columns;
 ignored targets -100) and the logits gradient through torch autograd against
-torch's, and times forward and forward+backward against torch and a Triton
+torch's; in float64 the loss too, and torch.autograd.gradcheck; and times forward and forward+backward against torch and a Triton
 3.6 forward (online logsumexp over blocks, written here) in one process.
 Writes RESULTS/cross_entropy_check.json.
 """
@@ -76,6 +76,29 @@ for dtype in (torch.float32, torch.float16, torch.bfloat16):
         tol = TOL[dtype]
         ok = err <= tol and gerr <= tol and loss.dtype == torch.float32 and g.dtype == dtype
         record(f"{str(dtype).split('.')[-1]} {m}x{n}", ok, f"loss {err:.1e} dlogits {gerr:.1e}")
+
+# float64: the loss is float64 too (`dtype S from T`), computed in double
+# precision (software exp/log); values against torch's float64 loss, and
+# torch.autograd.gradcheck of the loss in the logits (the spec's backward,
+# cross_entropy_dx). One-tile rows and, past 16384 columns, the looping kernel.
+for m, n in ((1, 10), (4, 10), (5, 1000), (3, 20000)):
+    x = torch.randn(m, n, device="cuda", dtype=torch.float64) * 3
+    t = torch.randint(0, n, (m,), device="cuda")
+    if m > 2:
+        t[1] = -100
+    loss = ce(x, t)
+    ref = F.cross_entropy(x, t, reduction="none", ignore_index=-100)
+    err = ((loss - ref).abs() / (1 + ref.abs())).max().item()
+    xg, xr = x.clone().requires_grad_(), x.clone().requires_grad_()
+    w = torch.rand(m, device="cuda", dtype=torch.float64)
+    (g,) = torch.autograd.grad(ce(xg, t), xg, w)
+    (gr,) = torch.autograd.grad(F.cross_entropy(xr, t, reduction="none", ignore_index=-100), xr, w)
+    gerr = (g - gr).abs().max().item()
+    fast = m * n > 5000
+    passed = torch.autograd.gradcheck(lambda v: ce(v, t), (xg,), fast_mode=fast, raise_exception=False)
+    ok = loss.dtype == torch.float64 and g.dtype == torch.float64 and err <= 1e-13 and gerr <= 1e-13 and passed
+    record(f"float64 {m}x{n} gradcheck", ok,
+           f"loss {loss.dtype} {err:.1e}, dlogits {gerr:.1e}; gradcheck{' (fast mode)' if fast else ''} {'passed' if passed else 'FAILED'}")
 
 for dtype in (torch.float32, torch.bfloat16):
     for m, n in ((4096, 32000), (4096, 128256), (16384, 4096)):

@@ -10,7 +10,7 @@
 Checks y, mean and rstd against torch.nn.functional.layer_norm (fp32, fp16,
 bf16; odd shapes, eps given), the gradients of x, w and b through torch
 autograd (the spec's backward: layer_norm_dx, layer_norm_dw, col_sum) against
-torch's, and times forward and forward+backward against torch and a Triton
+torch's, in float64 also torch.autograd.gradcheck, and times forward and forward+backward against torch and a Triton
 3.6 forward kernel (written here) in one process. Writes RESULTS/layer_norm_check.json.
 """
 import sys
@@ -77,6 +77,24 @@ for dtype in (torch.float32, torch.float16, torch.bfloat16):
         ok = err_y <= tol * 10 and err_mean <= tol and err_rstd <= tol and all(e <= tol * 10 for e in errs)
         record(f"{str(dtype).split('.')[-1]} {m}x{n} eps={eps}", ok,
                f"y {err_y:.1e} mean {err_mean:.1e} rstd {err_rstd:.1e}; dx {errs[0]:.1e} dw {errs[1]:.1e} db {errs[2]:.1e}")
+
+# float64: mean and rstd are float64 too (`dtype S from T`); values against
+# torch's float64 layer norm, and torch.autograd.gradcheck of y in x, w and b
+# (the spec's backward: layer_norm_dx, layer_norm_dw, col_sum).
+for m, n, eps in ((1, 1, 1e-5), (3, 7, 1e-5), (5, 300, 1e-3), (4, 4099, 1e-5)):
+    x = torch.randn(m, n, device="cuda", dtype=torch.float64) * 2 + 0.5
+    w = torch.randn(n, device="cuda", dtype=torch.float64)
+    b = torch.randn(n, device="cuda", dtype=torch.float64)
+    y, mean, rstd = ln(x, w, b, eps=eps)
+    err_y = (y - F.layer_norm(x, (n,), w, b, eps)).abs().max().item()
+    err_mean = (mean - x.mean(-1)).abs().max().item()
+    err_rstd = ((rstd - torch.rsqrt(x.var(-1, unbiased=False) + eps)).abs() / (rstd.abs() + 1)).max().item()
+    args = tuple(t.clone().requires_grad_() for t in (x, w, b))
+    fast = m * n > 2000
+    passed = torch.autograd.gradcheck(lambda *a: ln(*a, eps=eps)[0], args, fast_mode=fast, raise_exception=False)
+    ok = (mean.dtype == rstd.dtype == torch.float64 and err_y <= 1e-12 and err_mean <= 1e-13 and err_rstd <= 1e-13 and passed)
+    record(f"float64 {m}x{n} eps={eps} gradcheck", ok,
+           f"y {err_y:.1e} mean {mean.dtype} {err_mean:.1e} rstd {err_rstd:.1e}; gradcheck{' (fast mode)' if fast else ''} {'passed' if passed else 'FAILED'}")
 
 for dtype in (torch.float32, torch.float16, torch.bfloat16):
     for n in (1024, 4096, 8192):

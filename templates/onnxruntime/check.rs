@@ -121,7 +121,12 @@ fn pick_group(inputs: &[Seen]) -> Result<usize, String> {
             DtypeDesc::Var(v) => {
                 let allowed: Vec<i32> = GROUPS.iter().map(|g| g[v]).collect();
                 if !allowed.contains(&seen.dtype) {
-                    let names: Vec<&str> = allowed.iter().map(|&c| dtype_name(c)).collect();
+                    let mut names: Vec<&str> = Vec::new();
+                    for &code in &allowed {
+                        if !names.contains(&dtype_name(code)) {
+                            names.push(dtype_name(code));
+                        }
+                    }
                     return Err(format!(
                         "{QUALIFIED}: input `{}` has dtype {}; {} must be one of {{{}}}",
                         desc.name,
@@ -153,7 +158,30 @@ fn pick_group(inputs: &[Seen]) -> Result<usize, String> {
                 .zip(&assigned)
                 .all(|(&code, a)| a.is_none_or(|(c, _)| c == code))
         })
-        .ok_or_else(|| format!("{QUALIFIED}: no compiled variant for these input dtypes"))
+        .ok_or_else(|| {
+            // Each variable as the inputs set it, and the combinations compiled.
+            let given: Vec<String> = assigned
+                .iter()
+                .zip(DTYPE_VARS)
+                .filter_map(|(a, var)| a.map(|(code, by)| format!("{var} = {} from `{by}`", dtype_name(code))))
+                .collect();
+            let compiled: Vec<String> = GROUPS
+                .iter()
+                .map(|g| {
+                    let pairs: Vec<String> = g
+                        .iter()
+                        .zip(DTYPE_VARS)
+                        .map(|(&code, var)| format!("{var}={}", dtype_name(code)))
+                        .collect();
+                    pairs.join(",")
+                })
+                .collect();
+            format!(
+                "{QUALIFIED}: no compiled variant for these input dtypes ({}); compiled: {}",
+                given.join(", "),
+                compiled.join("; ")
+            )
+        })
 }
 
 fn dims_text(dims: &[DimDesc]) -> String {

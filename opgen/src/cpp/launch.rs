@@ -9,7 +9,7 @@ use crate::bind::{ArgKind, BoundArg};
 use crate::plan::{
     grid_macros, group_label, macro_values, requires_text, shape_text, ContextError,
 };
-use crate::spec::{Dim, Expr, OpSpec};
+use crate::spec::{DerivedDtype, Dim, Expr, OpSpec};
 use crate::variants::Group;
 use serde::Serialize;
 use std::collections::BTreeSet;
@@ -30,6 +30,8 @@ pub struct CppLaunch {
     pub dims: Vec<DimCtx>,
     pub dim_checks: Vec<DimCheck>,
     pub dtype_vars: Vec<DtypeVarCtx>,
+    /// `dtype S from T` variables, after the chosen ones they follow.
+    pub derived_vars: Vec<DerivedVarCtx>,
     /// Inputs whose dtype the spec fixes.
     pub fixed_dtypes: Vec<FixedDtypeCtx>,
     pub groups: Vec<GroupCtx>,
@@ -89,6 +91,20 @@ pub struct DtypeVarCtx {
     pub source: String,
     pub others: Vec<String>,
     pub choices: String,
+}
+
+#[derive(Serialize)]
+pub struct DerivedVarCtx {
+    pub var: String,
+    /// C++: its dtype from `dtype_<source>` (a chain of conditionals).
+    pub value: String,
+    pub source: String,
+    /// The input that sets the source variable.
+    pub source_input: String,
+    /// Inputs declared with it, which must have its dtype.
+    pub inputs: Vec<String>,
+    /// Its dtypes, each once: `float32, float64`.
+    pub dtypes: String,
 }
 
 #[derive(Serialize)]
@@ -228,10 +244,36 @@ pub fn build(
         }
     }
 
+    let derived_vars = spec
+        .derived_dtypes
+        .iter()
+        .map(|d| {
+            let source_input = dtype_vars
+                .iter()
+                .find(|v| v.var == d.source)
+                .map(|v| v.source.clone())
+                .unwrap_or_default();
+            let value = derived_value(d, words)?;
+            Ok(DerivedVarCtx {
+                var: d.var.clone(),
+                value,
+                source: d.source.clone(),
+                source_input,
+                inputs: spec
+                    .inputs
+                    .iter()
+                    .filter(|t| t.dtype == d.var)
+                    .map(|t| t.name.clone())
+                    .collect(),
+                dtypes: d.targets().join(", "),
+            })
+        })
+        .collect::<Result<Vec<_>, ContextError>>()?;
+
     let fixed_dtypes = spec
         .inputs
         .iter()
-        .filter(|t| spec.dtype_var(&t.dtype).is_none())
+        .filter(|t| !spec.is_dtype_var(&t.dtype))
         .map(|t| {
             Ok(FixedDtypeCtx {
                 name: t.name.clone(),
@@ -365,6 +407,7 @@ pub fn build(
             .collect(),
         dim_checks,
         dtype_vars,
+        derived_vars,
         fixed_dtypes,
         groups: group_ctx,
         supported_dtypes: groups
@@ -460,4 +503,23 @@ fn layout_condition(
 /// torch module: `triton_add` for `triton::add`.
 pub fn symbol_prefix(namespace: &str, op: &str) -> String {
     format!("{namespace}_{op}")
+}
+
+/// `dtype S from T {float16: float32, float64: float64}` as C++:
+/// `(dtype_T == <float16> ? <float32> : <float64>)` (the last entry is the
+/// rest, which the group check has already narrowed to it).
+fn derived_value(d: &DerivedDtype, words: &CppWords) -> Result<String, ContextError> {
+    let Some(((_, last), rest)) = d.map.split_last() else {
+        return Err(ContextError(format!("`{}` maps no dtype", d.var)));
+    };
+    let mut value = (words.dtype)(last)?;
+    for (from, to) in rest.iter().rev() {
+        value = format!(
+            "dtype_{} == {} ? {} : {value}",
+            d.source,
+            (words.dtype)(from)?,
+            (words.dtype)(to)?
+        );
+    }
+    Ok(format!("({value})"))
 }

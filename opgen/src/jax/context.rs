@@ -37,6 +37,8 @@ pub struct JaxContext {
     pub py_inputs: String,
     pub py_outputs: String,
     pub py_dtype_vars: String,
+    /// `{"S": ["T", {"float16": "float32", ...}]}`: the `dtype S from T` lines.
+    pub py_derived: String,
     pub py_groups: String,
     pub supported_dtypes: String,
     pub backward: Option<JaxBackward>,
@@ -129,9 +131,9 @@ pub fn build(
                 rank: t.dims.len(),
                 shape_text: crate::plan::shape_text(&t.dims),
                 sizes: dims_cpp(&t.dims, Some("int64_t")),
-                dtype: match spec.dtype_var(&t.dtype) {
-                    Some(_) => format!("dtype_{}", t.dtype),
-                    None => type_of(&t.dtype)?,
+                dtype: match spec.is_dtype_var(&t.dtype) {
+                    true => format!("dtype_{}", t.dtype),
+                    false => type_of(&t.dtype)?,
                 },
             })
         })
@@ -155,6 +157,18 @@ pub fn build(
         .map(|v| {
             let choices: Vec<&str> = v.choices.iter().map(|c| c.dtype.as_str()).collect();
             (v.var.clone(), choices.into())
+        })
+        .collect();
+    let derived: serde_json::Map<String, serde_json::Value> = spec
+        .derived_dtypes
+        .iter()
+        .map(|d| {
+            let table: serde_json::Map<String, serde_json::Value> = d
+                .map
+                .iter()
+                .map(|(from, to)| (from.clone(), to.clone().into()))
+                .collect();
+            (d.var.clone(), serde_json::json!([d.source, table]))
         })
         .collect();
     let group_list: Vec<serde_json::Map<String, serde_json::Value>> = groups
@@ -192,6 +206,7 @@ pub fn build(
         py_inputs: py_tensors(&spec.inputs),
         py_outputs: py_tensors(&spec.outputs),
         py_dtype_vars: serde_json::Value::Object(dtype_vars).to_string(),
+        py_derived: serde_json::Value::Object(derived).to_string(),
         py_groups: serde_json::to_string(&group_list).unwrap_or_default(),
         supported_dtypes: groups
             .iter()

@@ -107,22 +107,21 @@ pub fn build(
     plugins_dir: &std::path::Path,
     tuned: &str,
 ) -> Result<OrtContext, String> {
-    let dtype_vars: Vec<String> = spec.dtypes.iter().map(|v| v.var.clone()).collect();
+    // Derived variables are columns of the groups too: an input of one is
+    // checked against the group, an output gets its dtype from it.
+    let dtype_vars: Vec<String> = spec
+        .dtypes
+        .iter()
+        .map(|v| v.var.clone())
+        .chain(spec.derived_dtypes.iter().map(|d| d.var.clone()))
+        .collect();
     let code = |d: &str| onnx_code(d).ok_or_else(|| format!("dtype `{d}` has no ONNX type"));
     let group_codes = groups
         .iter()
         .map(|g| {
             dtype_vars
                 .iter()
-                .map(|var| {
-                    let dtype = g
-                        .dtypes
-                        .iter()
-                        .find(|(v, _)| v == var)
-                        .map(|(_, d)| d.as_str())
-                        .unwrap_or_default();
-                    code(dtype)
-                })
+                .map(|var| code(g.resolve(var)))
                 .collect::<Result<Vec<i32>, String>>()
         })
         .collect::<Result<Vec<_>, String>>()?;

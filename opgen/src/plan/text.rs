@@ -151,6 +151,10 @@ pub fn op_signature(spec: &OpSpec) -> String {
         let names: Vec<&str> = var.choices.iter().map(|c| c.dtype.as_str()).collect();
         text.push_str(&format!("; {} in {{{}}}", var.var, names.join(", ")));
     }
+    for d in &spec.derived_dtypes {
+        let entries: Vec<String> = d.map.iter().map(|(f, t)| format!("{f}: {t}")).collect();
+        text.push_str(&format!("; {} from {} {{{}}}", d.var, d.source, entries.join(", ")));
+    }
     text
 }
 

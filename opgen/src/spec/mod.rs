@@ -23,6 +23,8 @@ pub struct OpSpec {
     /// The kernel to call; `None` means the file's only (or first) kernel.
     pub kernel: Option<String>,
     pub dtypes: Vec<DtypeVar>,
+    /// Dtypes another variable's choice sets (`dtype S from T {...}`).
+    pub derived_dtypes: Vec<DerivedDtype>,
     pub inputs: Vec<TensorSpec>,
     pub outputs: Vec<TensorSpec>,
     /// Scalars the caller passes (`attr alpha: float = 1.0`), after the inputs.
@@ -82,6 +84,42 @@ pub struct DtypeChoice {
     /// Macros this choice defines, e.g. `TYPE=float`.
     pub macros: Vec<(String, String)>,
     pub span: Span,
+}
+
+/// `dtype S from T {float16: float32, float64: float64}`: a dtype that
+/// follows another variable's choice, for tensors a kernel keeps in a wider
+/// type than its inputs (a layer norm's statistics: float32 for half inputs,
+/// float64 for float64 ones). Not a dimension of the tuning space: each
+/// choice of `T` has one `S`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DerivedDtype {
+    pub var: String,
+    /// The dtype variable it follows.
+    pub source: String,
+    /// `(choice of source, dtype)`, one per choice of the source.
+    pub map: Vec<(String, String)>,
+    pub span: Span,
+}
+
+impl DerivedDtype {
+    /// The dtype this variable has where its source is `source_dtype`.
+    pub fn of(&self, source_dtype: &str) -> Option<&str> {
+        self.map
+            .iter()
+            .find(|(from, _)| from == source_dtype)
+            .map(|(_, to)| to.as_str())
+    }
+
+    /// Its dtypes, each once, in the order the map first gives them.
+    pub fn targets(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        for (_, to) in &self.map {
+            if !out.contains(&to.as_str()) {
+                out.push(to);
+            }
+        }
+        out
+    }
 }
 
 /// `input x: T[M, N] contiguous`.
@@ -349,6 +387,16 @@ impl OpSpec {
 
     pub fn dtype_var(&self, name: &str) -> Option<&DtypeVar> {
         self.dtypes.iter().find(|d| d.var == name)
+    }
+
+    pub fn derived_dtype(&self, name: &str) -> Option<&DerivedDtype> {
+        self.derived_dtypes.iter().find(|d| d.var == name)
+    }
+
+    /// Whether a tensor's dtype names a variable (chosen or derived) rather
+    /// than a fixed dtype.
+    pub fn is_dtype_var(&self, name: &str) -> bool {
+        self.dtype_var(name).is_some() || self.derived_dtype(name).is_some()
     }
 
     /// Symbolic dims in the order inputs bind them, with the binding input

@@ -202,6 +202,9 @@ pub fn check_names(spec: &OpSpec) -> Result<(), Diagnostic> {
     for d in &spec.dtypes {
         check_name("dtype variable", &d.var, d.span)?;
     }
+    for d in &spec.derived_dtypes {
+        check_name("dtype variable", &d.var, d.span)?;
+    }
     for m in spec.tune.iter().chain(spec.defines.iter()) {
         check_name("macro", &m.name, m.span)?;
     }

@@ -93,6 +93,7 @@ struct Builder {
     op: Option<(String, String, Span)>,
     kernel: Option<String>,
     dtypes: Vec<DtypeVar>,
+    derived_dtypes: Vec<DerivedDtype>,
     inputs: Vec<TensorSpec>,
     outputs: Vec<TensorSpec>,
     attrs: Vec<AttrSpec>,
@@ -170,7 +171,10 @@ impl Builder {
                 c.expect_end()?;
                 self.kernel = Some(name);
             }
-            "dtype" => self.dtypes.push(parse_dtype(&mut c, line_span)?),
+            "dtype" => match parse_dtype(&mut c, line_span)? {
+                DtypeLine::Choices(d) => self.dtypes.push(d),
+                DtypeLine::Derived(d) => self.derived_dtypes.push(d),
+            },
             "input" => self.inputs.push(parse_tensor(&mut c, line_span, true)?),
             "output" => self.outputs.push(parse_tensor(&mut c, line_span, false)?),
             "args" => {
@@ -335,6 +339,7 @@ impl Builder {
             name,
             kernel: self.kernel,
             dtypes: self.dtypes,
+            derived_dtypes: self.derived_dtypes,
             inputs: self.inputs,
             outputs: self.outputs,
             attrs: self.attrs,
@@ -364,29 +369,27 @@ fn once<T>(slot: &Option<T>, span: Span, what: &str) -> Result<(), Diagnostic> {
     }
 }
 
-/// `T in {float32: TYPE=float, float16: TYPE=half ACC=float}`
-fn parse_dtype(c: &mut Cursor, line: Span) -> Result<DtypeVar, Diagnostic> {
+/// What a `dtype` line declares.
+enum DtypeLine {
+    Choices(DtypeVar),
+    Derived(DerivedDtype),
+}
+
+/// `T in {float32: TYPE=float, float16: TYPE=half ACC=float}` or
+/// `S from T {float16: float32, float64: float64}`.
+fn parse_dtype(c: &mut Cursor, line: Span) -> Result<DtypeLine, Diagnostic> {
     let (var, _) = c.expect_ident("a dtype variable, as in `dtype T in {float32: TYPE=float}`")?;
-    match c.expect_ident("`in`")? {
+    match c.expect_ident("`in` (or `from`)")? {
         (w, _) if w == "in" => {}
-        (w, s) => return Err(Diagnostic::error(s, format!("expected `in`, found `{w}`"))),
+        (w, _) if w == "from" => return parse_derived_dtype(c, var, line).map(DtypeLine::Derived),
+        (w, s) => {
+            return Err(Diagnostic::error(s, format!("expected `in` or `from`, found `{w}`")))
+        }
     }
     c.expect_punct("{", "to open the dtype choices")?;
     let mut choices = Vec::new();
     loop {
-        let (dtype, span) = c.expect_ident("a dtype such as `float32`")?;
-        if ir_elem_type(&dtype).is_none() {
-            return Err(
-                Diagnostic::error(span, format!("unknown dtype `{dtype}`")).with_note(format!(
-                    "known dtypes: {}",
-                    DTYPES
-                        .iter()
-                        .map(|(d, _)| *d)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )),
-            );
-        }
+        let (dtype, span) = expect_dtype(c)?;
         c.expect_punct(":", "after the dtype")?;
         let mut macros = Vec::new();
         while let Some(Token {
@@ -428,11 +431,53 @@ fn parse_dtype(c: &mut Cursor, line: Span) -> Result<DtypeVar, Diagnostic> {
         c.expect_punct(",", "between dtype choices (or `}` to close them)")?;
     }
     c.expect_end()?;
-    Ok(DtypeVar {
+    Ok(DtypeLine::Choices(DtypeVar {
         var,
         choices,
         span: line,
+    }))
+}
+
+/// The rest of `S from T {float16: float32, float64: float64}`.
+fn parse_derived_dtype(c: &mut Cursor, var: String, line: Span) -> Result<DerivedDtype, Diagnostic> {
+    let (source, _) = c.expect_ident("the dtype variable it follows, as in `dtype S from T {...}`")?;
+    c.expect_punct("{", "to open the map from the choices of the variable it follows")?;
+    let mut map = Vec::new();
+    loop {
+        let (from, _) = expect_dtype(c)?;
+        c.expect_punct(":", "after the dtype")?;
+        let (to, _) = expect_dtype(c)?;
+        map.push((from, to));
+        if c.eat_punct("}") {
+            break;
+        }
+        c.expect_punct(",", "between entries (or `}` to close them)")?;
+    }
+    c.expect_end()?;
+    Ok(DerivedDtype {
+        var,
+        source,
+        map,
+        span: line,
     })
+}
+
+/// A dtype name (`float32`), or an error listing the known ones.
+fn expect_dtype(c: &mut Cursor) -> Result<(String, Span), Diagnostic> {
+    let (dtype, span) = c.expect_ident("a dtype such as `float32`")?;
+    if ir_elem_type(&dtype).is_none() {
+        return Err(
+            Diagnostic::error(span, format!("unknown dtype `{dtype}`")).with_note(format!(
+                "known dtypes: {}",
+                DTYPES
+                    .iter()
+                    .map(|(d, _)| *d)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        );
+    }
+    Ok((dtype, span))
 }
 
 /// `x: T[M, N] [contiguous]` (inputs) or `z: T[N]` (outputs).

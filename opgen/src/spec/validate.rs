@@ -64,6 +64,66 @@ fn check_dtypes(spec: &OpSpec) -> Result<(), Diagnostic> {
             }
         }
     }
+    for (i, d) in spec.derived_dtypes.iter().enumerate() {
+        check_derived_dtype(spec, &spec.derived_dtypes[..i], d)?;
+    }
+    Ok(())
+}
+
+/// `dtype S from T {...}`: a new name, following a chosen variable, with one
+/// entry for each of its choices and none for others.
+fn check_derived_dtype(
+    spec: &OpSpec,
+    earlier: &[DerivedDtype],
+    d: &DerivedDtype,
+) -> Result<(), Diagnostic> {
+    let prev = spec
+        .dtypes
+        .iter()
+        .map(|p| (&p.var, p.span))
+        .chain(earlier.iter().map(|p| (&p.var, p.span)))
+        .find(|(var, _)| **var == d.var);
+    if let Some((_, at)) = prev {
+        return Err(Diagnostic::error(
+            d.span,
+            format!("dtype variable `{}` is declared twice", d.var),
+        )
+        .with_label(at, "first declared here"));
+    }
+    let Some(source) = spec.dtype_var(&d.source) else {
+        return Err(Diagnostic::error(
+            d.span,
+            format!(
+                "`{}` follows `{}`, which is not a dtype variable declared with `dtype {} in {{...}}`",
+                d.var, d.source, d.source
+            ),
+        ));
+    };
+    for (j, (from, _)) in d.map.iter().enumerate() {
+        if d.map[..j].iter().any(|(p, _)| p == from) {
+            return Err(Diagnostic::error(
+                d.span,
+                format!("`{from}` is mapped twice for `{}`", d.var),
+            ));
+        }
+        if !source.choices.iter().any(|c| c.dtype == *from) {
+            return Err(Diagnostic::error(
+                d.span,
+                format!("`{from}` is not a choice of `{}`", d.source),
+            )
+            .with_label(source.span, "its choices"));
+        }
+    }
+    if let Some(missing) = source.choices.iter().find(|c| d.of(&c.dtype).is_none()) {
+        return Err(Diagnostic::error(
+            d.span,
+            format!(
+                "`{}` gives no dtype for `{}` = {}; map every choice of `{}`",
+                d.var, d.source, missing.dtype, d.source
+            ),
+        )
+        .with_label(source.span, "its choices"));
+    }
     Ok(())
 }
 
@@ -174,8 +234,10 @@ fn check_attr_names(spec: &OpSpec) -> Result<(), Diagnostic> {
         } else {
             spec.dtypes
                 .iter()
-                .find(|d| d.var == a.name)
-                .map(|d| ("a dtype variable", d.span))
+                .map(|d| (&d.var, d.span))
+                .chain(spec.derived_dtypes.iter().map(|d| (&d.var, d.span)))
+                .find(|(var, _)| **var == a.name)
+                .map(|(_, at)| ("a dtype variable", at))
         };
         if let Some((what, at)) = clash {
             return Err(Diagnostic::error(
@@ -376,7 +438,7 @@ fn check_tensors(spec: &OpSpec) -> Result<(), Diagnostic> {
             )
             .with_label(prev.span, "first declared here"));
         }
-        if spec.dtype_var(&t.dtype).is_none() && ir_elem_type(&t.dtype).is_none() {
+        if !spec.is_dtype_var(&t.dtype) && ir_elem_type(&t.dtype).is_none() {
             return Err(Diagnostic::error(
                 t.span,
                 format!(

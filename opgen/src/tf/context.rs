@@ -46,6 +46,8 @@ pub struct TfContext {
     /// Per input, the dtypes it may have (checked by the helper, so that a
     /// wrong dtype is a TypeError naming the argument in eager mode too).
     pub py_dtypes: Vec<PyDtypes>,
+    /// `dtype S from T` variables: a type attr the Python function sets.
+    pub derived: Vec<TfDerived>,
     pub backward: Option<TfBackward>,
     /// The launch, in TensorFlow's names (the torch op has the same C++).
     pub launch: CppLaunch,
@@ -78,6 +80,25 @@ pub struct TfOutput {
     /// `N, int64_t(4)`: symbols are dims (DimensionHandle in the shape
     /// function, int64_t in the kernel), literals are int64_t.
     pub sizes: String,
+}
+
+#[derive(Serialize)]
+pub struct TfDerived {
+    pub var: String,
+    pub source: String,
+    /// C++: its dtype from `dtype_<source>`.
+    pub value: String,
+    /// C++: where the kernel reads the attr's value (an input's or an output's dtype).
+    pub actual: String,
+    /// Python: a dict from the source's dtype name to this variable's.
+    pub py_map: String,
+    /// The input that sets the source variable.
+    pub source_input: String,
+    /// Inputs declared with it.
+    pub inputs: Vec<String>,
+    /// Whether the Python function passes it (TensorFlow infers a type attr
+    /// from an input of that type and takes no argument for it then).
+    pub passed: bool,
 }
 
 #[derive(Serialize)]
@@ -184,10 +205,28 @@ pub fn build(
             .collect::<Result<Vec<_>, _>>()?;
         reg_attrs.push(format!("{}: {{{}}}", var.var, names.join(", ")));
     }
+    // A derived variable is a type attr too (TensorFlow types an output only
+    // by an attr); the op's Python function sets it from its source, and the
+    // default is what the source's first choice gives.
+    for d in &spec.derived_dtypes {
+        let names = d
+            .targets()
+            .iter()
+            .map(|t| type_of(t).map(|(n, _)| n))
+            .collect::<Result<Vec<_>, _>>()?;
+        let default = d
+            .map
+            .first()
+            .map(|(_, to)| type_of(to).map(|(_, e)| e.trim_start_matches("tensorflow::")))
+            .transpose()?
+            .map(|e| format!(" = {e}"))
+            .unwrap_or_default();
+        reg_attrs.push(format!("{}: {{{}}}{default}", d.var, names.join(", ")));
+    }
     let tensor_type = |dtype: &str| -> Result<String, ContextError> {
-        match spec.dtype_var(dtype) {
-            Some(_) => Ok(dtype.to_string()),
-            None => Ok(type_of(dtype)?.0.to_string()),
+        match spec.is_dtype_var(dtype) {
+            true => Ok(dtype.to_string()),
+            false => Ok(type_of(dtype)?.0.to_string()),
         }
     };
     let reg_inputs = spec
@@ -259,9 +298,10 @@ pub fn build(
         .inputs
         .iter()
         .map(|t| {
-            let allowed: Vec<String> = match spec.dtype_var(&t.dtype) {
-                Some(var) => var.choices.iter().map(|c| c.dtype.clone()).collect(),
-                None => vec![t.dtype.clone()],
+            let allowed: Vec<String> = match (spec.dtype_var(&t.dtype), spec.derived_dtype(&t.dtype)) {
+                (Some(var), _) => var.choices.iter().map(|c| c.dtype.clone()).collect(),
+                (None, Some(d)) => d.targets().iter().map(|t| t.to_string()).collect(),
+                (None, None) => vec![t.dtype.clone()],
             };
             let quoted: Vec<String> = allowed.iter().map(|d| format!("\"{d}\"")).collect();
             PyDtypes {
@@ -270,7 +310,44 @@ pub fn build(
             }
         })
         .collect();
+    let derived = spec
+        .derived_dtypes
+        .iter()
+        .filter_map(|d| {
+            let input = spec.inputs.iter().position(|t| t.dtype == d.var);
+            let output = spec.outputs.iter().position(|t| t.dtype == d.var);
+            let actual = match (input, output) {
+                (Some(i), _) => format!("opgen_kctx->input_dtype({i})"),
+                (None, Some(o)) => format!("opgen_kctx->expected_output_dtype({o})"),
+                (None, None) => return None,
+            };
+            let entries: Vec<String> = d
+                .map
+                .iter()
+                .map(|(from, to)| format!("\"{from}\": tf.{to}"))
+                .collect();
+            let source_input = spec.inputs.iter().find(|t| t.dtype == d.source)?;
+            let inputs: Vec<String> = spec
+                .inputs
+                .iter()
+                .filter(|t| t.dtype == d.var)
+                .map(|t| t.name.clone())
+                .collect();
+            let value = launch.derived_vars.iter().find(|v| v.var == d.var)?.value.clone();
+            Some(TfDerived {
+                var: d.var.clone(),
+                source: d.source.clone(),
+                value,
+                actual,
+                py_map: format!("{{{}}}", entries.join(", ")),
+                source_input: source_input.name.clone(),
+                passed: inputs.is_empty(),
+                inputs,
+            })
+        })
+        .collect();
     Ok(TfContext {
+        derived,
         source: source.to_string(),
         qualified: spec.qualified_name(),
         py_fn: tf_python_name(&tf_name),

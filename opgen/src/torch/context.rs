@@ -141,9 +141,9 @@ pub fn build(
                 name: t.name.clone(),
                 sizes: dims_cpp(&t.dims, Some("int64_t")),
                 sym_sizes: dims_cpp(&t.dims, Some("c10::SymInt")),
-                dtype: match spec.dtype_var(&t.dtype) {
-                    Some(_) => format!("dtype_{}", t.dtype),
-                    None => torch_scalar_type(&t.dtype).to_string(),
+                dtype: match spec.is_dtype_var(&t.dtype) {
+                    true => format!("dtype_{}", t.dtype),
+                    false => torch_scalar_type(&t.dtype).to_string(),
                 },
             }
         })

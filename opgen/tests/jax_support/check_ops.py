@@ -22,6 +22,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
+import examples_row_center_jax  # noqa: E402
 import examples_scale_shift_jax  # noqa: E402
 import triton_add_jax  # noqa: E402
 import triton_dot_jax  # noqa: E402
@@ -173,5 +174,24 @@ expect_error(section, "traced under jit", TypeError, "under jax.jit pass it as a
              lambda: jax.jit(examples_scale_shift_jax.scale_shift)(x, 2.0))
 expect_error(section, "wrong FFI attribute type (ffi_call direct)", Exception, "INVALID_ARGUMENT: [execute] Failed to decode all FFI handler operands",
              lambda: jax.ffi.ffi_call("examples_scale_shift", spec((8,), "float32"))(x, alpha=2, beta=np.float32(0), relu=False))
+
+# ---- a derived dtype: `dtype S from T` (examples/row_center.tc) ----
+section = "derived dtypes"
+jax.config.update("jax_enable_x64", True)
+try:
+    for dt, st in (("float16", "float32"), ("float32", "float32"), ("float64", "float64")):
+        out = jax.eval_shape(examples_row_center_jax.row_center, spec((4, 8), dt), spec((4,), st))
+        ok(section, f"x {dt}: y, mean = {', '.join(shape_text(o) for o in out)}")
+except Exception as e:  # noqa: BLE001
+    fail(section, f"{type(e).__name__}: {e}")
+expect_error(section, "float32 shift for float64 x", TypeError,
+             "examples::row_center: argument `shift` has dtype float32 but must be float64 where `x` is float64 (S follows T)",
+             lambda: examples_row_center_jax.row_center(jnp.ones((4, 8), jnp.float64), jnp.ones(4, jnp.float32)))
+expect_error(section, "float64 call decoded by the CPU handler", Exception, "UNIMPLEMENTED: examples::row_center runs only on a GPU",
+             lambda: examples_row_center_jax.row_center(jnp.ones((4, 8), jnp.float64), jnp.ones(4, jnp.float64)))
+expect_error(section, "the handler checks shift (ffi_call direct)", Exception,
+             "argument `shift` has dtype float32 but must be float64 where `x` is float64 (S follows T)",
+             lambda: jax.ffi.ffi_call("examples_row_center", (spec((4, 8), "float64"), spec((4,), "float64")))(
+                 jnp.ones((4, 8), jnp.float64), jnp.ones(4, jnp.float32)))
 
 finish()

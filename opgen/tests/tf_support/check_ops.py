@@ -17,6 +17,7 @@ import tensorflow as tf  # noqa: E402
 from checks import expect_error, fail, finish, ok  # noqa: E402
 from tensorflow.python.framework import kernels, op_def_registry  # noqa: E402
 
+import examples_row_center_tf  # noqa: E402
 import examples_scale_shift_tf  # noqa: E402
 import triton_add_tf  # noqa: E402
 import triton_dot_nt_tf  # noqa: E402
@@ -183,5 +184,34 @@ try:
     fail(section, "CPU run: no error")
 except tf.errors.UnimplementedError as e:
     ok(section, "CPU run: UnimplementedError: runs only on a GPU" if "runs only on a GPU" in str(e) else f"CPU run: {e}")
+
+section = "derived dtypes"
+try:
+    examples_row_center_tf.load()
+    op_def = op_def_registry.get("ExamplesRowCenter")
+    (attr,) = [a for a in op_def.attr if a.name == "S"]
+    allowed = ", ".join(tf.as_dtype(t).name for t in attr.allowed_values.list.type)
+    ok(section, f"ExamplesRowCenter attr S in [{allowed}] = {tf.as_dtype(attr.default_value.type).name}")
+
+    @tf.autograph.experimental.do_not_convert
+    def centered(x, shift):
+        return examples_row_center_tf.row_center(x, shift)
+
+    for dt, st in ((tf.float16, tf.float32), (tf.float32, tf.float32), (tf.float64, tf.float64)):
+        outs = tf.function(centered).get_concrete_function(spec([None, 8], dt), spec([None], st)).structured_outputs
+        ok(section, f"graph: x {dt.name}: y, mean = {', '.join(o.dtype.name for o in outs)}")
+except Exception as e:  # noqa: BLE001
+    fail(section, f"{type(e).__name__}: {e}")
+expect_error(section, "float32 shift for float64 x", TypeError,
+             "argument `shift` has dtype float32 but must be float64 where `x` is float64 (S follows T)",
+             lambda: examples_row_center_tf.row_center(tf.ones([2, 8], tf.float64), tf.ones([2], tf.float32)))
+expect_error(section, "raw op, S from a float32 shift", tf.errors.InvalidArgumentError,
+             "examples::row_center: `S` is float but must be double where `x` is double (S follows T)",
+             lambda: examples_row_center_tf.load().examples_row_center(x=tf.ones([2, 8], tf.float64), shift=tf.ones([2], tf.float32)))
+try:
+    examples_row_center_tf.row_center(tf.ones([2, 8], tf.float64), tf.ones([2], tf.float64))
+    fail(section, "float64 CPU run: no error")
+except tf.errors.UnimplementedError as e:
+    ok(section, "float64 CPU run: UnimplementedError: runs only on a GPU" if "runs only on a GPU" in str(e) else f"float64 CPU run: {e}")
 
 finish()
