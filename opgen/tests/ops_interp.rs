@@ -555,6 +555,62 @@ fn scale_shift_takes_its_attributes() {
     }
 }
 
+/// examples/row_center.tc: y = x - mean(x) + shift per row and the means,
+/// in float32 (float16 x) and float64: the statistics in the dtype S gives.
+#[test]
+fn row_center_keeps_its_statistics_in_the_derived_dtype() {
+    let path = op_path("add").with_file_name("../../examples/row_center.tc");
+    let (spec, source) = read_spec(&path).unwrap();
+    let (m, n) = (3usize, 300usize);
+    let lower_as = |dtype: &str| {
+        let mut defines = dtype_macros(&spec, dtype);
+        defines.push(("TN".into(), "1024".into()));
+        lower(&source, &defines, &[])
+            .unwrap_or_else(|e| panic!("{e}"))
+            .module
+            .functions[0]
+            .clone()
+    };
+    let x: Vec<f64> = data(m * n, 31).iter().map(|&v| v as f64 + 1e-9).collect();
+    let shift = [0.5f64, -1.25, 3.0];
+    let mean: Vec<f64> = (0..m).map(|i| x[i * n..(i + 1) * n].iter().sum::<f64>() / n as f64).collect();
+    let args = |py, pmean, px, pshift| {
+        [py, pmean, px, pshift]
+            .map(ArgValue::Ptr)
+            .into_iter()
+            .chain([ArgValue::Int(m as i64), ArgValue::Int(n as i64)])
+            .collect::<Vec<_>>()
+    };
+    // float64: everything in double precision.
+    let mut mem = Memory::new();
+    let (px, pshift) = (mem.alloc_slice(&x), mem.alloc_slice(&shift));
+    let (py, pmean) = (mem.alloc_slice(&vec![0f64; m * n]), mem.alloc_slice(&vec![0f64; m]));
+    run(&lower_as("float64"), [2, 1, 1], &args(py, pmean, px, pshift), &mut mem).unwrap();
+    let (y, got_mean): (Vec<f64>, Vec<f64>) = (mem.read(py, m * n).unwrap(), mem.read(pmean, m).unwrap());
+    for i in 0..m {
+        assert!((got_mean[i] - mean[i]).abs() <= 1e-15, "mean {i}: {} vs {}", got_mean[i], mean[i]);
+        for j in 0..n {
+            let want = x[i * n + j] - mean[i] + shift[i];
+            assert!((y[i * n + j] - want).abs() <= 1e-14, "y[{i}, {j}]: {} vs {want}", y[i * n + j]);
+        }
+    }
+    // float16 x: float32 means and shift.
+    let x16: Vec<half::f16> = x.iter().map(|&v| half::f16::from_f64(v)).collect();
+    let shift32: Vec<f32> = shift.iter().map(|&v| v as f32).collect();
+    let mut mem = Memory::new();
+    let (px, pshift) = (mem.alloc_slice(&x16), mem.alloc_slice(&shift32));
+    let (py, pmean) = (
+        mem.alloc_slice(&vec![half::f16::ZERO; m * n]),
+        mem.alloc_slice(&vec![0f32; m]),
+    );
+    run(&lower_as("float16"), [2, 1, 1], &args(py, pmean, px, pshift), &mut mem).unwrap();
+    let got_mean: Vec<f32> = mem.read(pmean, m).unwrap();
+    for i in 0..m {
+        let want = x16[i * n..(i + 1) * n].iter().map(|v| v.to_f64()).sum::<f64>() / n as f64;
+        assert!((got_mean[i] as f64 - want).abs() <= 1e-6, "mean {i}: {} vs {want}", got_mean[i]);
+    }
+}
+
 /// Softmax rows of `n` columns with the float32 variant at TN, LOOP.
 fn run_softmax(tn: &str, looped: bool, m: usize, n: usize) -> (Vec<f32>, Vec<f32>) {
     let (spec, source) = read_spec(&op_path("softmax")).unwrap();

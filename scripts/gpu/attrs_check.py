@@ -13,13 +13,11 @@ defaults and given attributes (fp32, fp16, odd lengths, under torch.compile
 and jax.jit with static attributes), the framework's errors for a wrong or
 missing attribute, and writes RESULTS/attrs_check.json. Exit 1 on a failure.
 """
-import json
 import os
 import sys
-import traceback
 
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-from op_bundle import unpack_and_build  # noqa: E402
+from op_bundle import Checks, unpack_and_build  # noqa: E402
 
 bundle, results_dir = sys.argv[1], sys.argv[2]
 unpack_and_build(bundle, "attrs", ["torch", "jax"])
@@ -34,29 +32,8 @@ import examples_scale_shift as torch_mod  # noqa: E402
 import examples_scale_shift_jax as jax_mod  # noqa: E402
 
 op = torch_mod.load()
-results = []
-
-
-def check(name, fn):
-    try:
-        detail = fn()
-        results.append({"name": name, "ok": True, "detail": detail})
-        print(f"[ok] {name}: {detail}", flush=True)
-    except Exception as e:  # noqa: BLE001
-        results.append({"name": name, "ok": False, "detail": f"{type(e).__name__}: {e}"})
-        print(f"[FAIL] {name}: {type(e).__name__}: {e}\n{traceback.format_exc()[-800:]}", flush=True)
-
-
-def expect(name, fn, error_type, needle):
-    def run():
-        try:
-            fn()
-        except error_type as e:
-            assert needle in str(e), f"`{needle}` not in: {e}"
-            return str(e).splitlines()[0][:200]
-        raise AssertionError("nothing raised")
-
-    check(name, run)
+checks = Checks()
+check, expect = checks.check, checks.expect
 
 
 CASES = [({}, "defaults"), ({"alpha": 2.5, "beta": -1.0}, "alpha, beta"), ({"alpha": -3.0, "beta": 0.5, "relu": True}, "relu")]
@@ -116,9 +93,4 @@ expect("torch: wrong attribute type", lambda: op(x, alpha="a"), Exception, "alph
 expect("torch: bool attribute given a string", lambda: op(x, relu="yes"), Exception, "relu")
 expect("jax: wrong attribute type", lambda: jax_mod.scale_shift(jnp.ones(8), alpha="a"), TypeError, "attribute `alpha` must be a Python float")
 expect("jax: traced attribute under jit", lambda: jax.jit(jax_mod.scale_shift)(jnp.ones(8), 2.0), TypeError, "static argument")
-os.makedirs(results_dir, exist_ok=True)
-failed = [r for r in results if not r["ok"]]
-with open(os.path.join(results_dir, "attrs_check.json"), "w") as f:
-    json.dump({"device": torch.cuda.get_device_name(), "jax": jax.__version__, "torch": torch.__version__, "checks": results}, f, indent=1)
-print(f"done: {len(results) - len(failed)} passed, {len(failed)} failed")
-sys.exit(1 if failed else 0)
+checks.finish(results_dir, "attrs_check.json", {"device": torch.cuda.get_device_name(), "jax": jax.__version__, "torch": torch.__version__})

@@ -15,13 +15,11 @@ torch.compile and jax.jit too; an S input (`shift`) that disagrees with x is
 the framework's error naming both. Writes RESULTS/derived_dtype_check.json;
 exit 1 on a failure.
 """
-import json
 import os
 import sys
-import traceback
 
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-from op_bundle import unpack_and_build  # noqa: E402
+from op_bundle import Checks, unpack_and_build  # noqa: E402
 
 bundle, results_dir = sys.argv[1], sys.argv[2]
 unpack_and_build(bundle, "rc", ["torch", "jax"])
@@ -36,31 +34,8 @@ import examples_row_center as torch_mod  # noqa: E402
 import examples_row_center_jax as jax_mod  # noqa: E402
 
 op = torch_mod.load()
-results = []
-STATS = {"float16": "float32", "float32": "float32", "float64": "float64"}
-TOL = {"float16": 1e-2, "float32": 1e-5, "float64": 1e-12}
-
-
-def check(name, fn):
-    try:
-        detail = fn()
-        results.append({"name": name, "ok": True, "detail": detail})
-        print(f"[ok] {name}: {detail}", flush=True)
-    except Exception as e:  # noqa: BLE001
-        results.append({"name": name, "ok": False, "detail": f"{type(e).__name__}: {e}"})
-        print(f"[FAIL] {name}: {type(e).__name__}: {e}\n{traceback.format_exc()[-800:]}", flush=True)
-
-
-def expect(name, fn, error_type, needle):
-    def run():
-        try:
-            fn()
-        except error_type as e:
-            assert needle in str(e), f"`{needle}` not in: {e}"
-            return str(e).splitlines()[0][:240]
-        raise AssertionError("nothing raised")
-
-    check(name, run)
+checks = Checks()
+check, expect = checks.check, checks.expect
 
 
 def reference(x, shift):
@@ -111,9 +86,4 @@ expect("torch: float16 shift for float16 x", lambda: op(x16, torch.ones(4, devic
        "argument `shift` has dtype Half but must be Float where `x` is Half (S follows T)")
 expect("jax: float32 shift for float64 x", lambda: jax_mod.row_center(jnp.ones((4, 8), jnp.float64), jnp.ones(4, jnp.float32)),
        TypeError, "argument `shift` has dtype float32 but must be float64 where `x` is float64 (S follows T)")
-os.makedirs(results_dir, exist_ok=True)
-failed = [r for r in results if not r["ok"]]
-with open(os.path.join(results_dir, "derived_dtype_check.json"), "w") as f:
-    json.dump({"device": torch.cuda.get_device_name(), "jax": jax.__version__, "torch": torch.__version__, "checks": results}, f, indent=1)
-print(f"done: {len(results) - len(failed)} passed, {len(failed)} failed")
-sys.exit(1 if failed else 0)
+checks.finish(results_dir, "derived_dtype_check.json", {"device": torch.cuda.get_device_name(), "jax": jax.__version__, "torch": torch.__version__})

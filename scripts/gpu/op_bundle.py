@@ -57,3 +57,44 @@ class Results:
         plot_after(path)
         print(f"done: {self.failed} failed")
         sys.exit(1 if self.failed else 0)
+
+
+class Checks:
+    """Named checks that pass when a function returns (its value is the
+    detail) or, for `expect`, when it raises the error named; `finish`
+    writes RESULTS/<file> with `env` and exits 1 if one failed."""
+
+    def __init__(self):
+        self.results = []
+
+    def check(self, name, fn):
+        import traceback
+
+        try:
+            detail = fn()
+            self.results.append({"name": name, "ok": True, "detail": detail})
+            print(f"[ok] {name}: {detail}", flush=True)
+        except Exception as e:  # noqa: BLE001
+            self.results.append({"name": name, "ok": False, "detail": f"{type(e).__name__}: {e}"})
+            print(f"[FAIL] {name}: {type(e).__name__}: {e}\n{traceback.format_exc()[-800:]}", flush=True)
+
+    def expect(self, name, fn, error_type, needle):
+        def run():
+            try:
+                fn()
+            except error_type as e:
+                assert needle in str(e), f"`{needle}` not in: {e}"
+                return str(e).splitlines()[0][:240]
+            raise AssertionError("nothing raised")
+
+        self.check(name, run)
+
+    def finish(self, results_dir, file, env):
+        import json
+
+        os.makedirs(results_dir, exist_ok=True)
+        failed = [r for r in self.results if not r["ok"]]
+        with open(os.path.join(results_dir, file), "w") as f:
+            json.dump(dict(env, checks=self.results), f, indent=1)
+        print(f"done: {len(self.results) - len(failed)} passed, {len(failed)} failed")
+        sys.exit(1 if failed else 0)
