@@ -573,7 +573,9 @@ fn row_center_keeps_its_statistics_in_the_derived_dtype() {
     };
     let x: Vec<f64> = data(m * n, 31).iter().map(|&v| v as f64 + 1e-9).collect();
     let shift = [0.5f64, -1.25, 3.0];
-    let mean: Vec<f64> = (0..m).map(|i| x[i * n..(i + 1) * n].iter().sum::<f64>() / n as f64).collect();
+    let mean: Vec<f64> = (0..m)
+        .map(|i| x[i * n..(i + 1) * n].iter().sum::<f64>() / n as f64)
+        .collect();
     let args = |py, pmean, px, pshift| {
         [py, pmean, px, pshift]
             .map(ArgValue::Ptr)
@@ -584,14 +586,33 @@ fn row_center_keeps_its_statistics_in_the_derived_dtype() {
     // float64: everything in double precision.
     let mut mem = Memory::new();
     let (px, pshift) = (mem.alloc_slice(&x), mem.alloc_slice(&shift));
-    let (py, pmean) = (mem.alloc_slice(&vec![0f64; m * n]), mem.alloc_slice(&vec![0f64; m]));
-    run(&lower_as("float64"), [2, 1, 1], &args(py, pmean, px, pshift), &mut mem).unwrap();
-    let (y, got_mean): (Vec<f64>, Vec<f64>) = (mem.read(py, m * n).unwrap(), mem.read(pmean, m).unwrap());
+    let (py, pmean) = (
+        mem.alloc_slice(&vec![0f64; m * n]),
+        mem.alloc_slice(&vec![0f64; m]),
+    );
+    run(
+        &lower_as("float64"),
+        [2, 1, 1],
+        &args(py, pmean, px, pshift),
+        &mut mem,
+    )
+    .unwrap();
+    let (y, got_mean): (Vec<f64>, Vec<f64>) =
+        (mem.read(py, m * n).unwrap(), mem.read(pmean, m).unwrap());
     for i in 0..m {
-        assert!((got_mean[i] - mean[i]).abs() <= 1e-15, "mean {i}: {} vs {}", got_mean[i], mean[i]);
+        assert!(
+            (got_mean[i] - mean[i]).abs() <= 1e-15,
+            "mean {i}: {} vs {}",
+            got_mean[i],
+            mean[i]
+        );
         for j in 0..n {
             let want = x[i * n + j] - mean[i] + shift[i];
-            assert!((y[i * n + j] - want).abs() <= 1e-14, "y[{i}, {j}]: {} vs {want}", y[i * n + j]);
+            assert!(
+                (y[i * n + j] - want).abs() <= 1e-14,
+                "y[{i}, {j}]: {} vs {want}",
+                y[i * n + j]
+            );
         }
     }
     // float16 x: float32 means and shift.
@@ -603,11 +624,25 @@ fn row_center_keeps_its_statistics_in_the_derived_dtype() {
         mem.alloc_slice(&vec![half::f16::ZERO; m * n]),
         mem.alloc_slice(&vec![0f32; m]),
     );
-    run(&lower_as("float16"), [2, 1, 1], &args(py, pmean, px, pshift), &mut mem).unwrap();
+    run(
+        &lower_as("float16"),
+        [2, 1, 1],
+        &args(py, pmean, px, pshift),
+        &mut mem,
+    )
+    .unwrap();
     let got_mean: Vec<f32> = mem.read(pmean, m).unwrap();
     for i in 0..m {
-        let want = x16[i * n..(i + 1) * n].iter().map(|v| v.to_f64()).sum::<f64>() / n as f64;
-        assert!((got_mean[i] as f64 - want).abs() <= 1e-6, "mean {i}: {} vs {want}", got_mean[i]);
+        let want = x16[i * n..(i + 1) * n]
+            .iter()
+            .map(|v| v.to_f64())
+            .sum::<f64>()
+            / n as f64;
+        assert!(
+            (got_mean[i] as f64 - want).abs() <= 1e-6,
+            "mean {i}: {} vs {want}",
+            got_mean[i]
+        );
     }
 }
 
@@ -987,18 +1022,28 @@ fn attention_case(tm: &str, tn: &str) {
 #[test]
 fn layer_norm_and_cross_entropy_run_in_float64() {
     let (m, n) = (5usize, 300usize);
-    let x: Vec<f64> = data(m * n, 21).iter().map(|&v| v as f64 * 3.0 + 1.0 + 1e-9).collect();
+    let x: Vec<f64> = data(m * n, 21)
+        .iter()
+        .map(|&v| v as f64 * 3.0 + 1.0 + 1e-9)
+        .collect();
     let w: Vec<f64> = data(n, 22).iter().map(|&v| v as f64 + 1e-10).collect();
     let b: Vec<f64> = data(n, 23).iter().map(|&v| v as f64).collect();
     let dy: Vec<f64> = data(m * n, 24).iter().map(|&v| v as f64 / 3.0).collect();
     let eps = 1e-5f64;
     let close = |what: &str, got: &[f64], want: &[f64]| {
         for (i, (g, w)) in got.iter().zip(want).enumerate() {
-            assert!((g - w).abs() <= 1e-12 * (1.0 + w.abs()), "{what}[{i}]: {g} vs {w}");
+            assert!(
+                (g - w).abs() <= 1e-12 * (1.0 + w.abs()),
+                "{what}[{i}]: {g} vs {w}"
+            );
         }
     };
-    let (mut y_ref, mut mean_ref, mut rstd_ref, mut dx_ref) =
-        (vec![0f64; m * n], vec![0f64; m], vec![0f64; m], vec![0f64; m * n]);
+    let (mut y_ref, mut mean_ref, mut rstd_ref, mut dx_ref) = (
+        vec![0f64; m * n],
+        vec![0f64; m],
+        vec![0f64; m],
+        vec![0f64; m * n],
+    );
     for i in 0..m {
         let row = &x[i * n..(i + 1) * n];
         let mu = row.iter().sum::<f64>() / n as f64;
@@ -1033,7 +1078,13 @@ fn layer_norm_and_cross_entropy_run_in_float64() {
     let args = [py, pmean, prstd, px, pw, pb].map(ArgValue::Ptr);
     let args: Vec<ArgValue> = args
         .into_iter()
-        .chain([ni.clone(), ni.clone(), mi.clone(), ni.clone(), ArgValue::Float(eps)])
+        .chain([
+            ni.clone(),
+            ni.clone(),
+            mi.clone(),
+            ni.clone(),
+            ArgValue::Float(eps),
+        ])
         .collect();
     run(&fwd, [2, 1, 1], &args, &mut mem).unwrap();
     close("y", &mem.read(py, m * n).unwrap(), &y_ref);
@@ -1049,10 +1100,17 @@ fn layer_norm_and_cross_entropy_run_in_float64() {
     close("dx", &mem.read(pdx, m * n).unwrap(), &dx_ref);
 
     for (looped, cols) in [(false, 1000usize), (true, 2500)] {
-        let logits: Vec<f64> = data(m * cols, 25).iter().map(|&v| v as f64 * 6.0 + 1e-9).collect();
+        let logits: Vec<f64> = data(m * cols, 25)
+            .iter()
+            .map(|&v| v as f64 * 6.0 + 1e-9)
+            .collect();
         let target: Vec<i64> = vec![3, (cols - 1) as i64, -100, 0, 17];
         let dloss: Vec<f64> = vec![1.0, 0.5, 2.0, -1.0, 0.25];
-        let macros = [("TN", "1024"), ("LOOP", if looped { "1" } else { "0" }), ("ALIGN", "1")];
+        let macros = [
+            ("TN", "1024"),
+            ("LOOP", if looped { "1" } else { "0" }),
+            ("ALIGN", "1"),
+        ];
         let (pl, pt, pd) = (
             mem.alloc_slice(&logits),
             mem.alloc_slice(&target),
@@ -1064,7 +1122,14 @@ fn layer_norm_and_cross_entropy_run_in_float64() {
         );
         let ci = ArgValue::Int(cols as i64);
         let fwd = lower_dtype_with("cross_entropy", "float64", &macros);
-        let args = [ArgValue::Ptr(ploss), ArgValue::Ptr(pl), ArgValue::Ptr(pt), ci.clone(), mi.clone(), ci.clone()];
+        let args = [
+            ArgValue::Ptr(ploss),
+            ArgValue::Ptr(pl),
+            ArgValue::Ptr(pt),
+            ci.clone(),
+            mi.clone(),
+            ci.clone(),
+        ];
         run(&fwd, [2, 1, 1], &args, &mut mem).unwrap();
         let bwd = lower_dtype_with("cross_entropy_dx", "float64", &macros);
         let args = [pg, pd, pl, pt]
@@ -1086,11 +1151,17 @@ fn layer_norm_and_cross_entropy_run_in_float64() {
                 (sum.ln() + max - row[t as usize], dloss[i])
             };
             let want_grad: Vec<f64> = (0..cols)
-                .map(|j| ((row[j] - max).exp() / sum - if j as i64 == t { 1.0 } else { 0.0 }) * scale)
+                .map(|j| {
+                    ((row[j] - max).exp() / sum - if j as i64 == t { 1.0 } else { 0.0 }) * scale
+                })
                 .collect();
             let what = format!("LOOP={looped} row {i}");
             close(&format!("{what} loss"), &loss[i..i + 1], &[want_loss]);
-            close(&format!("{what} dlogits"), &grad[i * cols..(i + 1) * cols], &want_grad);
+            close(
+                &format!("{what} dlogits"),
+                &grad[i * cols..(i + 1) * cols],
+                &want_grad,
+            );
         }
     }
 }

@@ -28,7 +28,10 @@ fn ort_derived_dtypes_type_outputs_and_check_inputs() {
         "pub const DTYPE_VARS: &[&str] = &[\"T\", \"S\", ];",
         "pub const GROUPS: &[&[i32]] = &[&[1, 1, ], &[10, 1, ], &[11, 11, ], ];",
     ] {
-        assert!(spec_rs.contains(needle), "missing `{needle}` in:\n{spec_rs}");
+        assert!(
+            spec_rs.contains(needle),
+            "missing `{needle}` in:\n{spec_rs}"
+        );
     }
     let lib = done.library.expect("built library");
     let stdout = run_check_script("", "scripts/ort/check_derived_dtype.py", [&lib]);

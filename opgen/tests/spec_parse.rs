@@ -618,18 +618,39 @@ fn derived_dtypes_follow_their_source() {
         )
         .replace("args N, x, y, z", "args N, x, y, z, total");
     let spec = ok(&text);
-    assert_eq!(spec.dtypes.len(), 1, "a derived variable is no tuning dimension");
+    assert_eq!(
+        spec.dtypes.len(),
+        1,
+        "a derived variable is no tuning dimension"
+    );
     let s = spec.derived_dtype("S").expect("S");
     assert_eq!(s.source, "T");
     assert_eq!(s.of("float16"), Some("float32"));
     assert_eq!(s.targets(), vec!["float32"]);
     assert!(spec.is_dtype_var("S") && spec.is_dtype_var("T") && !spec.is_dtype_var("float32"));
-    for op in ["layer_norm", "layer_norm_dx", "cross_entropy", "cross_entropy_dx"] {
+    for op in [
+        "layer_norm",
+        "layer_norm_dx",
+        "cross_entropy",
+        "cross_entropy_dx",
+    ] {
         let spec = ok(&ops_file(op));
-        let s = spec.derived_dtype("S").unwrap_or_else(|| panic!("{op} has no S"));
+        let s = spec
+            .derived_dtype("S")
+            .unwrap_or_else(|| panic!("{op} has no S"));
         assert_eq!(
-            (s.of("float16"), s.of("bfloat16"), s.of("float32"), s.of("float64")),
-            (Some("float32"), Some("float32"), Some("float32"), Some("float64")),
+            (
+                s.of("float16"),
+                s.of("bfloat16"),
+                s.of("float32"),
+                s.of("float64")
+            ),
+            (
+                Some("float32"),
+                Some("float32"),
+                Some("float32"),
+                Some("float64")
+            ),
             "{op}"
         );
     }
@@ -641,10 +662,16 @@ fn derived_dtypes_follow_their_source() {
         )
     };
     let e = err(&with("#pragma opgen dtype S from U {float32: float32}"));
-    assert!(e.contains("`S` follows `U`, which is not a dtype variable"), "{e}");
+    assert!(
+        e.contains("`S` follows `U`, which is not a dtype variable"),
+        "{e}"
+    );
     assert!(e.contains("k.tc:"), "{e}");
     let e = err(&with("#pragma opgen dtype S from T {float32: float32}"));
-    assert!(e.contains("`S` gives no dtype for `T` = float16; map every choice of `T`"), "{e}");
+    assert!(
+        e.contains("`S` gives no dtype for `T` = float16; map every choice of `T`"),
+        "{e}"
+    );
     let e = err(&with(
         "#pragma opgen dtype S from T {float32: float32, float16: float32, bfloat16: float32}",
     ));
@@ -653,9 +680,13 @@ fn derived_dtypes_follow_their_source() {
         "#pragma opgen dtype S from T {float32: float32, float32: float64, float16: float32}",
     ));
     assert!(e.contains("`float32` is mapped twice for `S`"), "{e}");
-    let e = err(&with("#pragma opgen dtype T from T {float32: float32, float16: float32}"));
+    let e = err(&with(
+        "#pragma opgen dtype T from T {float32: float32, float16: float32}",
+    ));
     assert!(e.contains("dtype variable `T` is declared twice"), "{e}");
-    let e = err(&with("#pragma opgen dtype S from T {float32: float99, float16: float32}"));
+    let e = err(&with(
+        "#pragma opgen dtype S from T {float32: float99, float16: float32}",
+    ));
     assert!(e.contains("unknown dtype `float99`"), "{e}");
     let e = err(&with("#pragma opgen dtype S of T {float32: float32}"));
     assert!(e.contains("expected `in` or `from`, found `of`"), "{e}");

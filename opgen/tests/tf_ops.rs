@@ -34,11 +34,7 @@ fn tf_libraries_build_with_every_variant() {
                 "examples_scale_shift_tf",
                 4
             ),
-            (
-                "ExamplesRowCenter".to_string(),
-                "examples_row_center_tf",
-                6
-            ),
+            ("ExamplesRowCenter".to_string(), "examples_row_center_tf", 6),
         ]
     );
     for g in built {

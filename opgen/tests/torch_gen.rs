@@ -303,13 +303,14 @@ fn args_that_do_not_fit_the_kernel_point_at_the_spec() {
 fn a_parameter_type_that_follows_the_dtype_is_an_error() {
     let tmp = tempfile::tempdir().unwrap();
     let bridge = fake_bridge(tmp.path());
-    let text = std::fs::read_to_string(op_path("add").with_file_name("../../examples/scale_shift.tc"))
-        .unwrap()
-        .replace(
-            "{float32: TYPE=float, float16: TYPE=half}",
-            "{float32: TYPE=float ACC=float, float64: TYPE=double ACC=double}",
-        )
-        .replace("float alpha, float beta", "ACC alpha, float beta");
+    let text =
+        std::fs::read_to_string(op_path("add").with_file_name("../../examples/scale_shift.tc"))
+            .unwrap()
+            .replace(
+                "{float32: TYPE=float, float16: TYPE=half}",
+                "{float32: TYPE=float ACC=float, float64: TYPE=double ACC=double}",
+            )
+            .replace("float alpha, float beta", "ACC alpha, float beta");
     let path = tmp.path().join("bad.tc");
     std::fs::write(&path, text).unwrap();
     let e = generate(&options(path, &tmp.path().join("out"), bridge), |_| {})

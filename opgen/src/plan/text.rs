@@ -153,7 +153,12 @@ pub fn op_signature(spec: &OpSpec) -> String {
     }
     for d in &spec.derived_dtypes {
         let entries: Vec<String> = d.map.iter().map(|(f, t)| format!("{f}: {t}")).collect();
-        text.push_str(&format!("; {} from {} {{{}}}", d.var, d.source, entries.join(", ")));
+        text.push_str(&format!(
+            "; {} from {} {{{}}}",
+            d.var,
+            d.source,
+            entries.join(", ")
+        ));
     }
     text
 }

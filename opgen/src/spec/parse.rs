@@ -383,7 +383,10 @@ fn parse_dtype(c: &mut Cursor, line: Span) -> Result<DtypeLine, Diagnostic> {
         (w, _) if w == "in" => {}
         (w, _) if w == "from" => return parse_derived_dtype(c, var, line).map(DtypeLine::Derived),
         (w, s) => {
-            return Err(Diagnostic::error(s, format!("expected `in` or `from`, found `{w}`")))
+            return Err(Diagnostic::error(
+                s,
+                format!("expected `in` or `from`, found `{w}`"),
+            ))
         }
     }
     c.expect_punct("{", "to open the dtype choices")?;
@@ -439,9 +442,17 @@ fn parse_dtype(c: &mut Cursor, line: Span) -> Result<DtypeLine, Diagnostic> {
 }
 
 /// The rest of `S from T {float16: float32, float64: float64}`.
-fn parse_derived_dtype(c: &mut Cursor, var: String, line: Span) -> Result<DerivedDtype, Diagnostic> {
-    let (source, _) = c.expect_ident("the dtype variable it follows, as in `dtype S from T {...}`")?;
-    c.expect_punct("{", "to open the map from the choices of the variable it follows")?;
+fn parse_derived_dtype(
+    c: &mut Cursor,
+    var: String,
+    line: Span,
+) -> Result<DerivedDtype, Diagnostic> {
+    let (source, _) =
+        c.expect_ident("the dtype variable it follows, as in `dtype S from T {...}`")?;
+    c.expect_punct(
+        "{",
+        "to open the map from the choices of the variable it follows",
+    )?;
     let mut map = Vec::new();
     loop {
         let (from, _) = expect_dtype(c)?;

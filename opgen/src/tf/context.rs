@@ -298,11 +298,12 @@ pub fn build(
         .inputs
         .iter()
         .map(|t| {
-            let allowed: Vec<String> = match (spec.dtype_var(&t.dtype), spec.derived_dtype(&t.dtype)) {
-                (Some(var), _) => var.choices.iter().map(|c| c.dtype.clone()).collect(),
-                (None, Some(d)) => d.targets().iter().map(|t| t.to_string()).collect(),
-                (None, None) => vec![t.dtype.clone()],
-            };
+            let allowed: Vec<String> =
+                match (spec.dtype_var(&t.dtype), spec.derived_dtype(&t.dtype)) {
+                    (Some(var), _) => var.choices.iter().map(|c| c.dtype.clone()).collect(),
+                    (None, Some(d)) => d.targets().iter().map(|t| t.to_string()).collect(),
+                    (None, None) => vec![t.dtype.clone()],
+                };
             let quoted: Vec<String> = allowed.iter().map(|d| format!("\"{d}\"")).collect();
             PyDtypes {
                 name: t.name.clone(),
@@ -333,7 +334,12 @@ pub fn build(
                 .filter(|t| t.dtype == d.var)
                 .map(|t| t.name.clone())
                 .collect();
-            let value = launch.derived_vars.iter().find(|v| v.var == d.var)?.value.clone();
+            let value = launch
+                .derived_vars
+                .iter()
+                .find(|v| v.var == d.var)?
+                .value
+                .clone();
             Some(TfDerived {
                 var: d.var.clone(),
                 source: d.source.clone(),

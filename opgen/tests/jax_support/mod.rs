@@ -52,7 +52,15 @@ pub fn options(op: &str, out_dir: PathBuf, no_build: bool, bridge: PathBuf) -> J
 /// The ops the checks use: add, softmax (no gradient, a requirement), dot
 /// with the two ops its gradient calls, the example with attributes and the
 /// one with a derived dtype.
-pub const OPS: &[&str] = &["add", "softmax", "dot", "dot_nt", "dot_tn", "scale_shift", "row_center"];
+pub const OPS: &[&str] = &[
+    "add",
+    "softmax",
+    "dot",
+    "dot_nt",
+    "dot_tn",
+    "scale_shift",
+    "row_center",
+];
 
 /// Generates and builds every op in `OPS` (in parallel) under
 /// target/jax-ops/, once per test binary.

@@ -49,7 +49,14 @@ pub fn options(op: &str, out_dir: PathBuf, no_build: bool, bridge: PathBuf) -> T
 
 /// The ops the checks use: add, dot with the two ops its gradient calls, the
 /// example with attributes and the one with a derived dtype.
-pub const OPS: &[&str] = &["add", "dot", "dot_nt", "dot_tn", "scale_shift", "row_center"];
+pub const OPS: &[&str] = &[
+    "add",
+    "dot",
+    "dot_nt",
+    "dot_tn",
+    "scale_shift",
+    "row_center",
+];
 
 /// Generates and builds every op in `OPS` (in parallel) under
 /// target/tf-ops/, once per test binary.
