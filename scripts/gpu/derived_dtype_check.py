@@ -36,6 +36,8 @@ import examples_row_center_jax as jax_mod  # noqa: E402
 op = torch_mod.load()
 checks = Checks()
 check, expect = checks.check, checks.expect
+STATS = {"float16": "float32", "float32": "float32", "float64": "float64"}
+TOL = {"float16": 1e-2, "float32": 1e-5, "float64": 1e-12}
 
 
 def reference(x, shift):
