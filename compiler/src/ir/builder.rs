@@ -29,9 +29,7 @@ impl FunctionBuilder {
     }
 
     pub fn new_value(&mut self, ty: Type, name: Option<String>) -> ValueId {
-        let id = ValueId(self.func.values.len() as u32);
-        self.func.values.push(ValueInfo { ty, name });
-        id
+        self.func.new_value(ty, name)
     }
 
     pub fn ty(&self, v: ValueId) -> &Type {

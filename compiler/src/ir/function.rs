@@ -494,6 +494,13 @@ pub enum OpKind {
 }
 
 impl Function {
+    /// A new value of type `ty`, for a pass that adds ops.
+    pub fn new_value(&mut self, ty: Type, name: Option<String>) -> ValueId {
+        let id = ValueId(self.values.len() as u32);
+        self.values.push(ValueInfo { ty, name });
+        id
+    }
+
     pub fn dtype(&self, v: ValueId) -> DType {
         self.ty(v).scalar.dtype()
     }

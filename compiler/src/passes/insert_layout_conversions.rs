@@ -19,7 +19,7 @@ use super::{Pass, PassOptions};
 use crate::analysis::operand_layouts::{OperandLayouts, Read};
 use crate::ir::layout::{reshape_src_layout, Layout, LayoutMap};
 use crate::ir::walk::{operands_mut, regions_mut, walk_ops};
-use crate::ir::{Function, LoopPipeline, Op, OpKind, Region, ValueId, ValueInfo};
+use crate::ir::{Function, LoopPipeline, Op, OpKind, Region, ValueId};
 use crate::span::Span;
 use std::collections::HashMap;
 
@@ -254,13 +254,7 @@ impl Rewriter<'_> {
     }
 
     fn new_value_like(&mut self, v: ValueId) -> ValueId {
-        let info = &self.func.values[v.0 as usize];
-        let copy = ValueInfo {
-            ty: info.ty.clone(),
-            name: info.name.clone(),
-        };
-        let id = ValueId(self.func.values.len() as u32);
-        self.func.values.push(copy);
-        id
+        let info = self.func.values[v.0 as usize].clone();
+        self.func.new_value(info.ty, info.name)
     }
 }

@@ -14,6 +14,7 @@ use super::selection::{pass_named, UnknownPass};
 use super::split_k::SplitK;
 use super::tma_loads::TmaLoads;
 use super::unrotate_prefetch::UnrotatePrefetch;
+use super::widen_dot_k::WidenDotK;
 use super::{Pass, PassOptions, Target};
 use crate::ir::printer::print_function;
 use crate::ir::verifier::{verify_function, VerifyError};
@@ -25,6 +26,7 @@ pub const STANDARD: &[&dyn Pass] = &[
     &FoldDotAccumulator,
     &EliminateDeadCode,
     &UnrotatePrefetch,
+    &WidenDotK,
     &SplitK,
     &AssignLayouts,
     &PipelineDotLoops,
@@ -259,6 +261,7 @@ mod tests {
                 "fold-dot-accumulator",
                 "eliminate-dead-code",
                 "unrotate-prefetch",
+                "widen-dot-k",
                 "split-k",
                 "assign-layouts",
                 "pipeline-dot-loops",
@@ -286,7 +289,7 @@ mod tests {
         .describe();
         assert!(
             off.lines()
-                .nth(5)
+                .nth(6)
                 .is_some_and(|l| l.ends_with("(skipped: TRITONC_NO_PIPELINE=1 is set)")),
             "{off}"
         );

@@ -16,26 +16,29 @@
 //!    reads (each would get a layout, perhaps a conversion).
 //! 3. [`unrotate_prefetch`]: undoes the seed's manual pre-fetch so the loop
 //!    pipeliner sees the plain loop (skipped with `TRITONC_NO_PIPELINE=1`).
-//! 4. [`split_k`]: with `--split-k S` on sm_90+, `S` programs (a cluster
+//! 4. [`widen_dot_k`]: on sm_90a, a dot loop stepping K by fewer than 128
+//!    bytes of 16-bit operands steps by 128 (every K-axis tile widened),
+//!    where the loads are mask-bounded boxes of tensors; needs a target.
+//! 5. [`split_k`]: with `--split-k S` on sm_90+, `S` programs (a cluster
 //!    along grid axis 2) share the kernel's dot loop and sum their
 //!    accumulators (`cluster_sum`); needs a target asking for it.
-//! 5. [`assign_layouts`]: chooses every tile's thread layout (kept in
+//! 6. [`assign_layouts`]: chooses every tile's thread layout (kept in
 //!    `Function::layouts`, printed on tile types); needs a target.
-//! 6. [`pipeline_dot_loops`]: decides which dot loops are software-pipelined
+//! 7. [`pipeline_dot_loops`]: decides which dot loops are software-pipelined
 //!    and how (engine, copy widths, buffers); needs a target.
-//! 7. [`tma_loads`]: on sm_90a, a wgmma pipeline whose operand loads are
+//! 8. [`tma_loads`]: on sm_90a, a wgmma pipeline whose operand loads are
 //!    boxes of tensors copies them with TMA (one thread, mbarriers);
 //!    needs a target asking for it (`--tma`).
-//! 8. [`narrow_before_convert`]: a narrowing cast takes its operand's
+//! 9. [`narrow_before_convert`]: a narrowing cast takes its operand's
 //!    layout, so the conversion after it moves the narrow tile; needs a target.
-//! 9. [`insert_layout_conversions`]: a `convert_layout` op wherever a tile
-//!    is read in another layout than its producer's; needs a target.
-//! 10. [`prefetch_dot_operands`]: in a loop not pipelined (attention's),
+//! 10. [`insert_layout_conversions`]: a `convert_layout` op wherever a tile
+//!     is read in another layout than its producer's; needs a target.
+//! 11. [`prefetch_dot_operands`]: in a loop not pipelined (attention's),
 //!     a dot's loaded `b` is copied an iteration ahead into double buffers
 //!     (skipped with `TRITONC_NO_PIPELINE=1`); needs a target.
-//! 11. [`allocate_shared_memory`]: every op's scratch shared memory placed
+//! 12. [`allocate_shared_memory`]: every op's scratch shared memory placed
 //!     and the kernel's total sized ([`crate::ir::SharedPlan`]); needs a target.
-//! 12. [`place_barriers`]: which ops wait for every thread before writing
+//! 13. [`place_barriers`]: which ops wait for every thread before writing
 //!     their buffer (earlier accesses may overlap); needs the plan.
 //!
 //! Adding a pass: one file here with a unit struct implementing [`Pass`],
@@ -58,6 +61,7 @@ pub mod selection;
 pub mod split_k;
 pub mod tma_loads;
 pub mod unrotate_prefetch;
+pub mod widen_dot_k;
 
 pub use manager::{PassEvent, PassFailure, PassManager, PassOutcome};
 pub use options::{PassOptions, Target};

@@ -40,7 +40,7 @@ use crate::ir::walk::{
 };
 use crate::ir::{
     BinOp, CmpPred, Const, DType, Function, Op, OpKind, Param, ParamAttrs, Region, ScalarType,
-    Type, ValueId, ValueInfo, MAX_CLUSTER_SPLITS,
+    Type, ValueId, MAX_CLUSTER_SPLITS,
 };
 use crate::span::Span;
 use std::collections::{HashMap, HashSet};
@@ -277,11 +277,7 @@ pub const SPLIT_TILE_PARAM: &str = "split_tile";
 /// first, and the old reads, now unused (removed once the body is rebuilt:
 /// they sit before the loop whose index the match holds).
 fn offset_tiles(func: &mut Function, body: &mut Region, span: Span) -> (Vec<Op>, Vec<ValueId>) {
-    let first = ValueId(func.values.len() as u32);
-    func.values.push(ValueInfo {
-        ty: i32_scalar(),
-        name: Some(SPLIT_TILE_PARAM.to_string()),
-    });
+    let first = func.new_value(i32_scalar(), Some(SPLIT_TILE_PARAM.to_string()));
     func.params.push(Param {
         name: SPLIT_TILE_PARAM.to_string(),
         value: first,
@@ -515,9 +511,7 @@ struct Builder<'a> {
 
 impl Builder<'_> {
     fn new_value(&mut self, ty: Type, name: Option<String>) -> ValueId {
-        let id = ValueId(self.func.values.len() as u32);
-        self.func.values.push(ValueInfo { ty, name });
-        id
+        self.func.new_value(ty, name)
     }
 
     fn value_like(&mut self, v: ValueId) -> ValueId {
