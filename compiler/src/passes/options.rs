@@ -72,6 +72,16 @@ impl PassOptions {
             .then_some("no target given (arch and warps)")
     }
 
+    /// Why a pipelining pass cannot run: pipelining off, or no target.
+    pub fn without_pipelining_target(&self) -> Option<&'static str> {
+        self.without_pipelining().or_else(|| self.without_target())
+    }
+
+    /// Why a pass that prepares pipelining cannot run (`TRITONC_NO_PIPELINE=1`).
+    pub fn without_pipelining(&self) -> Option<&'static str> {
+        (!self.pipelining).then_some("TRITONC_NO_PIPELINE=1 is set")
+    }
+
     /// These options planning for `target`.
     pub fn with_target(self, target: Target) -> Self {
         PassOptions {

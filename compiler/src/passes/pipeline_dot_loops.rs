@@ -42,10 +42,7 @@ impl Pass for PipelineDotLoops {
     }
 
     fn skipped_because(&self, options: &PassOptions) -> Option<&'static str> {
-        if !options.pipelining {
-            return Some("TRITONC_NO_PIPELINE=1 is set");
-        }
-        options.without_target()
+        options.without_pipelining_target()
     }
 
     fn run(&self, func: &mut Function, options: &PassOptions) -> bool {

@@ -40,10 +40,7 @@ impl Pass for PrefetchDotOperands {
     }
 
     fn skipped_because(&self, options: &PassOptions) -> Option<&'static str> {
-        if !options.pipelining {
-            return Some("TRITONC_NO_PIPELINE=1 is set");
-        }
-        options.without_target()
+        options.without_pipelining_target()
     }
 
     fn run(&self, func: &mut Function, _options: &PassOptions) -> bool {

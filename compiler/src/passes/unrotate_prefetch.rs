@@ -44,7 +44,7 @@ impl Pass for UnrotatePrefetch {
 
     /// Its only purpose is to feed the pipeliner.
     fn skipped_because(&self, options: &PassOptions) -> Option<&'static str> {
-        (!options.pipelining).then_some("TRITONC_NO_PIPELINE=1 is set")
+        options.without_pipelining()
     }
 
     fn run(&self, func: &mut Function, _: &PassOptions) -> bool {

@@ -40,14 +40,10 @@ impl Pass for WidenDotK {
     }
 
     fn skipped_because(&self, options: &PassOptions) -> Option<&'static str> {
-        if !options.pipelining {
-            return Some("TRITONC_NO_PIPELINE=1 is set");
-        }
-        match options.target {
-            None => options.without_target(),
-            Some(t) if t.arch != Arch::Sm90a => Some("not sm_90a (its wgmma pipelines gain)"),
-            Some(_) => None,
-        }
+        options.without_pipelining_target().or_else(|| {
+            (options.target.map(|t| t.arch) != Some(Arch::Sm90a))
+                .then_some("not sm_90a (its wgmma pipelines gain)")
+        })
     }
 
     fn run(&self, func: &mut Function, options: &PassOptions) -> bool {
