@@ -114,6 +114,17 @@ fn other_targets_and_wide_tiles_are_left_alone() {
         widened(&f32_tk16.func, Arch::Sm90a).is_none(),
         "32-bit operands"
     );
+    // 64x256 on one warpgroup: K 64 would take more registers than wgmma's
+    // plan allows (mma.sync instead), so TK 32 stays and TK 16 goes to 32.
+    let wide_n = |tk: &str| {
+        let k = Kernel::load(
+            "dot_masked_k.tc",
+            &[("TYPE", "half"), ("TM", "64"), ("TN", "256"), ("TK", tk)],
+        );
+        widened(&k.func, Arch::Sm90a).map(|f| k_tile(&f))
+    };
+    assert_eq!(wide_n("32"), None, "64x256x32 stays on wgmma");
+    assert_eq!(wide_n("16"), Some(32), "64x256x16 widens only to 32");
     // The seed's dot loads without masks: a wider step would read past K.
     let seed = Kernel::load(
         "dot.tc",

@@ -6,6 +6,9 @@
 //! `examples/linear_relu.tc` (TK 32) ran 0.90–1.00x `relu(addmm)` on an
 //! H100, and 1.02–1.11x with TK 64 written by hand.
 //!
+//! Only as far as the dot still fits the warpgroups (`wgmma::plan`: every
+//! doubling of K adds copy registers a thread), so no tile leaves wgmma.
+//!
 //! Safe where both loads are boxes of tensors bounded by masks (the
 //! [`tensor_tile`] proof TMA relies on) whose K coordinate is the loop's
 //! counter, stepped by the tile's K: a wider step reads past K only where the
@@ -17,6 +20,7 @@ use super::pipeline_dot_loops::is_zero_constant;
 use super::{Pass, PassOptions};
 use crate::analysis::axis_info::{self, AxisInfoMap};
 use crate::analysis::tensor_tile::tensor_tile;
+use crate::analysis::wgmma;
 use crate::arch::Arch;
 use crate::ir::index_poly::{Atom, Poly};
 use crate::ir::walk::{
@@ -50,9 +54,12 @@ impl Pass for WidenDotK {
         if self.skipped_because(options).is_some() {
             return false;
         }
+        let Some(target) = options.target else {
+            return false;
+        };
         let mut changed = false;
         // One loop at a time: widening moves values the next plan reads.
-        while let Some(plan) = find(func) {
+        while let Some(plan) = find(func, target.num_warps) {
             apply(func, &plan);
             changed = true;
         }
@@ -78,20 +85,41 @@ struct Plan {
     steps: Vec<(ValueId, ValueId)>,
 }
 
-fn find(func: &Function) -> Option<Plan> {
+fn find(func: &Function, num_warps: usize) -> Option<Plan> {
     let widths = axis_info::analyze(func);
     let du = DefUse::compute(func);
     let visits = walk_ops(func);
-    (0..visits.len()).find_map(|i| plan_loop(func, &du, &widths, &visits, i))
+    let facts = Facts {
+        du: &du,
+        widths: &widths,
+        visits: &visits,
+        num_warps,
+    };
+    (0..visits.len()).find_map(|i| plan_loop(func, &facts, i))
 }
 
-fn plan_loop(
-    func: &Function,
-    du: &DefUse,
-    widths: &AxisInfoMap,
-    visits: &[OpVisit<'_>],
-    index: usize,
-) -> Option<Plan> {
+/// What planning a loop reads besides the function.
+struct Facts<'a, 'f> {
+    du: &'a DefUse,
+    widths: &'a AxisInfoMap,
+    visits: &'a [OpVisit<'f>],
+    num_warps: usize,
+}
+
+/// The widest K step, up to 128 bytes, at which the dot still runs on the
+/// warpgroups (each doubling adds copy registers a thread), if wider than
+/// `from`; `None` where the dot is not on wgmma at `from` either.
+fn widest_k(m: usize, n: usize, from: usize, bytes: usize, num_warps: usize) -> Option<usize> {
+    wgmma::plan(m, n, from, num_warps)?;
+    let mut k = STEP_BYTES / bytes * from;
+    while k > from && wgmma::plan(m, n, k, num_warps).is_none() {
+        k /= 2;
+    }
+    (k > from).then_some(k)
+}
+
+fn plan_loop(func: &Function, facts: &Facts<'_, '_>, index: usize) -> Option<Plan> {
+    let (du, widths, visits) = (facts.du, facts.widths, facts.visits);
     let op = visits[index].op;
     let OpKind::While {
         inits,
@@ -135,7 +163,8 @@ fn plan_loop(
     if bytes >= STEP_BYTES || STEP_BYTES % bytes != 0 {
         return None;
     }
-    let to = from * (STEP_BYTES / bytes);
+    let (m, n) = (func.ty(a).shape[0], *func.ty(b).shape.get(1)?);
+    let to = widest_k(m, n, from, bytes, facts.num_warps)?;
     // Each operand: a single-use load of a carried pointer, zero-filled,
     // a box of a tensor, copied in runs the pipeliner takes.
     let def_in_body = |v: ValueId| body.ops.iter().find(|o| o.results.first() == Some(&v));
