@@ -2,7 +2,7 @@
 T`, float32 statistics for float16/float32 inputs and float64 ones for
 float64) in onnxruntime, on any machine: sessions open with the output types
 the group gives (mean is S, y is T), an input of dtype S that disagrees with
-x fails the run with a status naming both, and the run reaches the
+x fails the run with a status naming both (`S` follows `T`), and the run reaches the
 kernel launch (no CUDA device here, or the values on a GPU machine: pass
 `custom-op`).
 

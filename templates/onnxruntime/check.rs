@@ -1,6 +1,6 @@
 // Copied verbatim by triton-opgen: checks the inputs' dtypes and shapes
 // against the op's spec and derives the outputs' (no ORT calls here).
-use crate::op_spec::{DTYPE_VARS, GROUPS, INPUTS, OUTPUTS, QUALIFIED};
+use crate::op_spec::{DERIVED, DTYPE_VARS, GROUPS, INPUTS, OUTPUTS, QUALIFIED};
 use crate::spec_types::{dtype_name, DimDesc, DtypeDesc};
 
 /// What is known of one input: element type, dims (-1: unknown) and, during
@@ -149,6 +149,23 @@ fn pick_group(inputs: &[Seen]) -> Result<usize, String> {
                     None => assigned[v] = Some((seen.dtype, desc.name)),
                 }
             }
+        }
+    }
+    // An input of a derived variable: the dtype its source's input makes it.
+    for &(var, source) in DERIVED {
+        let (Some((got, by)), Some((code, from))) = (assigned[var], assigned[source]) else {
+            continue;
+        };
+        let want = GROUPS.iter().find(|g| g[source] == code).map(|g| g[var]);
+        if let Some(want) = want.filter(|&w| w != got) {
+            return Err(format!(
+                "{QUALIFIED}: input `{by}` has dtype {} but must be {} where `{from}` is {} ({} follows {})",
+                dtype_name(got),
+                dtype_name(want),
+                dtype_name(code),
+                DTYPE_VARS[var],
+                DTYPE_VARS[source]
+            ));
         }
     }
     GROUPS

@@ -18,6 +18,8 @@ pub struct OrtContext {
     pub dtype_vars: Vec<String>,
     /// ONNX element type codes, one row per group, one column per variable.
     pub groups: Vec<Vec<i32>>,
+    /// `(derived variable, its source)` as columns of the groups (`dtype S from T`).
+    pub derived: Vec<(usize, usize)>,
     pub inputs: Vec<TensorContext>,
     pub outputs: Vec<TensorContext>,
     /// `AttrDesc { .. }` rows of op_spec::ATTRS, in the spec's order.
@@ -115,6 +117,12 @@ pub fn build(
         .map(|v| v.var.clone())
         .chain(spec.derived_dtypes.iter().map(|d| d.var.clone()))
         .collect();
+    let column = |v: &str| dtype_vars.iter().position(|x| x == v);
+    let derived = spec
+        .derived_dtypes
+        .iter()
+        .filter_map(|d| Some((column(&d.var)?, column(&d.source)?)))
+        .collect();
     let code = |d: &str| onnx_code(d).ok_or_else(|| format!("dtype `{d}` has no ONNX type"));
     let group_codes = groups
         .iter()
@@ -154,6 +162,7 @@ pub fn build(
         source: source.to_string(),
         dtype_vars,
         groups: group_codes,
+        derived,
         inputs,
         outputs,
         attrs: spec.attrs.iter().map(attr_desc).collect(),
