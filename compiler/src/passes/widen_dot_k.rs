@@ -186,17 +186,11 @@ fn plan_loop(func: &Function, facts: &Facts<'_, '_>, index: usize) -> Option<Pla
     }
     // The K coordinate of both boxes is the counter itself, which steps by
     // the tile's K.
-    let counter = match boxes[0].col.terms().collect::<Vec<_>>().as_slice() {
-        [(m, 1)] if m.len() == 1 => match m[0] {
-            Atom::Value(v) => v,
-            Atom::Axis(_) => return None,
-        },
-        _ => return None,
-    };
-    if boxes[1].row != Poly::atom(Atom::Value(counter)) {
-        return None;
-    }
-    let counter_at = body.args.iter().position(|&v| v == counter)?;
+    let counter_at = body.args.iter().position(|&v| {
+        let k = Poly::atom(Atom::Value(v));
+        boxes[0].col == k && boxes[1].row == k
+    })?;
+    let counter = body.args[counter_at];
     let counter_step = body.yields[counter_at];
     let stepped = match def_in_body(counter_step)?.kind {
         OpKind::Binary {

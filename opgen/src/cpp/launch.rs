@@ -93,7 +93,7 @@ pub struct DtypeVarCtx {
     pub choices: String,
 }
 
-#[derive(Serialize)]
+#[derive(Clone, Serialize)]
 pub struct DerivedVarCtx {
     pub var: String,
     /// C++: its dtype from `dtype_<source>` (a chain of conditionals).
@@ -103,8 +103,6 @@ pub struct DerivedVarCtx {
     pub source_input: String,
     /// Inputs declared with it, which must have its dtype.
     pub inputs: Vec<String>,
-    /// Its dtypes, each once: `float32, float64`.
-    pub dtypes: String,
 }
 
 #[derive(Serialize)]
@@ -265,7 +263,6 @@ pub fn build(
                     .filter(|t| t.dtype == d.var)
                     .map(|t| t.name.clone())
                     .collect(),
-                dtypes: d.targets().join(", "),
             })
         })
         .collect::<Result<Vec<_>, ContextError>>()?;

@@ -7,7 +7,7 @@
 
 use crate::bind::BoundArg;
 use crate::cpp::dims_cpp;
-use crate::cpp::launch::{self, CppLaunch, CppWords};
+use crate::cpp::launch::{self, CppLaunch, CppWords, DerivedVarCtx};
 use crate::plan::{
     backward_text, called_ops, camel_case, grad_python, input_grads, op_signature, out_grads,
     py_params, CalledOp, ContextError, OutGradCtx,
@@ -84,18 +84,14 @@ pub struct TfOutput {
 
 #[derive(Serialize)]
 pub struct TfDerived {
-    pub var: String,
-    pub source: String,
-    /// C++: its dtype from `dtype_<source>`.
-    pub value: String,
+    /// As the launch has it: the variable, its source, the C++ value, the
+    /// source's input and the inputs declared with it.
+    #[serde(flatten)]
+    pub launch: DerivedVarCtx,
     /// C++: where the kernel reads the attr's value (an input's or an output's dtype).
     pub actual: String,
     /// Python: a dict from the source's dtype name to this variable's.
     pub py_map: String,
-    /// The input that sets the source variable.
-    pub source_input: String,
-    /// Inputs declared with it.
-    pub inputs: Vec<String>,
     /// Whether the Python function passes it (TensorFlow infers a type attr
     /// from an input of that type and takes no argument for it then).
     pub passed: bool,
@@ -314,7 +310,8 @@ pub fn build(
     let derived = spec
         .derived_dtypes
         .iter()
-        .filter_map(|d| {
+        .zip(&launch.derived_vars)
+        .filter_map(|(d, base)| {
             let input = spec.inputs.iter().position(|t| t.dtype == d.var);
             let output = spec.outputs.iter().position(|t| t.dtype == d.var);
             let actual = match (input, output) {
@@ -327,28 +324,11 @@ pub fn build(
                 .iter()
                 .map(|(from, to)| format!("\"{from}\": tf.{to}"))
                 .collect();
-            let source_input = spec.inputs.iter().find(|t| t.dtype == d.source)?;
-            let inputs: Vec<String> = spec
-                .inputs
-                .iter()
-                .filter(|t| t.dtype == d.var)
-                .map(|t| t.name.clone())
-                .collect();
-            let value = launch
-                .derived_vars
-                .iter()
-                .find(|v| v.var == d.var)?
-                .value
-                .clone();
             Some(TfDerived {
-                var: d.var.clone(),
-                source: d.source.clone(),
-                value,
                 actual,
                 py_map: format!("{{{}}}", entries.join(", ")),
-                source_input: source_input.name.clone(),
-                passed: inputs.is_empty(),
-                inputs,
+                passed: base.inputs.is_empty(),
+                launch: base.clone(),
             })
         })
         .collect();
