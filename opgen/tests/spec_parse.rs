@@ -691,3 +691,76 @@ fn derived_dtypes_follow_their_source() {
     let e = err(&with("#pragma opgen dtype S of T {float32: float32}"));
     assert!(e.contains("expected `in` or `from`, found `of`"), "{e}");
 }
+
+#[test]
+fn pad_lists_dims_a_multiple_and_a_condition() {
+    let dot = ok(&ops_file("dot"));
+    let pad = dot.pad.as_ref().expect("dot pads");
+    let dims: Vec<&str> = pad.dims.iter().map(|(d, _)| d.as_str()).collect();
+    assert_eq!((dims, pad.multiple), (vec!["N", "K"], 8));
+    let cond = pad.condition.as_ref().expect("a condition");
+    let dims_of = |m: i64, n: i64, k: i64| {
+        move |name: &str| match name {
+            "M" => Some(m),
+            "N" => Some(n),
+            "K" => Some(k),
+            _ => None,
+        }
+    };
+    let holds = |m, n, k| {
+        let (l, r) = (
+            cond.left.eval(&dims_of(m, n, k)).unwrap(),
+            cond.right.eval(&dims_of(m, n, k)).unwrap(),
+        );
+        assert_eq!(cond.cmp, ">=");
+        l >= r
+    };
+    assert!(holds(1000, 777, 1531) && holds(2049, 2049, 2049));
+    assert!(!holds(769, 769, 769) && !holds(16, 4097, 4096));
+    // Per axis of a tensor, the multiple it is padded to.
+    let b = dot.inputs.iter().find(|t| t.name == "b").unwrap();
+    assert_eq!(pad.multiples(&b.dims), vec![8, 8]);
+    let a = dot.inputs.iter().find(|t| t.name == "a").unwrap();
+    assert_eq!(pad.multiples(&a.dims), vec![1, 8]);
+    // Without a condition, and absent.
+    let plain = ok(&format!("{BASE}#pragma opgen pad N to 4\n"));
+    let p = plain.pad.unwrap();
+    assert_eq!((p.multiple, p.condition.is_none()), (4, true));
+    assert!(ok(BASE).pad.is_none());
+}
+
+#[test]
+fn pad_mistakes_are_errors() {
+    let cases = [
+        ("pad Q to 8", "`Q` is not a dimension of an input"),
+        ("pad N, N to 8", "`N` is listed twice"),
+        (
+            "pad N to 1",
+            "the multiple to pad to must be from 2 to 1024, got 1",
+        ),
+        (
+            "pad N 8",
+            "expected `to` and the multiple, as in `pad N, K to 8`, found `8`",
+        ),
+        ("pad N up 8", "expected `to`, found `up`"),
+        (
+            "pad N to 8 when N > 4",
+            "expected `if` or the line's end, found `when`",
+        ),
+        (
+            "pad N to 8 if N * SIZE > 4",
+            "unknown name `SIZE` in the `pad` condition",
+        ),
+        ("pad N to 8 if N / 0 > 4", "this divisor can be 0"),
+        ("pad N to 8 if N", "expected a comparison"),
+    ];
+    for (line, message) in cases {
+        let e = err(&format!("{BASE}#pragma opgen {line}\n"));
+        assert!(e.contains(message), "{line}: {e}");
+        assert!(e.contains("k.tc:9:"), "{line}: {e}");
+    }
+    let e = err(&format!(
+        "{BASE}#pragma opgen pad N to 8\n#pragma opgen pad N to 4\n"
+    ));
+    assert!(e.contains("`pad` is given twice"), "{e}");
+}

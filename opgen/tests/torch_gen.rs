@@ -503,6 +503,32 @@ fn example_linear_relu_runs_its_aligned_tiles_on_wgmma() {
         wgmma += usize::from(aligned && fits);
     }
     assert_eq!(wgmma, 16);
+    // Its `pad N, K to 8 if ...`: the op checks each input against its
+    // per-axis multiples, launches on the padded copies past the condition,
+    // and cuts the output back to [M, N]; the unpadded launch otherwise.
+    let op = read(&out, "op.cpp");
+    let x = "{int64_t(1), int64_t(8)}";
+    let w = "{int64_t(8), int64_t(8)}";
+    let bias = "{int64_t(8)}";
+    let condition = format!(
+        "if ((opgen_pad_needed(x_arg, {x}) || opgen_pad_needed(w_arg, {w}) || \
+         opgen_pad_needed(bias_arg, {bias})) && (((M * N) * K) >= \
+         ((int64_t(1000) * int64_t(1000)) * int64_t(1000))))"
+    );
+    assert!(op.contains(&condition), "{op}");
+    let padded = format!(
+        "linear_relu_launch(opgen_group, opgen_pad_input(x_arg, {x}), \
+         opgen_pad_input(w_arg, {w}), opgen_pad_input(bias_arg, {bias}));"
+    );
+    assert!(op.contains(&padded), "{op}");
+    assert!(
+        op.contains("return opgen_crop(opgen_out, { M, N });"),
+        "{op}"
+    );
+    assert!(
+        op.contains("return linear_relu_launch(opgen_group, x_arg, w_arg, bias_arg);"),
+        "{op}"
+    );
 }
 
 /// A tuning point over the target's limits (a tile of 1,048,576 elements on

@@ -8,7 +8,7 @@ tutorial matmul (Triton 3.6, autotuned, written below) in one process.
                                                      # from the repository root; carry out/torch
 
 It builds out/torch/dot with its build.sh (unless built), then for each case
-(24 shapes x fp16, bf16; see SHAPES) checks all three results against an
+(25 shapes x fp16, bf16; see SHAPES) checks all three results against an
 fp32 torch.matmul of the same inputs (relative Frobenius error under TOL of
 the dtype, all finite) and times them (triton.testing.do_bench: CUDA events,
 L2 flushed, median; ROUNDS interleaved rounds, median of the rounds). The
@@ -56,7 +56,7 @@ SHAPES = (
     + [("llm", m, 11008, 4096) for m in (1, 128, 4096)]
     + [("llm", m, 4096, 11008) for m in (16, 1000, 4096)]
     + [("llm", m, 32000, 4096) for m in (1, 128, 3000)]
-    + [("odd", 1000, 777, 1531)]
+    + [("odd", 1000, 777, 1531), ("odd", 2049, 2049, 2049)]
     + [("skinny K", 8192, 8192, 128), ("skinny K", 4096, 4096, 64)]
     + [("square", 8192, 8192, 8192)]
 )

@@ -12,6 +12,15 @@ pub fn cpp_all(conds: &[String]) -> String {
     }
 }
 
+/// A C++ condition that holds when one of `conds` does (`false` for none).
+pub fn cpp_any(conds: &[String]) -> String {
+    if conds.is_empty() {
+        "false".to_string()
+    } else {
+        conds.join(" || ")
+    }
+}
+
 /// Dims joined by `, `: symbols by name, literals plain or as
 /// `literal_type(v)` (a C++ cast such as `int64_t`).
 pub fn dims_cpp(dims: &[Dim], literal_type: Option<&str>) -> String {

@@ -50,6 +50,8 @@ pub struct OpSpec {
     /// compiler's `--tma`); empty: without. Also the tuning macro
     /// [`TMA_MACRO`] (after `SPLIT_K`), so `require` lines can read it.
     pub tma: Vec<u32>,
+    /// Dims the op may round up with zeros (`pad N, K to 8 if ...`).
+    pub pad: Option<Pad>,
     pub backward: Option<Backward>,
     /// The `op` line, for errors about the op as a whole.
     pub span: Span,
@@ -119,6 +121,35 @@ impl DerivedDtype {
             }
         }
         out
+    }
+}
+
+/// `pad N, K to 8 if M * N * K >= 1048576`: where one of these dims is not
+/// a multiple of 8 (or an input whose last axis is one has a leading stride
+/// that is not), the op runs the kernel on copies of its inputs zero-padded
+/// to the next multiple along these dims, with outputs of the padded sizes,
+/// and returns the outputs cut back to the real ones: the kernel's aligned
+/// variants (`require N / ALIGN * ALIGN == N`) then serve odd shapes. Only
+/// for kernels whose cut outputs do not change when these dims grow with
+/// zeros (a matmul's K and N); the condition, on dims only, keeps small
+/// calls, where the copies cost more than they save, unpadded.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pad {
+    pub dims: Vec<(String, Span)>,
+    pub multiple: u32,
+    pub condition: Option<Require>,
+    pub span: Span,
+}
+
+impl Pad {
+    /// Per axis of `dims`, the multiple that axis is padded to (1: none).
+    pub fn multiples(&self, dims: &[Dim]) -> Vec<u32> {
+        dims.iter()
+            .map(|d| match d {
+                Dim::Sym(s) if self.dims.iter().any(|(p, _)| p == s) => self.multiple,
+                _ => 1,
+            })
+            .collect()
     }
 }
 

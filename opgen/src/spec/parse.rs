@@ -44,6 +44,7 @@ const DIRECTIVES: &[&str] = &[
     "num_stages",
     "split_k",
     "tma",
+    "pad",
     "backward",
     "require",
 ];
@@ -106,6 +107,7 @@ struct Builder {
     num_stages: Option<Vec<u32>>,
     split_k: Option<(Vec<u32>, Span)>,
     tma: Option<(Vec<u32>, Span)>,
+    pad: Option<Pad>,
     backward: Option<Backward>,
 }
 
@@ -227,6 +229,10 @@ impl Builder {
                     })
                 })?;
                 self.tma = Some((values, line_span));
+            }
+            "pad" => {
+                once(&self.pad, line_span, "pad")?;
+                self.pad = Some(parse_pad(&mut c, line_span)?);
             }
             "backward" => {
                 once(&self.backward, line_span, "backward")?;
@@ -352,6 +358,7 @@ impl Builder {
             num_stages: self.num_stages.unwrap_or_default(),
             split_k,
             tma,
+            pad: self.pad,
             backward: self.backward,
             span,
         })
@@ -701,6 +708,48 @@ fn parse_grid(c: &mut Cursor, line: Span) -> Result<Vec<GridDim>, Diagnostic> {
         ));
     }
     Ok(dims)
+}
+
+/// `N, K to 8` or `N, K to 8 if M * N * K >= 1048576`
+fn parse_pad(c: &mut Cursor, line: Span) -> Result<Pad, Diagnostic> {
+    let mut dims = Vec::new();
+    loop {
+        dims.push(c.expect_ident("a dimension to pad, as in `pad N, K to 8`")?);
+        if !c.eat_punct(",") {
+            break;
+        }
+    }
+    match c.expect_ident("`to` and the multiple, as in `pad N, K to 8`")? {
+        (w, _) if w == "to" => {}
+        (w, s) => return Err(Diagnostic::error(s, format!("expected `to`, found `{w}`"))),
+    }
+    let (multiple, span) = c.expect_int("the multiple to pad to")?;
+    if !(2..=1024).contains(&multiple) {
+        return Err(Diagnostic::error(
+            span,
+            format!("the multiple to pad to must be from 2 to 1024, got {multiple}"),
+        ));
+    }
+    let condition = if c.at_end() {
+        None
+    } else {
+        match c.expect_ident("`if` and a condition, or the line's end")? {
+            (w, _) if w == "if" => Some(parse_require(c, line)?),
+            (w, s) => {
+                return Err(Diagnostic::error(
+                    s,
+                    format!("expected `if` or the line's end, found `{w}`"),
+                ))
+            }
+        }
+    };
+    c.expect_end()?;
+    Ok(Pad {
+        dims,
+        multiple: multiple as u32,
+        condition,
+        span: line,
+    })
 }
 
 /// `N <= TN`

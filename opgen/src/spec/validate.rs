@@ -16,6 +16,9 @@ pub fn validate(spec: &OpSpec) -> Result<(), Diagnostic> {
     check_overflow(spec)?;
     check_args(spec)?;
     check_grid(spec)?;
+    if let Some(pad) = &spec.pad {
+        check_pad(spec, pad)?;
+    }
     if let Some(backward) = &spec.backward {
         check_backward(spec, backward)?;
     }
@@ -585,6 +588,46 @@ fn check_calls(spec: &OpSpec, e: &Expr) -> Result<(), Diagnostic> {
             }
         }
     }
+}
+
+/// A `pad` line names dims the inputs bind, each once, and decides on dims
+/// alone (it is decided once a call, before any config is looked at).
+fn check_pad(spec: &OpSpec, pad: &Pad) -> Result<(), Diagnostic> {
+    let bound = spec.dim_bindings();
+    let is_dim = |name: &str| bound.iter().any(|(s, _, _)| s == name);
+    for (i, (dim, span)) in pad.dims.iter().enumerate() {
+        if !is_dim(dim) {
+            return Err(Diagnostic::error(
+                *span,
+                format!("`{dim}` is not a dimension of an input: `pad` lists input dimensions"),
+            ));
+        }
+        if let Some((_, first)) = pad.dims[..i].iter().find(|(d, _)| d == dim) {
+            return Err(Diagnostic::error(*span, format!("`{dim}` is listed twice"))
+                .with_label(*first, "first listed here"));
+        }
+    }
+    if let Some(condition) = &pad.condition {
+        for e in [&condition.left, &condition.right] {
+            check_calls(spec, e)?;
+            if let Some(divisor) = zero_divisor(spec, e) {
+                return Err(Diagnostic::error(
+                    divisor.span(),
+                    "this divisor can be 0: the launcher would divide by zero",
+                ));
+            }
+            for (name, span) in e.names() {
+                if !is_dim(name) {
+                    return Err(Diagnostic::error(
+                        span,
+                        format!("unknown name `{name}` in the `pad` condition"),
+                    )
+                    .with_note("it is decided before any config: it may use input dimensions, numbers and cdiv/min/max"));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Grid names: dims, tuning and fixed macros.

@@ -4,13 +4,13 @@
 //! SymInt output sizes and the autograd function.
 
 use crate::bind::BoundArg;
-use crate::cpp::dims_cpp;
 use crate::cpp::launch::{self, CppLaunch, CppWords};
+use crate::cpp::{cpp_any, dims_cpp};
 use crate::plan::{
-    backward_text, called_ops, camel_case, input_grads, out_grads, render_grad, CalledOp,
-    ContextError, OutGradCtx,
+    backward_text, called_ops, camel_case, expr_text, input_grads, out_grads, render_grad,
+    CalledOp, ContextError, OutGradCtx,
 };
-use crate::spec::{AttrType, GradExpr, OpSpec};
+use crate::spec::{AttrType, GradExpr, OpSpec, Pad};
 use crate::variants::Group;
 use serde::Serialize;
 
@@ -37,6 +37,24 @@ pub struct TorchContext {
     pub outputs: Vec<OutputCtx>,
     pub single_output: bool,
     pub backward: Option<BackwardCtx>,
+    pub pad: Option<PadCtx>,
+}
+
+/// The spec's `pad` line in C++: when to pad, the padded call, the cut outputs.
+#[derive(Serialize)]
+pub struct PadCtx {
+    /// `N, K to 8 if ...`, for a comment.
+    pub text: String,
+    /// Whether some input needs a padded copy.
+    pub needed: String,
+    /// The line's condition (`true` without one).
+    pub cond: String,
+    /// The launch's arguments: each input, padded where it has a padded dim.
+    pub call_args: String,
+    /// The op's result from the padded launch's (`opgen_out`).
+    pub result: String,
+    /// The launch's arguments without padding.
+    pub plain_args: String,
 }
 
 /// An attribute: a schema argument (`float alpha=1.0`) and a C++ parameter.
@@ -181,6 +199,7 @@ pub fn build(
         call_args.push(a.name.clone());
     }
     let fn_type = format!("{return_type}({})", param_types.join(", "));
+    let pad = spec.pad.as_ref().map(|p| pad_ctx(spec, p, &attrs));
     Ok(TorchContext {
         source: source.to_string(),
         ns: spec.namespace.clone(),
@@ -199,8 +218,86 @@ pub fn build(
         outputs,
         single_output: spec.outputs.len() == 1,
         backward,
+        pad,
         launch,
     })
+}
+
+/// The C++ `{int64_t(1), int64_t(8)}` of a tensor's per-axis pad multiples,
+/// `None` where no axis is padded.
+fn multiples_cpp(pad: &Pad, dims: &[crate::spec::Dim]) -> Option<String> {
+    let multiples = pad.multiples(dims);
+    multiples.iter().any(|&m| m > 1).then(|| {
+        let items: Vec<String> = multiples.iter().map(|m| format!("int64_t({m})")).collect();
+        format!("{{{}}}", items.join(", "))
+    })
+}
+
+fn pad_ctx(spec: &OpSpec, pad: &Pad, attrs: &[TorchAttr]) -> PadCtx {
+    let plain = |n: &str| n.to_string();
+    let mut needed = Vec::new();
+    let mut call_args = Vec::new();
+    let mut plain_args: Vec<String> = spec
+        .inputs
+        .iter()
+        .map(|t| format!("{}_arg", t.name))
+        .collect();
+    plain_args.extend(attrs.iter().map(|a| a.name.clone()));
+    for t in &spec.inputs {
+        match multiples_cpp(pad, &t.dims) {
+            Some(m) => {
+                needed.push(format!("opgen_pad_needed({}_arg, {m})", t.name));
+                call_args.push(format!("opgen_pad_input({}_arg, {m})", t.name));
+            }
+            None => call_args.push(format!("{}_arg", t.name)),
+        }
+    }
+    call_args.extend(attrs.iter().map(|a| a.name.clone()));
+    let single = spec.outputs.len() == 1;
+    let results: Vec<String> = spec
+        .outputs
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let out = match single {
+                true => "opgen_out".to_string(),
+                false => format!("std::get<{i}>(opgen_out)"),
+            };
+            match multiples_cpp(pad, &t.dims) {
+                Some(_) => format!(
+                    "opgen_crop({out}, {{ {} }})",
+                    dims_cpp(&t.dims, Some("int64_t"))
+                ),
+                None => out,
+            }
+        })
+        .collect();
+    let dims: Vec<&str> = pad.dims.iter().map(|(d, _)| d.as_str()).collect();
+    let mut text = format!("{} to {}", dims.join(", "), pad.multiple);
+    let cond = match &pad.condition {
+        Some(c) => {
+            let (l, r) = (c.left.to_cpp(&plain), c.right.to_cpp(&plain));
+            text += &format!(
+                " if {} {} {}",
+                expr_text(&c.left),
+                c.cmp,
+                expr_text(&c.right)
+            );
+            format!("{l} {} {r}", c.cmp)
+        }
+        None => "true".to_string(),
+    };
+    PadCtx {
+        text,
+        needed: cpp_any(&needed),
+        cond,
+        call_args: call_args.join(", "),
+        plain_args: plain_args.join(", "),
+        result: match single {
+            true => results[0].clone(),
+            false => format!("std::make_tuple({})", results.join(", ")),
+        },
+    }
 }
 
 /// The C++ type torch passes an attribute as (its schema's `float`, `int`, `bool`).
