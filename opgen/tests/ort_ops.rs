@@ -47,8 +47,16 @@ fn check_op_at(input: &Path, out: &Path) -> PathBuf {
     let reject = (file == "softmax_one_tile.tc").then(|| {
         json!({"shapes": {"x": [2, 5000]}, "needles": ["no compiled config accepts these inputs", "N <= TN", "N = 5000"]})
     });
+    // An empty K: nothing to launch, zero outputs (no GPU needed to see it).
+    let empty = match file {
+        "dot.tc" => Some(json!({"shapes": {"a": [3, 0], "b": [0, 5]}, "outputs": [[3, 5]]})),
+        "dot_nt.tc" => Some(json!({"shapes": {"a": [3, 0], "b": [5, 0]}, "outputs": [[3, 5]]})),
+        "dot_tn.tc" => Some(json!({"shapes": {"a": [0, 3], "b": [0, 5]}, "outputs": [[3, 5]]})),
+        _ => None,
+    };
     let lib = done.library.expect("built library");
     let desc = json!({
+        "empty": empty,
         "reject": reject,
         "lib": lib,
         "domain": spec.namespace,
@@ -66,6 +74,11 @@ fn check_op_at(input: &Path, out: &Path) -> PathBuf {
     );
     assert!(
         stdout.contains("run reports no CUDA device"),
+        "{file}:\n{stdout}"
+    );
+    assert_eq!(
+        stdout.contains("an empty input gives zero outputs [[3, 5]]"),
+        empty.is_some(),
         "{file}:\n{stdout}"
     );
     lib

@@ -513,7 +513,7 @@ fn example_linear_relu_runs_its_aligned_tiles_on_wgmma() {
     let condition = format!(
         "if ((opgen_pad_needed(x_arg, {x}) || opgen_pad_needed(w_arg, {w}) || \
          opgen_pad_needed(bias_arg, {bias})) && (((M * N) * K) >= \
-         ((int64_t(1000) * int64_t(1000)) * int64_t(1000))))"
+         (((int64_t(3) * int64_t(1000)) * int64_t(1000)) * int64_t(1000))))"
     );
     assert!(op.contains(&condition), "{op}");
     let padded = format!(

@@ -85,6 +85,20 @@ def main():
             want = torch.relu(torch.addmm(bias.float(), x.float(), w.float()))
             err = rel_err(lr(x, w, bias), want)
             r.record(f"linear_relu {m}x{n}x{k} {name}", err < TOL[name], f"rel err {err:.2e}, {examples_linear_relu.last_config()}")
+    # Host time a call takes to issue (no sync): padded 1000x777x1531 against
+    # the aligned 1000x784x1536 it becomes, which launches directly.
+    import time
+    for m, n, k in [(1000, 777, 1531), (1000, 784, 1536)]:
+        a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+        b = torch.randn(k, n, device="cuda", dtype=torch.float16)
+        dot(a, b)
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(50):  # 50 calls, ~400 launches: the queue does not fill
+            dot(a, b)
+        host_us = (time.perf_counter() - t0) / 50 * 1e6
+        torch.cuda.synchronize()
+        r.perf({"shape": [m, n, k], "dtype": "float16", "host_us_per_call": round(host_us, 1), "padded": (n, k) == (777, 1531)})
     for dt in (torch.float16, torch.bfloat16):
         for m, n, k in TIMED:
             a = torch.randn(m, k, device="cuda", dtype=dt)

@@ -5,7 +5,8 @@ symbolic dims, and the "no CUDA device" error when the node runs.
 usage: python3 check_loads.py DESCRIPTION.json
 DESCRIPTION: {"lib", "domain", "name", "qualified",
               "inputs": [{"name", "dims": ["M", 4, ...]}], "outputs": [...],
-              "reject" (optional): {"shapes": {input: shape}, "needles": [text]}}
+              "reject" (optional): {"shapes": {input: shape}, "needles": [text]},
+              "empty" (optional): {"shapes": {input: shape}, "outputs": [shape]}}
 (every input and output float32). Prints `ok: ...` lines; exits non-zero on failure."""
 
 import json
@@ -53,6 +54,16 @@ def main():
         shape = [d if isinstance(d, int) else sizes.setdefault(d, 3 + 2 * len(sizes)) for d in t["dims"]]
         feeds[t["name"]] = np.ones(shape, dtype=np.float32)
     expect_error(q, "run reports no CUDA device", lambda: sess.run(None, feeds), ["no CUDA device", q])
+    # An empty input (a matmul over K = 0) launches nothing: the outputs are
+    # zeros, as numpy's, with or without a GPU.
+    empty = desc.get("empty")
+    if empty:
+        feeds = {n: np.ones(shape, dtype=np.float32) for n, shape in empty["shapes"].items()}
+        got = sess.run(None, feeds)
+        for out, shape in zip(got, empty["outputs"]):
+            if list(out.shape) != shape or np.any(out != 0):
+                sys.exit(f"FAIL {q}: empty input: output of shape {list(out.shape)}, want zeros of {shape}; got {out.ravel()[:8]}")
+        print(f"ok: {q}: an empty input gives zero outputs {empty['outputs']}")
     # Inputs no compiled config accepts are refused before looking for a GPU.
     reject = desc.get("reject")
     if reject:

@@ -273,6 +273,38 @@ fn bridge_launch(
     })
 }
 
+/// Zeroes a call's `outputs` where it launches nothing (an input is empty):
+/// host memory in place, device memory in the stream's order (the default
+/// stream's outside the CUDA EP).
+pub fn zero_outputs(
+    memory: crate::Memory<'_>,
+    ordinal: usize,
+    outputs: &[HostTensor],
+) -> Result<(), Failure> {
+    let stream = match memory {
+        crate::Memory::Host(_) => {
+            for t in outputs.iter().filter(|t| t.bytes > 0) {
+                // SAFETY: ORT allocated each output, `bytes` long, in host memory.
+                unsafe { std::ptr::write_bytes(t.data, 0, t.bytes) };
+            }
+            return Ok(());
+        }
+        crate::Memory::Device => std::ptr::null_mut(),
+        crate::Memory::CudaEp(ep) => ep.stream,
+    };
+    let outputs: Vec<&HostTensor> = outputs.iter().filter(|t| t.bytes > 0).collect();
+    if outputs.is_empty() {
+        return Ok(());
+    }
+    let device = device(ordinal)?;
+    for t in outputs {
+        // SAFETY: ORT allocated each output on this device, `bytes` long.
+        unsafe { opgen_runtime::memory::raw::zero_async(&device, t.data as u64, t.bytes, stream.cast()) }
+            .map_err(cuda)?;
+    }
+    Ok(())
+}
+
 fn cuda(e: RuntimeError) -> Failure {
     Failure::Cuda(format!("{}: {e}", op_spec::QUALIFIED))
 }

@@ -362,7 +362,9 @@ pub(crate) unsafe fn compute_node(
             let addrs: Vec<u64> = tensors.iter().map(|t| t.data as u64).collect();
             gpu::launch_on(device, plan, &addrs, ep.stream).map_err(failure)
         }
-        _ => Ok(()), // an empty tensor: nothing to launch
+        // An empty tensor: nothing for the kernel to read, the outputs are
+        // zeros (a matmul over K = 0), never unwritten memory.
+        (_, _, memory) => gpu::zero_outputs(memory, ordinal, &tensors[seen.len()..]).map_err(failure),
     };
     stats::add(stats::CALLS, 1);
     stats::add(stats::COMPUTE_NS, started.elapsed().as_nanos() as u64);

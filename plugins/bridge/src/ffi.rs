@@ -87,6 +87,10 @@ mod bridge {
         /// Configs benchmarked in this process: 0 while every call was
         /// decided from the autotune cache or a pre-tuned table.
         fn benchmark_calls(op: &Op) -> u64;
+
+        /// Zeroes `bytes` at device address `ptr` in `stream`'s order: an
+        /// op's outputs where an input is empty (a matmul over K = 0).
+        fn zero_fill(device: i32, stream: usize, ptr: u64, bytes: u64) -> Result<()>;
     }
 }
 
@@ -166,6 +170,10 @@ fn pin_config(op: &Op, config: &str) -> Result<(), String> {
 
 fn benchmark_calls(op: &Op) -> u64 {
     crate::benchmark_calls(op)
+}
+
+fn zero_fill(device: i32, stream: usize, ptr: u64, bytes: u64) -> Result<(), String> {
+    crate::zero_fill(device, stream as *mut std::ffi::c_void, ptr, bytes)
 }
 
 #[cfg(test)]

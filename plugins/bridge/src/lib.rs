@@ -69,6 +69,30 @@ pub fn benchmark_calls(op: &Op) -> u64 {
     catch_unwind(AssertUnwindSafe(|| op.benchmark_calls())).unwrap_or(0)
 }
 
+/// Zeroes `bytes` at device address `ptr` in the order of `stream` (a
+/// `CUstream`; null: the default one) of device `device`: the outputs an op
+/// returns where an input is empty and its kernel has nothing to read (a
+/// matmul over K = 0 is zeros).
+pub fn zero_fill(
+    device: i32,
+    stream: *mut std::ffi::c_void,
+    ptr: u64,
+    bytes: u64,
+) -> Result<(), String> {
+    if bytes == 0 {
+        return Ok(());
+    }
+    let stream = stream as usize;
+    guarded(move || {
+        let device = usize::try_from(device).map_err(|_| format!("device {device} is not one"))?;
+        let device = opgen_runtime::Device::open(device).map_err(|e| e.to_string())?;
+        // SAFETY: the framework hands over an output it allocated on this
+        // device, `bytes` long, and the stream it runs the op on.
+        unsafe { opgen_runtime::memory::raw::zero_async(&device, ptr, bytes as usize, stream as _) }
+            .map_err(|e| e.to_string())
+    })
+}
+
 /// `f`'s result, or an error for its panic.
 fn guarded<T>(f: impl FnOnce() -> Result<T, String> + UnwindSafe) -> Result<T, String> {
     catch_unwind(f)
@@ -123,6 +147,19 @@ mod tests {
         assert!(msg.contains("no CUDA device"), "{msg}");
         // One candidate: nothing to tune, nothing benchmarked.
         assert_eq!(benchmark_calls(&op), 0);
+    }
+
+    #[test]
+    fn zero_fill_of_nothing_succeeds_and_without_gpu_is_an_error() {
+        assert_eq!(zero_fill(0, std::ptr::null_mut(), 0, 0), Ok(()));
+        assert!(zero_fill(-1, std::ptr::null_mut(), 0x1000, 16)
+            .unwrap_err()
+            .contains("device -1 is not one"));
+        if opgen_runtime::driver::is_available() {
+            return;
+        }
+        let msg = zero_fill(0, std::ptr::null_mut(), 0x1000, 16).unwrap_err();
+        assert!(msg.contains("no CUDA device"), "{msg}");
     }
 
     #[test]

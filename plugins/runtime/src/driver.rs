@@ -45,6 +45,7 @@ pub(crate) const REQUIRED_SYMBOLS: &[&str] = &[
     "cuMemcpyHtoD_v2",
     "cuMemcpyDtoH_v2",
     "cuMemsetD8_v2",
+    "cuMemsetD8Async",
 ];
 
 /// What the driver said about itself once initialised.

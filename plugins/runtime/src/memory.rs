@@ -149,6 +149,23 @@ pub mod raw {
         result::memcpy_dtoh_sync(dst, src).call("cuMemcpyDtoH", || format!("{} bytes", dst.len()))
     }
 
+    /// Zeroes `bytes` at `ptr` in `stream`'s order (a null stream: the
+    /// legacy default one).
+    ///
+    /// # Safety
+    /// `ptr` is a device allocation of at least `bytes` bytes, and `stream`
+    /// a live stream of `device` or null.
+    pub unsafe fn zero_async(
+        device: &Arc<Device>,
+        ptr: u64,
+        bytes: usize,
+        stream: sys::CUstream,
+    ) -> Result<()> {
+        device.bind()?;
+        result::memset_d8_async(ptr, 0, bytes, stream)
+            .call("cuMemsetD8Async", || format!("{bytes} bytes"))
+    }
+
     /// # Safety
     /// Both are device allocations of at least `bytes` bytes.
     pub unsafe fn copy_on_device(
