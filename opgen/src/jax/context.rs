@@ -39,6 +39,8 @@ pub struct JaxContext {
     pub py_dtype_vars: String,
     /// `{"S": ["T", {"float16": "float32", ...}]}`: the `dtype S from T` lines.
     pub py_derived: String,
+    /// The spec's `pad` line: `(("N", "K"), 8, lambda d: ...)` or `None`.
+    pub py_pad: String,
     pub py_groups: String,
     pub supported_dtypes: String,
     pub backward: Option<JaxBackward>,
@@ -207,6 +209,18 @@ pub fn build(
         py_outputs: py_tensors(&spec.outputs),
         py_dtype_vars: serde_json::Value::Object(dtype_vars).to_string(),
         py_derived: serde_json::Value::Object(derived).to_string(),
+        py_pad: match &spec.pad {
+            None => "None".to_string(),
+            Some(pad) => {
+                let dims: Vec<String> = pad.dims.iter().map(|(d, _)| format!("\"{d}\", ")).collect();
+                let dim = |n: &str| format!("d[\"{n}\"]");
+                let condition = match &pad.condition {
+                    Some(c) => format!("{} {} {}", c.left.to_py(&dim), c.cmp, c.right.to_py(&dim)),
+                    None => "True".to_string(),
+                };
+                format!("(({}), {}, lambda d: {condition})", dims.concat(), pad.multiple)
+            }
+        },
         py_groups: serde_json::to_string(&group_list).unwrap_or_default(),
         supported_dtypes: groups
             .iter()

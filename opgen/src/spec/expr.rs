@@ -96,6 +96,30 @@ impl Expr {
         }
     }
 
+    /// Python text of the expression over ints (`/` as `//`: the operands
+    /// are sizes, never negative, where C++'s truncation is the floor too);
+    /// `name` maps each name. Tensor functions are not rendered (`0`).
+    pub fn to_py(&self, name: &dyn Fn(&str) -> String) -> String {
+        match self {
+            Expr::Int(v, _) => v.to_string(),
+            Expr::Name(n, _) => name(n),
+            Expr::Neg(e, _) => format!("(-{})", e.to_py(name)),
+            Expr::Bin(op, l, r) => {
+                let op = match op {
+                    BinOp::Div => "//",
+                    other => other.symbol(),
+                };
+                format!("({} {op} {})", l.to_py(name), r.to_py(name))
+            }
+            Expr::Call(f, args, _) => match (f.as_str(), args.as_slice()) {
+                ("cdiv", [a, b]) => format!("(-(-{} // {}))", a.to_py(name), b.to_py(name)),
+                ("min", [a, b]) => format!("min({}, {})", a.to_py(name), b.to_py(name)),
+                ("max", [a, b]) => format!("max({}, {})", a.to_py(name), b.to_py(name)),
+                _ => "0".to_string(),
+            },
+        }
+    }
+
     /// Evaluates with `name` giving each name's value (`None`: unknown).
     pub fn eval(&self, name: &dyn Fn(&str) -> Option<i64>) -> Option<i64> {
         Some(match self {

@@ -65,6 +65,22 @@ try:
 except Exception as e:  # noqa: BLE001
     fail(section, f"jit trace: {type(e).__name__}: {e}")
 
+# dot's `pad N, K to 8 if M * N * K >= 3e9`: odd N and K past it trace a pad
+# of both inputs, the ffi_call on the padded sizes and a slice back; below
+# it, the ffi_call on the inputs as they are.
+try:
+    big = jax.make_jaxpr(jax.jit(triton_dot_jax.dot))(jnp.zeros((1537, 1531), jnp.float16), jnp.zeros((1531, 1537), jnp.float16))
+    small = str(jax.make_jaxpr(jax.jit(triton_dot_jax.dot))(jnp.zeros((100, 153), jnp.float16), jnp.zeros((153, 77), jnp.float16)))
+    text = str(big)
+    out = big.out_avals[0]
+    if ("pad[" in text and "f16[1537,1544]" in text and "f16[1536,1544]" in text and "slice" in text
+            and list(out.shape) == [1537, 1537] and "pad[" not in small and "f16[100,77]" in small):
+        ok(section, "odd N, K past the pad condition: padded to [1537, 1536] @ [1536, 1544], cut to [1537, 1537]; small: as is")
+    else:
+        fail(section, f"pad trace: {text}\n{small}")
+except Exception as e:  # noqa: BLE001
+    fail(section, f"pad trace: {type(e).__name__}: {e}")
+
 # ---- errors at trace time, naming the argument ----
 section = "trace errors"
 x = jnp.zeros((8,), jnp.float32)
