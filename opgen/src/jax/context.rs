@@ -212,13 +212,18 @@ pub fn build(
         py_pad: match &spec.pad {
             None => "None".to_string(),
             Some(pad) => {
-                let dims: Vec<String> = pad.dims.iter().map(|(d, _)| format!("\"{d}\", ")).collect();
+                let dims: Vec<String> =
+                    pad.dims.iter().map(|(d, _)| format!("\"{d}\", ")).collect();
                 let dim = |n: &str| format!("d[\"{n}\"]");
                 let condition = match &pad.condition {
                     Some(c) => format!("{} {} {}", c.left.to_py(&dim), c.cmp, c.right.to_py(&dim)),
                     None => "True".to_string(),
                 };
-                format!("(({}), {}, lambda d: {condition})", dims.concat(), pad.multiple)
+                format!(
+                    "(({}), {}, lambda d: {condition})",
+                    dims.concat(),
+                    pad.multiple
+                )
             }
         },
         py_groups: serde_json::to_string(&group_list).unwrap_or_default(),

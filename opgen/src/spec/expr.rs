@@ -353,6 +353,19 @@ mod tests {
     }
 
     #[test]
+    fn python_text_divides_by_floor_and_names_through_the_map() {
+        let py = |text: &str| parse(text).unwrap().to_py(&|n| format!("d[\"{n}\"]"));
+        assert_eq!(
+            py("N * 3 / TM - -1"),
+            "(((d[\"N\"] * 3) // d[\"TM\"]) - (-1))"
+        );
+        assert_eq!(
+            py("cdiv(N, TM) + min(N, 4) * max(TM, 2)"),
+            "((-(-d[\"N\"] // d[\"TM\"])) + (min(d[\"N\"], 4) * max(d[\"TM\"], 2)))"
+        );
+    }
+
+    #[test]
     fn precedence_and_evaluation() {
         assert_eq!(parse("1 + 2 * 3").unwrap().eval(&value), Some(7));
         assert_eq!(parse("(1 + 2) * 3").unwrap().eval(&value), Some(9));
