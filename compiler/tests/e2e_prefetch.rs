@@ -92,19 +92,9 @@ fn run(func: &Function, m: usize, n: usize, k: usize) -> Vec<f16> {
 fn reference(m: usize, n: usize, k: usize, a_t: bool, b_t: bool) -> Vec<f64> {
     let a = random::<f16>(LD * LD, 7, 1.0);
     let b = random::<f16>(LD * LD, 8, 1.0);
-    let mut out = vec![0.0; m * n];
-    for i in 0..m {
-        for j in 0..n {
-            out[i * n + j] = (0..k)
-                .map(|l| {
-                    let x = if a_t { a[l * LD + i] } else { a[i * LD + l] };
-                    let y = if b_t { b[j * LD + l] } else { b[l * LD + j] };
-                    x.to_f64() * y.to_f64()
-                })
-                .sum();
-        }
-    }
-    out
+    let at = |i: usize, l: usize| if a_t { a[l * LD + i] } else { a[i * LD + l] }.to_f64();
+    let bt = |l: usize, j: usize| if b_t { b[j * LD + l] } else { b[l * LD + j] }.to_f64();
+    matmul_f64(m, n, k, at, bt)
 }
 
 /// Runs `func` and its rewrite on K = 0, 1 tile and 3 tiles: bitwise equal C,

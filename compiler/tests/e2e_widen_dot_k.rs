@@ -47,26 +47,31 @@ fn run(func: &Function, m: usize, n: usize, k: usize) -> Vec<f16> {
     read::<f16>(&mem, c, m * n)
 }
 
+/// C in f64 on the same inputs as [`run`].
 fn reference(m: usize, n: usize, k: usize) -> Vec<f64> {
     let a = random::<f16>(m * k, 11, 1.0);
     let b = random::<f16>(k * n, 12, 1.0);
-    (0..m * n)
-        .map(|ij| {
-            let (i, j) = (ij / n, ij % n);
-            (0..k)
-                .map(|l| a[i * k + l].to_f64() * b[l * n + j].to_f64())
-                .sum()
-        })
-        .collect()
+    matmul_f64(
+        m,
+        n,
+        k,
+        |i, l| a[i * k + l].to_f64(),
+        |l, j| b[l * n + j].to_f64(),
+    )
+}
+
+/// `dot_masked_k.tc` with TM = 64 and these TYPE, TN and TK.
+fn masked_k(ty: &str, tn: &str, tk: &str) -> Kernel {
+    Kernel::load(
+        "dot_masked_k.tc",
+        &[("TYPE", ty), ("TM", "64"), ("TN", tn), ("TK", tk)],
+    )
 }
 
 #[test]
 fn widened_loops_compute_the_same_product() {
     for tk in ["16", "32"] {
-        let kernel = Kernel::load(
-            "dot_masked_k.tc",
-            &[("TYPE", "half"), ("TM", "64"), ("TN", "64"), ("TK", tk)],
-        );
+        let kernel = masked_k("half", "64", tk);
         let wide =
             widened(&kernel.func, Arch::Sm90a).unwrap_or_else(|| panic!("TK {tk}: not widened"));
         tritonc::ir::verifier::verify_function(&wide)
@@ -93,36 +98,22 @@ fn widened_loops_compute_the_same_product() {
 
 #[test]
 fn other_targets_and_wide_tiles_are_left_alone() {
-    let tk32 = Kernel::load(
-        "dot_masked_k.tc",
-        &[("TYPE", "half"), ("TM", "64"), ("TN", "64"), ("TK", "32")],
-    );
+    let tk32 = masked_k("half", "64", "32");
     assert!(
         widened(&tk32.func, Arch::Sm90).is_none(),
         "sm_90 (no wgmma)"
     );
-    let tk64 = Kernel::load(
-        "dot_masked_k.tc",
-        &[("TYPE", "half"), ("TM", "64"), ("TN", "64"), ("TK", "64")],
-    );
+    let tk64 = masked_k("half", "64", "64");
     assert!(widened(&tk64.func, Arch::Sm90a).is_none(), "TK 64 already");
-    let f32_tk16 = Kernel::load(
-        "dot_masked_k.tc",
-        &[("TYPE", "float"), ("TM", "64"), ("TN", "64"), ("TK", "16")],
-    );
+    let f32_tk16 = masked_k("float", "64", "16");
     assert!(
         widened(&f32_tk16.func, Arch::Sm90a).is_none(),
         "32-bit operands"
     );
     // 64x256 on one warpgroup: K 64 would take more registers than wgmma's
     // plan allows (mma.sync instead), so TK 32 stays and TK 16 goes to 32.
-    let wide_n = |tk: &str| {
-        let k = Kernel::load(
-            "dot_masked_k.tc",
-            &[("TYPE", "half"), ("TM", "64"), ("TN", "256"), ("TK", tk)],
-        );
-        widened(&k.func, Arch::Sm90a).map(|f| k_tile(&f))
-    };
+    let wide_n =
+        |tk: &str| widened(&masked_k("half", "256", tk).func, Arch::Sm90a).map(|f| k_tile(&f));
     assert_eq!(wide_n("32"), None, "64x256x32 stays on wgmma");
     assert_eq!(wide_n("16"), Some(32), "64x256x16 widens only to 32");
     // The seed's dot loads without masks: a wider step would read past K.

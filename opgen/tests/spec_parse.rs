@@ -751,7 +751,11 @@ fn pad_mistakes_are_errors() {
             "pad N to 8 if N * SIZE > 4",
             "unknown name `SIZE` in the `pad` condition",
         ),
-        ("pad N to 8 if N / 0 > 4", "this divisor can be 0"),
+        ("pad N to 8 if N / 0 > 4", "this divisor is 0"),
+        (
+            "pad N to 8 if N > 9223372036854775807 + 1",
+            "this expression overflows a 64-bit integer",
+        ),
         ("pad N to 8 if N", "expected a comparison"),
     ];
     for (line, message) in cases {

@@ -195,6 +195,20 @@ pub fn assert_exact<T: Num>(got: &[T], want: &[T], what: &str) {
     }
 }
 
+/// `C = A @ B` (M x N, row-major) in f64, with `a(i, l)` and `b(l, j)` the
+/// operands' elements (any layout: dense, strided, transposed).
+pub fn matmul_f64(
+    m: usize,
+    n: usize,
+    k: usize,
+    a: impl Fn(usize, usize) -> f64,
+    b: impl Fn(usize, usize) -> f64,
+) -> Vec<f64> {
+    (0..m * n)
+        .map(|ij| (0..k).map(|l| a(ij / n, l) * b(l, ij % n)).sum())
+        .collect()
+}
+
 /// `|got[i] - want[i]| <= tol(want[i])` for every `i`; `want` is exact (f64).
 pub fn assert_close<T: Num>(got: &[T], want: &[f64], tol: impl Fn(usize, f64) -> f64, what: &str) {
     assert_eq!(got.len(), want.len(), "{what}: lengths");

@@ -53,8 +53,6 @@ pub struct PadCtx {
     pub call_args: String,
     /// The op's result from the padded launch's (`opgen_out`).
     pub result: String,
-    /// The launch's arguments without padding.
-    pub plain_args: String,
 }
 
 /// An attribute: a schema argument (`float alpha=1.0`) and a C++ parameter.
@@ -237,12 +235,6 @@ fn pad_ctx(spec: &OpSpec, pad: &Pad, attrs: &[TorchAttr]) -> PadCtx {
     let plain = |n: &str| n.to_string();
     let mut needed = Vec::new();
     let mut call_args = Vec::new();
-    let mut plain_args: Vec<String> = spec
-        .inputs
-        .iter()
-        .map(|t| format!("{}_arg", t.name))
-        .collect();
-    plain_args.extend(attrs.iter().map(|a| a.name.clone()));
     for t in &spec.inputs {
         match multiples_cpp(pad, &t.dims) {
             Some(m) => {
@@ -292,7 +284,6 @@ fn pad_ctx(spec: &OpSpec, pad: &Pad, attrs: &[TorchAttr]) -> PadCtx {
         needed: cpp_any(&needed),
         cond,
         call_args: call_args.join(", "),
-        plain_args: plain_args.join(", "),
         result: match single {
             true => results[0].clone(),
             false => format!("std::make_tuple({})", results.join(", ")),
