@@ -83,16 +83,31 @@ fn tma_variants_are_the_aligned_ones_that_take_tensor_maps() {
             .iter()
             .any(|p| p.config == twin && p.cluster_x == 1));
     }
-    // TMA=3: 128-row tiles of 128 columns or more, unsplit, a producer
-    // warpgroup and a persistent grid.
-    let producers = with_tma(3);
-    assert!(!producers.is_empty());
-    for v in &producers {
-        assert_eq!((v.producer_warps, v.persistent), (4, true), "{}", v.config);
-        assert_eq!(macro_value(&v.tuned, "TM"), 128, "{}", v.config);
-        assert!(macro_value(&v.tuned, "TN") >= 128, "{}", v.config);
-        assert_eq!(macro_value(&v.tuned, "SPLIT_K"), 1, "{}", v.config);
-        assert!(v.ptx.contains("setmaxnreg.inc"), "{}", v.config);
+    // TMA=3: tiles of 128 columns or more, unsplit, a producer warpgroup
+    // and a persistent grid; TMA=4 the same in clusters of two sharing b.
+    // Two consumer warpgroups (128 rows) take the producer's registers,
+    // one (64 rows, 4 warps) keeps its own.
+    for (value, cluster) in [(3, 1), (4, 2)] {
+        let producers = with_tma(value);
+        for rows in [64, 128] {
+            assert!(producers
+                .iter()
+                .any(|v| macro_value(&v.tuned, "TM") == rows));
+        }
+        for v in &producers {
+            assert_eq!((v.producer_warps, v.persistent), (4, true), "{}", v.config);
+            assert_eq!(v.cluster_x, cluster, "{}", v.config);
+            assert!(macro_value(&v.tuned, "TN") >= 128, "{}", v.config);
+            assert_eq!(macro_value(&v.tuned, "SPLIT_K"), 1, "{}", v.config);
+            let two_groups = macro_value(&v.tuned, "TM") == 128;
+            assert_eq!(v.ptx.contains("setmaxnreg.inc"), two_groups, "{}", v.config);
+            assert_eq!(
+                v.ptx.contains(".multicast::cluster"),
+                value == 4,
+                "{}",
+                v.config
+            );
+        }
     }
     // Unaligned configs never copy by TMA: no TMA=1 twin of theirs.
     assert!(group
@@ -228,7 +243,7 @@ fn dot_key_text_is_the_one_the_readme_and_runtime_docs_show() {
             .key(&dims, "T=float16", "NVIDIA H100 80GB HBM3", &configs)
             .to_string()
     };
-    let aligned = "triton::dot|[1024x1024x1024]|T=float16|NVIDIA H100 80GB HBM3|cands=102:1df34fd7";
+    let aligned = "triton::dot|[1024x1024x1024]|T=float16|NVIDIA H100 80GB HBM3|cands=115:c749a108";
     assert_eq!(key(1024), aligned);
     assert!(key(1001).ends_with("|cands=16:93b3d373"), "{}", key(1001));
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");

@@ -585,15 +585,19 @@ fn tma_line_is_a_tuning_macro_of_its_own() {
     assert!(spec.tma_of(&point("3")) && spec.warp_specialize_of(&point("3")));
     assert!(!spec.tma_multicast_of(&point("3")) && !spec.warp_specialize_of(&point("2")));
     assert!(!ok(BASE).warp_specialize_of(&point("3")));
+    // 4: both (a producer warpgroup copying b into a cluster's pair).
+    let spec = ok(&format!("{BASE}#pragma opgen tma [0, 3, 4]\n"));
+    assert!(spec.tma_of(&point("4")) && spec.warp_specialize_of(&point("4")));
+    assert!(spec.tma_multicast_of(&point("4")));
 }
 
 #[test]
 fn tma_values_macro_and_repeats_are_checked() {
-    let e = err(&format!("{BASE}#pragma opgen tma [0, 4]\n"));
+    let e = err(&format!("{BASE}#pragma opgen tma [0, 5]\n"));
     assert!(
         e.contains(
-            "tma takes 0 (off), 1 (on), 2 (on, `b` shared by the two programs of a cluster) \
-             and 3 (on, issued by a producer warpgroup), got 4"
+            "tma takes 0 (off), 1 (on), 2 (on, `b` shared by the two programs of a cluster), \
+             3 (on, issued by a producer warpgroup) and 4 (both), got 5"
         ),
         "{e}"
     );

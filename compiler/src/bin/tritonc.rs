@@ -63,7 +63,9 @@ struct Cli {
     /// the kernel's warps multiply (consumers), on barriers per stage, where
     /// the compiler can compute every copy's origin from scalars; launch
     /// with the manifest's `producer_warps` more warps than `num_warps`.
-    #[arg(long, requires = "tma", conflicts_with_all = ["tma_multicast", "split_k"])]
+    /// With --tma-multicast too, each producer copies half of `b` into both
+    /// programs of its cluster where their tiles share it (an even grid x).
+    #[arg(long, requires = "tma", conflicts_with = "split_k")]
     warp_specialize: bool,
     /// What to write.
     #[arg(long, value_enum, default_value_t = Emit::Ptx)]

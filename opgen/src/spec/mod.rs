@@ -359,21 +359,22 @@ impl OpSpec {
     }
 
     /// Whether a point of the tuning space asks for TMA copies (its
-    /// [`TMA_MACRO`] value is 1, 2: with multicast, or 3: warp-specialized).
+    /// [`TMA_MACRO`] value is 1, 2: with multicast, 3: warp-specialized, or
+    /// 4: both).
     pub fn tma_of(&self, point: &[(String, String)]) -> bool {
         self.tma_value(point) >= 1
     }
 
     /// Whether a point asks for TMA copies whose `b` the two programs of a
-    /// cluster share (its [`TMA_MACRO`] value is 2).
+    /// cluster share (its [`TMA_MACRO`] value is 2 or 4).
     pub fn tma_multicast_of(&self, point: &[(String, String)]) -> bool {
-        self.tma_value(point) == 2
+        matches!(self.tma_value(point), 2 | 4)
     }
 
     /// Whether a point asks for TMA copies issued by a producer warpgroup
-    /// of their own (its [`TMA_MACRO`] value is 3).
+    /// of their own (its [`TMA_MACRO`] value is 3 or 4).
     pub fn warp_specialize_of(&self, point: &[(String, String)]) -> bool {
-        self.tma_value(point) == 3
+        matches!(self.tma_value(point), 3 | 4)
     }
 
     fn tma_value(&self, point: &[(String, String)]) -> u32 {

@@ -220,11 +220,11 @@ impl Builder {
             "tma" => {
                 once(&self.tma, line_span, "tma")?;
                 let values = parse_counts(&mut c, "TMA switches", |v| {
-                    (v <= 3).then_some(()).ok_or_else(|| {
+                    (v <= 4).then_some(()).ok_or_else(|| {
                         format!(
                             "tma takes 0 (off), 1 (on), 2 (on, `b` shared by the two \
-                             programs of a cluster) and 3 (on, issued by a producer \
-                             warpgroup), got {v}"
+                             programs of a cluster), 3 (on, issued by a producer \
+                             warpgroup) and 4 (both), got {v}"
                         )
                     })
                 })?;

@@ -296,13 +296,18 @@ impl Kernel {
     /// this can be less than the SMs' blocks over the cluster size, which is
     /// the answer where the driver has none).
     pub fn resident_clusters(&self) -> Result<u32> {
-        let splits = self.variant.cluster_splits.max(1);
+        self.clusters_at_once(1, self.variant.cluster_splits.max(1))
+    }
+
+    /// Clusters of `x` programs along x and `z` along z the device runs at
+    /// once (see [`Kernel::resident_clusters`]).
+    fn clusters_at_once(&self, x: u32, z: u32) -> Result<u32> {
         self.device.bind()?;
         self.opt_in_shared(self.variant.shared_bytes)?;
         let config = sys::CUlaunchConfig {
-            gridDimX: 1,
+            gridDimX: x,
             gridDimY: 1,
-            gridDimZ: splits,
+            gridDimZ: z,
             blockDimX: self.block_threads(),
             blockDimY: 1,
             blockDimZ: 1,
@@ -318,11 +323,9 @@ impl Kernel {
         if asked == sys::CUresult::CUDA_SUCCESS && clusters > 0 {
             return Ok(clusters as u32);
         }
-        Ok(self.max_active_blocks_per_sm()? * self.device.properties().sm_count / splits)
+        Ok(self.max_active_blocks_per_sm()? * self.device.properties().sm_count / (x * z))
     }
 
-    /// Grid for a persistent kernel (seed 002): `NUM_SM x occupancy`, at most
-    /// `work_items` programs and at least one.
     /// Programs of this kernel the device holds at once (asked once).
     fn resident_programs(&self) -> Result<u32> {
         if let Some(&n) = self.resident.get() {
@@ -332,9 +335,20 @@ impl Kernel {
         Ok(*self.resident.get_or_init(|| n))
     }
 
+    /// Grid for a persistent kernel (seed 002): `NUM_SM x occupancy`, at most
+    /// `work_items` programs and at least one. A variant in clusters along
+    /// x (TMA multicast pairs) counts whole
+    /// clusters that fit at once: a cluster's programs share one GPC, so
+    /// `SMs x blocks per SM` may not all be usable, and a program past them
+    /// would wait for a whole tile loop to finish.
     pub fn persistent_grid(&self, work_items: u32) -> Result<u32> {
-        let per_sm = self.max_active_blocks_per_sm()?.max(1);
-        let programs = self.device.properties().sm_count.saturating_mul(per_sm);
+        let programs = match self.variant.cluster_x {
+            0 | 1 => {
+                let per_sm = self.max_active_blocks_per_sm()?.max(1);
+                self.device.properties().sm_count.saturating_mul(per_sm)
+            }
+            pair => self.clusters_at_once(pair, 1)?.max(1) * pair,
+        };
         Ok(programs.min(work_items).max(1))
     }
 

@@ -197,15 +197,18 @@ fn swizzle(bytes: u32) -> Option<sys::CUtensorMapSwizzle> {
 }
 
 /// How far L2 widens the map's fetches: `TRITON_OPGEN_TMA_L2` (none, 64,
-/// 128, 256), 256 bytes by default; read once (encoding runs every launch).
+/// 128, 256), 128 bytes by default; read once (encoding runs every launch).
+/// H100: 256 costs where rows are not 128-byte aligned (3000^3 on 128x192
+/// TMA tiles 150 µs against 130 with 128 or none) and gains nothing where
+/// they are (4096^3, 3008^3 even); bench/results/2026-11-27b-h100-misaligned-rows.
 fn l2_promotion() -> sys::CUtensorMapL2promotion {
     use sys::CUtensorMapL2promotion::*;
     static PROMOTION: std::sync::OnceLock<sys::CUtensorMapL2promotion> = std::sync::OnceLock::new();
     *PROMOTION.get_or_init(|| match std::env::var("TRITON_OPGEN_TMA_L2").as_deref() {
         Ok("none") => CU_TENSOR_MAP_L2_PROMOTION_NONE,
         Ok("64") => CU_TENSOR_MAP_L2_PROMOTION_L2_64B,
-        Ok("128") => CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-        _ => CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+        Ok("256") => CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+        _ => CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
     })
 }
 

@@ -218,7 +218,9 @@ fn prefetch_maps(lw: &Lowering<'_, '_>, t: &TmaCopies) -> Result<()> {
 /// every thread of the CTA waits until they are): stage `s` filled (one
 /// arrival, the producer's, and the bytes its copies bring) and, from
 /// `stages` on, stage `s` free again (one arrival per consumer warp after
-/// each read).
+/// each read). A multicast pipeline's stage is free once the consumers of
+/// both programs of the pair read it (a copy into it may write both), and
+/// the pair meets before either copies.
 pub fn init_producer_barriers(
     lw: &Lowering<'_, '_>,
     t: &TmaCopies,
@@ -226,15 +228,18 @@ pub fn init_producer_barriers(
     consumer_warps: usize,
 ) -> Result<()> {
     init_filled_barriers(lw, t, stages)?;
-    let free = format!("@p mbarrier.init.shared::cta.b64 [$1], {consumer_warps};");
+    let readers = consumer_warps * if t.multicast { 2 } else { 1 };
+    let free = format!("@p mbarrier.init.shared::cta.b64 [$1], {readers};");
     each_barrier(lw, t, stages..2 * stages, &free)?;
     asm(lw, "fence.mbarrier_init.release.cluster;", &[], Issuer::All)?;
-    lw.barrier()
+    meet(lw, t)
 }
 
 /// A consumer warp is done reading the stage before `slot` (that of stage
 /// use `used - 1`): its lane 0 arrives on that stage's free barrier, unless
-/// `used` is `first` (this loop read nothing yet).
+/// `used` is `first` (this loop read nothing yet); a multicast pipeline's
+/// then on the peer's too (after its own: the peer's producer, once free
+/// there, may copy into this program's buffer).
 pub fn release_previous<'ctx>(
     lw: &Lowering<'_, 'ctx>,
     t: &TmaCopies,
@@ -252,7 +257,24 @@ pub fn release_previous<'ctx>(
         "@p mbarrier.arrive.shared::cta.b64 _, [$1];",
         &[free],
         Issuer::If(when),
+    )?;
+    if !t.multicast {
+        return Ok(());
+    }
+    let rank = cluster::rank(lw)?;
+    let peer = lw.builder.build_xor(rank, lw.i32_const(1), "peer_rank")?;
+    let remote = cluster::map_shared(lw, free, peer)?;
+    asm(
+        lw,
+        "@p mbarrier.arrive.shared::cluster.b64 _, [$1];",
+        &[remote],
+        Issuer::If(when),
     )
+}
+
+/// Where `b`'s box starts along its columns this tile (i32).
+pub fn b_column<'ctx>(lw: &mut Lowering<'_, 'ctx>, t: &TmaCopies) -> Result<IntValue<'ctx>> {
+    evaluate(lw, &t.operands[1].col)
 }
 
 /// Every thread of the program meets here, or of the pair for a multicast

@@ -12,6 +12,19 @@
 //! waiting on the stages' barriers instead of each other
 //! ([`crate::codegen::ops::wgmma_pipeline`]). Both loop over the tiles of
 //! the persistent grid, the stage count running on across them.
+//!
+//! With TMA multicast ([`TmaCopies::multicast`]) the programs run in
+//! clusters of two whose tiles each round differ in bit 0 (an even grid).
+//! Each producer computes the peer's tile's first column of `b` from the
+//! same scalars; where the two match it copies every other column block
+//! into both programs, else its own `b`. A stage is free once the consumer
+//! warps of both programs read it (each arrives on both barriers), so no
+//! copy overwrites a buffer the peer still reads, and the pair never meets
+//! after the start: before leaving, the producer waits until its last
+//! stages are read in both (the peer's last arrivals and copies have
+//! landed); idle warps leave at once. (Meeting at the exit instead, every
+//! idle warp waiting on the cluster barrier, made the H100 run 1.5x
+//! slower.)
 use crate::analysis::producer_slice::{tma_producer_slice, ProducerSlice};
 use crate::analysis::wgmma::WgmmaConfig;
 use crate::codegen::lower::asm::async_asm;
@@ -94,19 +107,28 @@ pub fn lower_kernel(lw: &mut Lowering<'_, '_>) -> Result<bool> {
     lw.apart(|lw| {
         lw.smem.current = buffer;
         each_tile(lw, tiles, |lw| {
-            for top in &func.body.ops[..slice.loop_at] {
-                if slice.has(top) {
-                    lw.op(top)?;
-                }
-            }
+            let peer_column = match t.multicast {
+                true => Some(peer_b_column(lw, t, &slice)?),
+                false => None,
+            };
+            lower_top_slice(lw, &slice)?;
+            let paired = match peer_column {
+                Some(peer) => Some(pair_shares_b(lw, t, peer)?),
+                None => None,
+            };
             let start = lw
                 .builder
                 .build_load(lw.ctx.i32_type(), counter, "stages_used")?
                 .into_int_value();
-            let end = produce(lw, op, t, (&w, plan.stages), &slice, start)?;
+            let end = produce(lw, op, t, (&w, plan.stages), (&slice, paired), start)?;
             lw.builder.build_store(counter, end)?;
             Ok(())
-        })
+        })?;
+        if t.multicast {
+            wait_for_the_last_reads(lw, t, counter, plan.stages)?;
+        }
+        lw.builder.build_unconditional_branch(lw.exit_block)?;
+        Ok(())
     })?;
 
     lw.builder.position_at_end(consumer);
@@ -119,7 +141,87 @@ pub fn lower_kernel(lw: &mut Lowering<'_, '_>) -> Result<bool> {
     lw.barrier_threads = Some(consumers as u32);
     lw.stage_counter = Some(counter);
     each_tile(lw, tiles, |lw| lw.region(&func.body))?;
+    lw.builder.build_unconditional_branch(lw.exit_block)?;
     Ok(true)
+}
+
+/// The scalars of the kernel's top region that the producer needs before
+/// the loop (for this tile).
+fn lower_top_slice(lw: &mut Lowering<'_, '_>, slice: &ProducerSlice) -> Result<()> {
+    let func = lw.func;
+    for top in &func.body.ops[..slice.loop_at] {
+        if slice.has(top) {
+            lw.op(top)?;
+        }
+    }
+    Ok(())
+}
+
+/// A multicast pipeline's pair: the first column of `b` the peer (the
+/// other program of the cluster, whose tile this round is this one's with
+/// bit 0 flipped: the grid along x is even) copies, computed here from the
+/// peer's tile by the same scalars.
+fn peer_b_column<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    t: &TmaCopies,
+    slice: &ProducerSlice,
+) -> Result<IntValue<'ctx>> {
+    let Some((tile, tiles)) = lw.persistent_tile else {
+        return lw.unsupported("a producer outside its tile loop", lw.func.span);
+    };
+    let peer = lw.builder.build_xor(tile, lw.i32_const(1), "peer_tile")?;
+    lw.persistent_tile = Some((peer, tiles));
+    let column = lw.apart(|lw| {
+        lower_top_slice(lw, slice)?;
+        tma::b_column(lw, t)
+    });
+    lw.persistent_tile = Some((tile, tiles));
+    column
+}
+
+/// Whether this tile's `b` starts at the peer's column (the same i1 in
+/// both programs): then each copies half of it into both.
+fn pair_shares_b<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    t: &TmaCopies,
+    peer: IntValue<'ctx>,
+) -> Result<IntValue<'ctx>> {
+    let own = tma::b_column(lw, t)?;
+    Ok(lw
+        .builder
+        .build_int_compare(IntPredicate::EQ, own, peer, "pair_shares_b")?)
+}
+
+/// A multicast pipeline's producer, before its program leaves: the
+/// consumers of both programs have read the last stages (the peer's
+/// consumers arrive on this program's barriers until then, and its copies
+/// into this program's buffers have landed).
+fn wait_for_the_last_reads<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    t: &TmaCopies,
+    counter: inkwell::values::PointerValue<'ctx>,
+    stages: usize,
+) -> Result<()> {
+    let used = lw
+        .builder
+        .build_load(lw.ctx.i32_type(), counter, "stages_used")?
+        .into_int_value();
+    for back in 1..=stages {
+        let at = lw
+            .builder
+            .build_int_sub(used, lw.i32_const(back as u64), "last_use")?;
+        let happened =
+            lw.builder
+                .build_int_compare(IntPredicate::SGE, at, lw.i32_const(0), "happened")?;
+        tma::branch_if(lw, happened, |lw| {
+            let slot = lw
+                .builder
+                .build_int_unsigned_rem(at, lw.i32_const(stages as u64), "")?;
+            let free = tma::free_barrier(lw, t, slot, stages)?;
+            tma::wait(lw, free, at, stages)
+        })?;
+    }
+    Ok(())
 }
 
 /// The tile count: the persistent kernel's last parameter.
@@ -131,7 +233,8 @@ fn tile_count<'ctx>(lw: &Lowering<'_, 'ctx>) -> Result<IntValue<'ctx>> {
 }
 
 /// Runs `body` (which lowers the code of one tile) for tiles `program_id(0),
-/// + num_programs(0), ..` below `tiles`, then leaves the kernel.
+/// + num_programs(0), ..` below `tiles`; the builder is left after the
+/// loop.
 fn each_tile<'ctx>(
     lw: &mut Lowering<'_, 'ctx>,
     tiles: IntValue<'ctx>,
@@ -145,6 +248,7 @@ fn each_tile<'ctx>(
     let entry = current_block(lw)?;
     let header = lw.new_block("tile_loop");
     let work = lw.new_block("tile");
+    let done = lw.new_block("tiles_done");
     lw.builder.build_unconditional_branch(header)?;
     lw.builder.position_at_end(header);
     let tile = lw.builder.build_phi(lw.ctx.i32_type(), "tile")?;
@@ -153,8 +257,7 @@ fn each_tile<'ctx>(
     let more = lw
         .builder
         .build_int_compare(IntPredicate::SLT, index, tiles, "more_tiles")?;
-    lw.builder
-        .build_conditional_branch(more, work, lw.exit_block)?;
+    lw.builder.build_conditional_branch(more, work, done)?;
     lw.builder.position_at_end(work);
     let outer = lw.persistent_tile.replace((index, tiles));
     let lowered = body(lw);
@@ -164,6 +267,7 @@ fn each_tile<'ctx>(
     let latch = current_block(lw)?;
     tile.add_incoming(&[(&next, latch)]);
     lw.builder.build_unconditional_branch(header)?;
+    lw.builder.position_at_end(done);
     Ok(())
 }
 
@@ -195,7 +299,7 @@ fn produce<'ctx>(
     op: &Op,
     t: &TmaCopies,
     (w, stages): (&WgmmaConfig, usize),
-    slice: &ProducerSlice,
+    (slice, paired): (&ProducerSlice, Option<IntValue<'ctx>>),
     start: IntValue<'ctx>,
 ) -> Result<IntValue<'ctx>> {
     let OpKind::While {
@@ -260,7 +364,7 @@ fn produce<'ctx>(
     for o in body_region.ops.iter().filter(|o| slice.has(o)) {
         lw.op(o)?;
     }
-    let at = tma::origins(lw, t, w, None)?;
+    let at = tma::origins(lw, t, w, paired)?;
     let base = slot_offset(lw, slot, w.stage_bytes())?;
     tma::issue_stage(lw, t, w, (base, slot), &at)?;
     let mut next = Vec::with_capacity(phis.len());
