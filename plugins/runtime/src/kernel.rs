@@ -337,10 +337,10 @@ impl Kernel {
 
     /// Grid for a persistent kernel (seed 002): `NUM_SM x occupancy`, at most
     /// `work_items` programs and at least one. A variant in clusters along
-    /// x (TMA multicast pairs) counts whole
-    /// clusters that fit at once: a cluster's programs share one GPC, so
-    /// `SMs x blocks per SM` may not all be usable, and a program past them
-    /// would wait for a whole tile loop to finish.
+    /// x (TMA multicast pairs) counts whole clusters that fit at once: a
+    /// cluster's programs share one GPC, so `SMs x blocks per SM` may not
+    /// all be usable, and a program past them would wait for a whole tile
+    /// loop to finish.
     pub fn persistent_grid(&self, work_items: u32) -> Result<u32> {
         let programs = match self.variant.cluster_x {
             0 | 1 => {
