@@ -208,21 +208,25 @@ fn print_passes_lists_the_order_without_a_file() {
         .collect();
     assert_eq!(order, standard, "{listing}");
     // The target comes from --arch and --num-warps (defaults included), so
-    // the target-aware passes are not listed as skipped; widen-dot-k is on
-    // the default sm_90, and split-k and tma-loads until --split-k and --tma
-    // ask for them.
+    // the target-aware passes are not listed as skipped; widen-dot-k and
+    // swap-ab are on the default sm_90, and split-k and tma-loads until
+    // --split-k and --tma ask for them.
     let skipped: Vec<&str> = listing.lines().filter(|l| l.contains("skipped")).collect();
-    assert_eq!(skipped.len(), 3, "{listing}");
+    assert_eq!(skipped.len(), 4, "{listing}");
     assert!(
         skipped[0].contains("widen-dot-k") && skipped[0].contains("not sm_90a"),
         "{listing}"
     );
     assert!(
-        skipped[1].contains("split-k") && skipped[1].contains("no split asked (--split-k)"),
+        skipped[1].contains("swap-ab") && skipped[1].contains("not sm_90a"),
         "{listing}"
     );
     assert!(
-        skipped[2].contains("tma-loads") && skipped[2].contains("not asked for (--tma)"),
+        skipped[2].contains("split-k") && skipped[2].contains("no split asked (--split-k)"),
+        "{listing}"
+    );
+    assert!(
+        skipped[3].contains("tma-loads") && skipped[3].contains("not asked for (--tma)"),
         "{listing}"
     );
     let asked = tritonc(&[
@@ -326,7 +330,7 @@ fn an_unknown_pass_is_an_error_listing_the_passes() {
     assert_eq!(
         stderr(&out),
         "error: unknown pass `unroll`; the passes are: fold-dot-accumulator, eliminate-dead-code, unrotate-prefetch, \
-         widen-dot-k, split-k, assign-layouts, pipeline-dot-loops, tma-loads, narrow-before-convert, insert-layout-conversions, \
+         widen-dot-k, swap-ab, split-k, assign-layouts, pipeline-dot-loops, tma-loads, narrow-before-convert, insert-layout-conversions, \
          prefetch-dot-operands, allocate-shared-memory, place-barriers, \
          or `all`\n"
     );

@@ -309,3 +309,64 @@ fn transposed_operands_are_staged_as_loaded_for_wgmma() {
         }
     }
 }
+
+/// Skinny tiles (fewer than 64 rows) run on wgmma through the `swap-ab`
+/// pass: the instruction's rows are the tile's columns and its `N` the
+/// tile's rows (`m64n16`, `m64n32`), `b` read M-major (transpose immediate
+/// 1) and `a` K-major (0); the accumulator is transposed back once, after
+/// the loop. On sm_90 (no wgmma) the tile stays on `mma.sync`.
+#[test]
+fn skinny_tiles_swap_onto_wgmma() {
+    for (tm, tn, warps) in [(16, 64, 4), (32, 128, 4), (16, 128, 8), (32, 256, 8)] {
+        let name = format!("swap_ab_{tm}x{tn}_w{warps}");
+        let (ptx, _) = compiled(
+            "dot_masked_k.tc",
+            &dot("half", tm, tn, 64),
+            Arch::Sm90a,
+            warps,
+        );
+        let shape = format!("wgmma.mma_async.sync.aligned.m64n{tm}k16.f32.f16.f16");
+        // One instruction per warpgroup block of the tile's columns and k16 step.
+        let blocks = tn / 64 / (warps as usize / 4);
+        let issued = ptx.matches(&shape).count();
+        assert!(issued >= 4 * blocks, "{name}: {issued} x {shape}");
+        assert_eq!(
+            issued,
+            ptx.matches("wgmma.mma_async").count(),
+            "{name}: one shape"
+        );
+        assert!(
+            ptx.contains(", 1, 1, 1, 1, 0;"),
+            "{name}: b M-major, a K-major"
+        );
+        assert!(!ptx.contains("mma.sync"), "{name}");
+        ptxas_sm90a(&ptx, &name);
+    }
+    let (ptx, _) = compiled("dot_masked_k.tc", &dot("half", 16, 64, 64), Arch::Sm90, 4);
+    assert!(!ptx.contains("wgmma"));
+    assert!(ptx.contains("mma.sync.aligned.m16n8k16"));
+}
+
+/// An M-major `a` of 192 rows (`^a @ b`, three wgmma blocks of 64)
+/// multiplied wrong past the first pipeline stage on an H100 (384x128x1000:
+/// 0.11 relative error, 2026-11-27): the loop is not pipelined, so the
+/// 192-row tile is declined as any such tile off wgmma is; 128 rows stay
+/// on wgmma.
+#[test]
+fn transposed_a_of_192_rows_is_declined() {
+    let defs: Vec<(String, String)> = dot_grad(true, "half", 192, 64)
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    let err = common::compile_kernel("dot_grad.tc", &defs, Arch::Sm90a, 4, None)
+        .err()
+        .expect("a 192-row M-major a compiled");
+    assert!(err.is_declined(), "{err}");
+    let (ptx, _) = compiled(
+        "dot_grad.tc",
+        &dot_grad(true, "half", 128, 64),
+        Arch::Sm90a,
+        8,
+    );
+    assert!(ptx.contains("wgmma.mma_async.sync.aligned.m64n64k16"));
+}

@@ -84,12 +84,31 @@ pub fn dtype_assignments(vars: &[DtypeVar]) -> Vec<Vec<DtypeBinding>> {
     out
 }
 
-/// How many kernels `compile` will build (for the progress bar), saturating.
+/// How many kernels `compile` will build (for the progress bar), saturating:
+/// the points every macro-only `require` admits, where the space is small
+/// enough to walk ([`WALKED_POINTS`]), else the whole product.
 pub fn count_points(spec: &OpSpec) -> u64 {
-    space_factors(spec)
+    let product = space_factors(spec)
         .iter()
-        .fold(1u64, |n, (_, k)| n.saturating_mul(*k))
+        .fold(1u64, |n, (_, k)| n.saturating_mul(*k));
+    if product > WALKED_POINTS {
+        return product;
+    }
+    let admitted: u64 = dtype_assignments(&spec.dtypes)
+        .iter()
+        .map(|assignment| {
+            tuning::expand(&point_defines(spec, assignment))
+                .iter()
+                .filter(|p| spec.point_admitted(&p.defines))
+                .count() as u64
+        })
+        .sum();
+    admitted * spec.launch_options().len() as u64
 }
+
+/// Most points [`count_points`] walks to apply the `require` lines (a few
+/// milliseconds); a larger space is judged by its product.
+const WALKED_POINTS: u64 = 1 << 16;
 
 /// What the space multiplies: the dtype choices, each tuned macro, the
 /// launch options (num_warps x num_stages).
@@ -117,13 +136,26 @@ pub fn set_max_points(max: u64) {
     MAX_POINTS.store(max, Ordering::Relaxed);
 }
 
-/// The space against [`set_max_points`]' limit, before anything is expanded:
-/// over it, an error at the longest `tune` line.
+/// The space against [`set_max_points`]' limit, counting the points the
+/// macro-only `require` lines admit: over it, an error at the longest `tune` line.
 pub fn check_space(spec: &OpSpec) -> Result<(), Diagnostic> {
-    let Err(e) = tuning::check_space(&space_factors(spec), MAX_POINTS.load(Ordering::Relaxed))
-    else {
+    let max = MAX_POINTS.load(Ordering::Relaxed);
+    let Err(mut e) = tuning::check_space(&space_factors(spec), max) else {
         return Ok(());
     };
+    // Points no input could run (a macro-only `require` fails) are never
+    // compiled: only the admitted ones count against the limit.
+    let admitted = count_points(spec);
+    if admitted <= max {
+        return Ok(());
+    }
+    if admitted < e.points {
+        e.factors = format!(
+            "{} = {}, of which the `require` lines admit {admitted}",
+            e.factors, e.points
+        );
+        e.points = admitted;
+    }
     let span = spec
         .tune
         .iter()

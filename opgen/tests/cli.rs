@@ -86,6 +86,27 @@ fn a_space_over_the_limit_is_an_error_at_its_tune_line_before_compiling() {
     assert!(!ok && err.contains("has 6 points"), "{err}");
 }
 
+/// Only the points the macro-only `require` lines admit count against the
+/// limit (the others are never compiled): 2 dtypes x SIZE 256 and 1024.
+#[test]
+fn the_limit_counts_the_points_the_requires_admit() {
+    let (_dir, path) = add_spec_with(|t| {
+        t.replace(
+            "#pragma opgen tune SIZE = [256, 1024, 4096]",
+            "#pragma opgen tune SIZE = [256, 1024, 4096]\n#pragma opgen require SIZE <= 1024",
+        )
+    });
+    let (ok, err) = generate_no_build(&path, &["--max-configs", "4"]);
+    assert!(ok, "{err}");
+    let (ok, err) = generate_no_build(&path, &["--max-configs", "3"]);
+    assert!(
+        !ok && err.contains(
+            "has 4 points (dtypes: 2 x SIZE: 3 = 6, of which the `require` lines admit 4)"
+        ) && err.contains("--max-configs 4"),
+        "{err}"
+    );
+}
+
 #[test]
 fn an_empty_tune_item_an_unsigned_grid_value_and_an_empty_spec_are_located() {
     let cases: [(&str, &str, &str); 3] = [

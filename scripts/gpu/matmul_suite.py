@@ -196,20 +196,20 @@ def run_case(torch, ops, group, m, n, k, dtype):
 
 # ------------------------------------------------------------ the run
 
-def load_op(ops_dir):
-    """Builds (if needed) and loads out/torch/dot; (module, op)."""
+def load_op(ops_dir, name="dot"):
+    """Builds (if needed) and loads out/torch/<name> (dot, dot_nt, dot_tn); (module, op)."""
     import importlib
 
-    folder = os.path.join(ops_dir, "dot")
-    if os.path.exists(os.path.join(folder, "libtriton_dot.so")):
+    folder = os.path.join(ops_dir, name)
+    if os.path.exists(os.path.join(folder, f"libtriton_{name}.so")):
         sys.path.insert(0, os.path.abspath(folder))
-        module = importlib.import_module("triton_dot")
+        module = importlib.import_module(f"triton_{name}")
     else:
         from torch_ops_check import finish_build, start_build
 
-        module = finish_build(ops_dir, "dot", *start_build(ops_dir, "dot"))
+        module = finish_build(ops_dir, name, *start_build(ops_dir, name))
         if module is None:
-            raise SystemExit("building the dot op failed (output above)")
+            raise SystemExit(f"building the {name} op failed (output above)")
     return module, module.load()
 
 

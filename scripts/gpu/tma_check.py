@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """TMA copies on the GPU through the generated `triton::dot` torch op.
 
-    python3 scripts/gpu/tma_check.py out/torch [--out DIR] [--all] [--variants REGEX]
+    python3 scripts/gpu/tma_check.py out/torch [--out DIR] [--all] [--variants REGEX] [--op dot_tn]
 
 Every variant whose manifest entry has `tensor_maps` (its pipelined loop
 copies tiles with the tensor memory accelerator) is pinned in turn and run
@@ -13,7 +13,9 @@ base is 8 bytes off 16) must still run, on a variant without TMA.
 Without --all, one variant per (TM, TN, warps, split, TMA) and dtype is pinned
 (TMA=2: `b` multicast to a cluster's pair, whose grid must be even). With
 --variants REGEX, the variants whose config matches it instead, TMA or not
-(e.g. `"TN=(96|160) "` for new tile widths).
+(e.g. `"TN=(96|160) "` for new tile widths). With --op dot_tn (or dot_nt)
+the gradient op of that folder instead: `a` given [K, M] (`b` [N, K]), its
+transpose the product's operand.
 Writes tma_check.json (and prints the failures and a summary).
 """
 
@@ -31,14 +33,24 @@ SHAPES = [(3000, 3000, 3000), (1000, 1000, 1000), (129, 264, 72), (37, 136, 9000
           (300, 256, 1000)]
 
 
-def views(torch, m, n, k, dtype):
-    """(name, a, b): dense, then rows longer than the data, then a base one row in."""
-    a = torch.randn(m, k, device="cuda", dtype=dtype)
-    b = torch.randn(k, n, device="cuda", dtype=dtype)
+def views(torch, m, n, k, dtype, op_name="dot"):
+    """(name, a, b): dense, then rows longer than the data, then a base one
+    row in; for dot_tn `a` is [K, M], for dot_nt `b` is [N, K]."""
+    a_shape = (k, m) if op_name == "dot_tn" else (m, k)
+    b_shape = (n, k) if op_name == "dot_nt" else (k, n)
+    a = torch.randn(*a_shape, device="cuda", dtype=dtype)
+    b = torch.randn(*b_shape, device="cuda", dtype=dtype)
     yield "dense", a, b
-    wide_a = torch.randn(m, k + 24, device="cuda", dtype=dtype)[:, 8:8 + k]
-    wide_b = torch.randn(k + 1, n + 40, device="cuda", dtype=dtype)[1:, 16:16 + n]
+    (ar, ac), (br, bc) = a_shape, b_shape
+    wide_a = torch.randn(ar, ac + 24, device="cuda", dtype=dtype)[:, 8:8 + ac]
+    wide_b = torch.randn(br + 1, bc + 40, device="cuda", dtype=dtype)[1:, 16:16 + bc]
     yield "strided", wide_a, wide_b
+
+
+def operands(a, b, op_name):
+    """The product's operands in float32: `a @ b` of the op's inputs."""
+    a, b = a.float(), b.float()
+    return (a.t() if op_name == "dot_tn" else a), (b.t() if op_name == "dot_nt" else b)
 
 
 def main():
@@ -56,11 +68,16 @@ def main():
         i = args.index("--variants")
         pattern = args[i + 1]
         del args[i:i + 2]
+    op_name = "dot"
+    if "--op" in args:
+        i = args.index("--op")
+        op_name = args[i + 1]
+        del args[i:i + 2]
     every = "--all" in args
     args = [a for a in args if a != "--all"]
     ops_dir = args[0] if args else "out/torch"
-    module, op = load_op(ops_dir)
-    with open(os.path.join(ops_dir, "dot", "variants.json")) as f:
+    module, op = load_op(ops_dir, op_name)
+    with open(os.path.join(ops_dir, op_name, "variants.json")) as f:
         variants = json.load(f)
     if pattern is not None:
         import re
@@ -70,7 +87,7 @@ def main():
     picked, seen = [], set()
     for v in tma:
         mac = v["macros"]
-        key = (mac["TM"], mac["TN"], v["num_warps"], mac["SPLIT_K"], mac.get("TMA"), v["dtypes"])
+        key = (mac["TM"], mac["TN"], v["num_warps"], mac.get("SPLIT_K"), mac.get("TMA"), v["dtypes"])
         if every or key not in seen:
             seen.add(key)
             picked.append(v)
@@ -82,7 +99,7 @@ def main():
             continue
         module.pin_config(v["config"])
         for (m, n, k) in SHAPES:
-            for name, a, b in views(torch, m, n, k, dtype):
+            for name, a, b in views(torch, m, n, k, dtype, op_name):
                 try:
                     got = op(a, b)
                 except RuntimeError as e:
@@ -91,7 +108,8 @@ def main():
                                     "shape": [m, n, k], "view": name, "skipped": str(e)[:120]})
                     continue
                 torch.cuda.synchronize()
-                ref = a.float() @ b.float()
+                lhs, rhs = operands(a, b, op_name)
+                ref = lhs @ rhs
                 err = ((got.float() - ref).abs() / (1 + ref.abs())).max().item()
                 # fp32 dots run on TF32 tensor cores (10-bit mantissa, like bf16's 7 or better).
                 tol = 2e-2 if dtype in (torch.bfloat16, torch.float32) else 4e-3
@@ -111,7 +129,8 @@ def main():
         try:
             got = op(a, b)
             torch.cuda.synchronize()
-            ref = a.float() @ b.float()
+            lhs, rhs = operands(a, b, op_name)
+            ref = lhs @ rhs
             err = ((got.float() - ref).abs() / (1 + ref.abs())).max().item()
             misaligned.append({"dtype": str(dtype), "max_rel_err": err,
                                "config": module.last_config(), "ok": err < 2e-2})

@@ -12,6 +12,7 @@ use super::place_barriers::PlaceBarriers;
 use super::prefetch_dot_operands::PrefetchDotOperands;
 use super::selection::{pass_named, UnknownPass};
 use super::split_k::SplitK;
+use super::swap_dot_operands::SwapDotOperands;
 use super::tma_loads::TmaLoads;
 use super::unrotate_prefetch::UnrotatePrefetch;
 use super::widen_dot_k::WidenDotK;
@@ -27,6 +28,7 @@ pub const STANDARD: &[&dyn Pass] = &[
     &EliminateDeadCode,
     &UnrotatePrefetch,
     &WidenDotK,
+    &SwapDotOperands,
     &SplitK,
     &AssignLayouts,
     &PipelineDotLoops,
@@ -262,6 +264,7 @@ mod tests {
                 "eliminate-dead-code",
                 "unrotate-prefetch",
                 "widen-dot-k",
+                "swap-ab",
                 "split-k",
                 "assign-layouts",
                 "pipeline-dot-loops",
@@ -289,7 +292,7 @@ mod tests {
         .describe();
         assert!(
             off.lines()
-                .nth(6)
+                .nth(7)
                 .is_some_and(|l| l.ends_with("(skipped: TRITONC_NO_PIPELINE=1 is set)")),
             "{off}"
         );

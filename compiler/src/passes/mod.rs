@@ -19,26 +19,30 @@
 //! 4. [`widen_dot_k`]: on sm_90a, a dot loop stepping K by fewer than 128
 //!    bytes of 16-bit operands steps by 128 (every K-axis tile widened),
 //!    where the loads are mask-bounded boxes of tensors; needs a target.
-//! 5. [`split_k`]: with `--split-k S` on sm_90+, `S` programs (a cluster
+//! 5. [`swap_dot_operands`] (`swap-ab`): on sm_90a, a dot loop whose tile
+//!    has fewer than 64 rows computes `^b @ ^a` into a transposed
+//!    accumulator (transposed back after the loop), so wgmma takes it;
+//!    only where the swapped loop is then pipelined on wgmma; needs a target.
+//! 6. [`split_k`]: with `--split-k S` on sm_90+, `S` programs (a cluster
 //!    along grid axis 2) share the kernel's dot loop and sum their
 //!    accumulators (`cluster_sum`); needs a target asking for it.
-//! 6. [`assign_layouts`]: chooses every tile's thread layout (kept in
+//! 7. [`assign_layouts`]: chooses every tile's thread layout (kept in
 //!    `Function::layouts`, printed on tile types); needs a target.
-//! 7. [`pipeline_dot_loops`]: decides which dot loops are software-pipelined
+//! 8. [`pipeline_dot_loops`]: decides which dot loops are software-pipelined
 //!    and how (engine, copy widths, buffers); needs a target.
-//! 8. [`tma_loads`]: on sm_90a, a wgmma pipeline whose operand loads are
+//! 9. [`tma_loads`]: on sm_90a, a wgmma pipeline whose operand loads are
 //!    boxes of tensors copies them with TMA (one thread, mbarriers);
 //!    needs a target asking for it (`--tma`).
-//! 9. [`narrow_before_convert`]: a narrowing cast takes its operand's
-//!    layout, so the conversion after it moves the narrow tile; needs a target.
-//! 10. [`insert_layout_conversions`]: a `convert_layout` op wherever a tile
+//! 10. [`narrow_before_convert`]: a narrowing cast takes its operand's
+//!     layout, so the conversion after it moves the narrow tile; needs a target.
+//! 11. [`insert_layout_conversions`]: a `convert_layout` op wherever a tile
 //!     is read in another layout than its producer's; needs a target.
-//! 11. [`prefetch_dot_operands`]: in a loop not pipelined (attention's),
+//! 12. [`prefetch_dot_operands`]: in a loop not pipelined (attention's),
 //!     a dot's loaded `b` is copied an iteration ahead into double buffers
 //!     (skipped with `TRITONC_NO_PIPELINE=1`); needs a target.
-//! 12. [`allocate_shared_memory`]: every op's scratch shared memory placed
+//! 13. [`allocate_shared_memory`]: every op's scratch shared memory placed
 //!     and the kernel's total sized ([`crate::ir::SharedPlan`]); needs a target.
-//! 13. [`place_barriers`]: which ops wait for every thread before writing
+//! 14. [`place_barriers`]: which ops wait for every thread before writing
 //!     their buffer (earlier accesses may overlap); needs the plan.
 //!
 //! Adding a pass: one file here with a unit struct implementing [`Pass`],
@@ -59,6 +63,7 @@ pub mod place_barriers;
 pub mod prefetch_dot_operands;
 pub mod selection;
 pub mod split_k;
+pub mod swap_dot_operands;
 pub mod tma_loads;
 pub mod unrotate_prefetch;
 pub mod widen_dot_k;

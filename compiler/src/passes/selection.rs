@@ -85,7 +85,7 @@ mod tests {
         assert_eq!(err.name, "unrotate");
         assert_eq!(
             err.to_string(),
-            "unknown pass `unrotate`; the passes are: fold-dot-accumulator, eliminate-dead-code, unrotate-prefetch, widen-dot-k, split-k, assign-layouts, pipeline-dot-loops, tma-loads, narrow-before-convert, insert-layout-conversions, prefetch-dot-operands, allocate-shared-memory, place-barriers, or `all`"
+            "unknown pass `unrotate`; the passes are: fold-dot-accumulator, eliminate-dead-code, unrotate-prefetch, widen-dot-k, swap-ab, split-k, assign-layouts, pipeline-dot-loops, tma-loads, narrow-before-convert, insert-layout-conversions, prefetch-dot-operands, allocate-shared-memory, place-barriers, or `all`"
         );
     }
 }
