@@ -208,11 +208,12 @@ fn dot_multiplies_any_shape() {
     check_dot("dot", false, false);
 }
 
-/// dot's `ALIGN = 8` config after the `split-k` pass (sm_90, `splits`
+/// dot's `ALIGN = align` config after the `split-k` pass (sm_90, `splits`
 /// programs per tile), and before it (its unsplit sibling).
 fn split_dot(
     dtype: &str,
     splits: u32,
+    align: &str,
 ) -> (
     tritonc::ir::Function,
     tritonc::ir::Function,
@@ -225,7 +226,8 @@ fn split_dot(
     for m in spec.defines.iter().chain(spec.tune.iter()) {
         defines.push((m.name.clone(), m.values[0].clone()));
     }
-    let defines = with_macro(&defines, "ALIGN", "8");
+    let defines = with_macro(&defines, "ALIGN", align);
+    let defines = with_macro(&defines, "SPLIT_K", &splits.to_string());
     let plain = lower(&source, &defines, &[])
         .unwrap_or_else(|e| panic!("{e}"))
         .module
@@ -250,6 +252,27 @@ fn split_dot(
     (func, plain, defines)
 }
 
+/// The unaligned variants split too (their loop without the register
+/// pre-fetch): odd N and K, which only they take.
+#[test]
+fn unaligned_split_k_dot_sums_its_programs_on_odd_shapes() {
+    for (dtype, splits) in [("bfloat16", 2), ("float32", 4)] {
+        let (func, plain, defines) = split_dot(dtype, splits, "1");
+        for (m, n, k) in [(37, 45, 41), (1, 17, 9), (70, 23, 203), (3, 130, 67)] {
+            run_dot(
+                "dot",
+                &func,
+                Some(&plain),
+                &defines,
+                false,
+                false,
+                (m, n, k),
+                (k, n),
+            );
+        }
+    }
+}
+
 #[test]
 fn split_k_dot_sums_its_programs_on_any_shape() {
     for (dtype, splits) in [
@@ -258,7 +281,7 @@ fn split_k_dot_sums_its_programs_on_any_shape() {
         ("bfloat16", 2),
         ("float32", 8),
     ] {
-        let (func, plain, defines) = split_dot(dtype, splits);
+        let (func, plain, defines) = split_dot(dtype, splits, "8");
         // K from one step (most programs get no iteration) to many (every
         // program several, the last ones one fewer); M and N off the tiles.
         for (m, n, k) in [
@@ -284,7 +307,7 @@ fn split_k_dot_sums_its_programs_on_any_shape() {
 
 #[test]
 fn split_k_dot_needs_its_programs_along_z() {
-    let (func, _, defines) = split_dot("float32", 4);
+    let (func, _, defines) = split_dot("float32", 4, "8");
     let (m, n, k) = (8, 8, 16);
     let mut mem = Memory::new();
     let elem = Elem::of(&defines);
