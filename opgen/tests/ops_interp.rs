@@ -252,13 +252,12 @@ fn split_dot(
     (func, plain, defines)
 }
 
-/// The unaligned variants split too (their loop without the register
-/// pre-fetch): odd N and K, which only they take.
-#[test]
-fn unaligned_split_k_dot_sums_its_programs_on_odd_shapes() {
-    for (dtype, splits) in [("bfloat16", 2), ("float32", 4)] {
-        let (func, plain, defines) = split_dot(dtype, splits, "1");
-        for (m, n, k) in [(37, 45, 41), (1, 17, 9), (70, 23, 203), (3, 130, 67)] {
+/// Each split of `cases` (dtype, programs) of dot's `ALIGN = align` config
+/// sums its programs to the product on every shape.
+fn check_split_dot(align: &str, cases: &[(&str, u32)], shapes: &[(usize, usize, usize)]) {
+    for &(dtype, splits) in cases {
+        let (func, plain, defines) = split_dot(dtype, splits, align);
+        for &(m, n, k) in shapes {
             run_dot(
                 "dot",
                 &func,
@@ -273,36 +272,37 @@ fn unaligned_split_k_dot_sums_its_programs_on_odd_shapes() {
     }
 }
 
+/// The unaligned variants split too (their loop without the register
+/// pre-fetch): odd N and K, which only they take.
+#[test]
+fn unaligned_split_k_dot_sums_its_programs_on_odd_shapes() {
+    check_split_dot(
+        "1",
+        &[("bfloat16", 2), ("float32", 4)],
+        &[(37, 45, 41), (1, 17, 9), (70, 23, 203), (3, 130, 67)],
+    );
+}
+
 #[test]
 fn split_k_dot_sums_its_programs_on_any_shape() {
-    for (dtype, splits) in [
-        ("float32", 4),
-        ("float32", 3),
-        ("bfloat16", 2),
-        ("float32", 8),
-    ] {
-        let (func, plain, defines) = split_dot(dtype, splits, "8");
-        // K from one step (most programs get no iteration) to many (every
-        // program several, the last ones one fewer); M and N off the tiles.
-        for (m, n, k) in [
+    // K from one step (most programs get no iteration) to many (every
+    // program several, the last ones one fewer); M and N off the tiles.
+    check_split_dot(
+        "8",
+        &[
+            ("float32", 4),
+            ("float32", 3),
+            ("bfloat16", 2),
+            ("float32", 8),
+        ],
+        &[
             (37, 48, 40),
             (1, 16, 8),
             (70, 24, 200),
             (130, 8, 64),
             (200, 100, 72),
-        ] {
-            run_dot(
-                "dot",
-                &func,
-                Some(&plain),
-                &defines,
-                false,
-                false,
-                (m, n, k),
-                (k, n),
-            );
-        }
-    }
+        ],
+    );
 }
 
 #[test]
