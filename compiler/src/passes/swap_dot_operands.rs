@@ -161,8 +161,9 @@ fn apply(func: &mut Function, m: &Match) {
     // The carried accumulator changes type where it lives: the init,
     // both regions' arguments, the dot and the loop's result.
     let init = inits[m.acc];
-    let init_is_constant = func.constant_of(init).is_some();
-    let init_t = match func.constant_of(init) {
+    let init_value = func.constant_of(init);
+    let init_is_constant = init_value.is_some();
+    let init_t = match init_value {
         Some(value) => OpKind::Constant { value },
         None => OpKind::Trans { src: init },
     };
