@@ -25,7 +25,7 @@ use super::pipeline_dot_loops::PipelineDotLoops;
 use super::{Pass, PassOptions};
 use crate::analysis::wgmma::{self, WG_M};
 use crate::arch::Arch;
-use crate::ir::walk::{operands, replace_uses};
+use crate::ir::walk::{replace_uses, DefUse};
 use crate::ir::{DType, DotEngine, Function, Op, OpKind, Region, ScalarType, Type, ValueId};
 
 pub struct SwapDotOperands;
@@ -78,8 +78,9 @@ struct Match {
 }
 
 fn find_match(func: &Function, num_warps: usize) -> Option<Match> {
+    let du = DefUse::compute(func);
     func.body.ops.iter().enumerate().find_map(|(at, op)| {
-        match_loop(func, op, num_warps).map(|(acc, dot_at, dot)| Match {
+        match_loop(func, &du, op, num_warps).map(|(acc, dot_at, dot)| Match {
             at,
             acc,
             dot_at,
@@ -89,7 +90,12 @@ fn find_match(func: &Function, num_warps: usize) -> Option<Match> {
 }
 
 /// `(carried position, dot index, dot result)` when `op` is a loop of the pattern.
-fn match_loop(func: &Function, op: &Op, num_warps: usize) -> Option<(usize, usize, ValueId)> {
+fn match_loop(
+    func: &Function,
+    du: &DefUse,
+    op: &Op,
+    num_warps: usize,
+) -> Option<(usize, usize, ValueId)> {
     let OpKind::While {
         inits,
         cond_region,
@@ -123,13 +129,9 @@ fn match_loop(func: &Function, op: &Op, num_warps: usize) -> Option<(usize, usiz
         && op.results.len() > pos
         && cond_region.args.len() > pos;
     // The accumulator feeds the dot alone in the loop, and the dot only the yield.
-    let reads = |r: &Region, v: ValueId| {
-        r.ops.iter().filter(|o| reads_value(o, v)).count()
-            + r.yields.iter().filter(|&&y| y == v).count()
-    };
-    let private = reads(body_region, acc) == 1
-        && reads(body_region, result) == 1
-        && reads(cond_region, cond_region.args.get(pos).copied()?) == 0;
+    let private = du.uses_of(acc).len() == 1
+        && du.uses_of(result).len() == 1
+        && du.uses_of(*cond_region.args.get(pos)?).is_empty();
     (carried
         && private
         && half_precision
@@ -137,14 +139,6 @@ fn match_loop(func: &Function, op: &Op, num_warps: usize) -> Option<(usize, usiz
         && m < WG_M
         && wgmma::plan(n, m, k, num_warps).is_some())
     .then_some((pos, dot_at, result))
-}
-
-/// Whether `op` (or an op nested in it) reads `v`.
-fn reads_value(op: &Op, v: ValueId) -> bool {
-    operands(&op.kind).contains(&v)
-        || crate::ir::walk::regions(&op.kind)
-            .iter()
-            .any(|r| r.ops.iter().any(|o| reads_value(o, v)) || r.yields.contains(&v))
 }
 
 /// The transposed value's type.
@@ -160,9 +154,11 @@ fn apply(func: &mut Function, m: &Match) {
     };
     // The carried accumulator changes type where it lives: the init,
     // both regions' arguments, the dot and the loop's result.
+    let du = DefUse::compute(func);
     let init = inits[m.acc];
     let init_value = func.constant_of(init);
-    let init_is_constant = init_value.is_some();
+    // The untransposed init goes where it is a constant only the loop reads.
+    let init_dead = init_value.is_some() && du.uses_of(init).len() == 1;
     let init_t = match init_value {
         Some(value) => OpKind::Constant { value },
         None => OpKind::Trans { src: init },
@@ -198,13 +194,17 @@ fn apply(func: &mut Function, m: &Match) {
         func.body = body;
         return;
     };
+    // `(operand, kernel transpose now dead)`: `^v` itself, or the `src` of a
+    // kernel's `v = ^src` that only the dot reads.
     let mut before_dot = Vec::new();
-    let mut operand_t = |func: &mut Function, v: ValueId, ops: &[Op]| -> ValueId {
-        let written = ops.iter().find(|o| o.results.first() == Some(&v));
+    let mut operand_t = |func: &mut Function, v: ValueId| -> (ValueId, Option<ValueId>) {
+        let written = body_region
+            .ops
+            .iter()
+            .find(|o| o.results.first() == Some(&v));
         if let Some(OpKind::Trans { src }) = written.map(|o| &o.kind) {
-            let single = ops.iter().filter(|o| reads_value(o, v)).count() == 1;
-            if single {
-                return *src;
+            if du.uses_of(v).len() == 1 {
+                return (*src, Some(v));
             }
         }
         let t = func.new_value(transposed(func.ty(v)), None);
@@ -213,27 +213,20 @@ fn apply(func: &mut Function, m: &Match) {
             results: vec![t],
             span,
         });
-        t
+        (t, None)
     };
-    let new_a = operand_t(func, b, &body_region.ops);
-    let new_b = operand_t(func, a, &body_region.ops);
+    let (new_a, dead_b) = operand_t(func, b);
+    let (new_b, dead_a) = operand_t(func, a);
     body_region.ops[m.dot_at].kind = OpKind::Dot {
         a: new_a,
         b: new_b,
         acc,
     };
+    body_region.ops.splice(m.dot_at..m.dot_at, before_dot);
+    let dead = [dead_a, dead_b];
     body_region
         .ops
-        .splice(m.dot_at..m.dot_at, before_dot.iter().cloned());
-    // A kernel's `^x` read by the dot alone is dead now.
-    let dead: Vec<ValueId> = [a, b]
-        .into_iter()
-        .filter(|&v| v != new_a && v != new_b)
-        .filter(|&v| !before_dot.iter().any(|o| operands(&o.kind).contains(&v)))
-        .collect();
-    body_region
-        .ops
-        .retain(|o| !o.results.iter().any(|r| dead.contains(r)));
+        .retain(|o| !o.results.iter().any(|r| dead.contains(&Some(*r))));
     // After the loop: c = ^cT for the rest of the kernel.
     let c_ty = transposed(func.ty(loop_result));
     let name = func.values[loop_result.0 as usize].name.clone();
@@ -257,12 +250,8 @@ fn apply(func: &mut Function, m: &Match) {
             span,
         },
     );
-    // The untransposed init, a constant nothing else reads, goes.
-    let read = body.ops.iter().any(|o| reads_value(o, init));
-    if !read && init_is_constant {
-        body.ops.retain(|o| {
-            !(o.results.first() == Some(&init) && matches!(o.kind, OpKind::Constant { .. }))
-        });
+    if init_dead {
+        body.ops.retain(|o| o.results.first() != Some(&init));
     }
     func.body = body;
 }
