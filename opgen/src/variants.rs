@@ -96,14 +96,20 @@ pub fn count_points(spec: &OpSpec) -> u64 {
     }
     let admitted: u64 = dtype_assignments(&spec.dtypes)
         .iter()
-        .map(|assignment| {
-            tuning::expand(&point_defines(spec, assignment))
-                .iter()
-                .filter(|p| spec.point_admitted(&p.defines))
-                .count() as u64
-        })
+        .map(|assignment| admitted_points(spec, &point_defines(spec, assignment)).count() as u64)
         .sum();
     admitted * spec.launch_options().len() as u64
+}
+
+/// The points of `defines`' space that every macro-only `require` admits:
+/// those compiled (a point failing one could run no input).
+fn admitted_points<'a>(
+    spec: &'a OpSpec,
+    defines: &[Define],
+) -> impl Iterator<Item = ConfigPoint> + 'a {
+    tuning::expand(defines)
+        .into_iter()
+        .filter(|p| spec.point_admitted(&p.defines))
 }
 
 /// Most points [`count_points`] walks to apply the `require` lines (a few
@@ -242,6 +248,7 @@ pub fn compile_with(
     let mut jobs = Vec::new();
     for (group, assignment) in assignments.iter().enumerate() {
         let defines = point_defines(spec, assignment);
+        let points: Vec<ConfigPoint> = admitted_points(spec, &defines).collect();
         let label = group_label_of(assignment);
         for (launch, option) in launches.iter().enumerate() {
             let options = CompileOptions {
@@ -256,10 +263,7 @@ pub fn compile_with(
                     warp_specialize: false,
                 },
             };
-            for point in tuning::expand(&defines) {
-                if !spec.point_admitted(&point.defines) {
-                    continue;
-                }
+            for point in &points {
                 let mut options = options.clone();
                 options.codegen.split_k = spec.split_k_of(&point.defines);
                 options.codegen.tma = spec.tma_of(&point.defines);
@@ -275,7 +279,7 @@ pub fn compile_with(
                         tuned_text(&tuned),
                         launch_text(option)
                     ),
-                    point,
+                    point: point.clone(),
                     options,
                 });
             }
