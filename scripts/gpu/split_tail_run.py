@@ -28,6 +28,7 @@ def main():
     import torch
     from matmul_suite import load_op
 
+    cublas = "--cublas" in sys.argv[1:]
     args = [a for a in sys.argv[1:] if a != "--cublas"]
     module, op = load_op(args[0])
     configs = [c.strip() for c in args[1].split(";") if c.strip()]
@@ -36,7 +37,7 @@ def main():
     a = torch.randn(m, k, device="cuda", dtype=torch.float16)
     b = torch.randn(k, n, device="cuda", dtype=torch.float16)
     ref = a.float() @ b.float()
-    if "--cublas" in sys.argv[1:]:
+    if cublas:
         torch.matmul(a, b)
     wrong = 0
     for config in configs:
