@@ -77,6 +77,14 @@ impl PassOptions {
         self.without_pipelining().or_else(|| self.without_target())
     }
 
+    /// Why a pass that prepares wgmma pipelines cannot run: pipelining off,
+    /// no target, or one other than sm_90a (`not_sm90a` says it then).
+    pub fn without_wgmma_pipelining_target(&self, not_sm90a: &'static str) -> Option<&'static str> {
+        self.without_pipelining_target().or_else(|| {
+            (self.target.map(|t| t.arch) != Some(crate::arch::Arch::Sm90a)).then_some(not_sm90a)
+        })
+    }
+
     /// Why a pass that prepares pipelining cannot run (`TRITONC_NO_PIPELINE=1`).
     pub fn without_pipelining(&self) -> Option<&'static str> {
         (!self.pipelining).then_some("TRITONC_NO_PIPELINE=1 is set")

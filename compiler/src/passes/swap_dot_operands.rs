@@ -24,7 +24,6 @@ use super::assign_layouts::AssignLayouts;
 use super::pipeline_dot_loops::PipelineDotLoops;
 use super::{Pass, PassOptions};
 use crate::analysis::wgmma::{self, WG_M};
-use crate::arch::Arch;
 use crate::ir::walk::{replace_uses, DefUse};
 use crate::ir::{DType, DotEngine, Function, Op, OpKind, Region, ScalarType, Type, ValueId};
 
@@ -40,10 +39,7 @@ impl Pass for SwapDotOperands {
     }
 
     fn skipped_because(&self, options: &PassOptions) -> Option<&'static str> {
-        options.without_pipelining_target().or_else(|| {
-            (options.target.map(|t| t.arch) != Some(Arch::Sm90a))
-                .then_some("not sm_90a (wgmma is what the swap is for)")
-        })
+        options.without_wgmma_pipelining_target("not sm_90a (wgmma is what the swap is for)")
     }
 
     fn run(&self, func: &mut Function, options: &PassOptions) -> bool {

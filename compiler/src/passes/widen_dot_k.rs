@@ -21,7 +21,6 @@ use super::{Pass, PassOptions};
 use crate::analysis::axis_info::{self, AxisInfoMap};
 use crate::analysis::tensor_tile::tensor_tile;
 use crate::analysis::wgmma;
-use crate::arch::Arch;
 use crate::ir::index_poly::{Atom, Poly};
 use crate::ir::walk::{
     memory_free, operands_mut, regions, regions_mut, walk_ops, Def, DefUse, OpVisit, Use,
@@ -44,10 +43,7 @@ impl Pass for WidenDotK {
     }
 
     fn skipped_because(&self, options: &PassOptions) -> Option<&'static str> {
-        options.without_pipelining_target().or_else(|| {
-            (options.target.map(|t| t.arch) != Some(Arch::Sm90a))
-                .then_some("not sm_90a (its wgmma pipelines gain)")
-        })
+        options.without_wgmma_pipelining_target("not sm_90a (its wgmma pipelines gain)")
     }
 
     fn run(&self, func: &mut Function, options: &PassOptions) -> bool {
