@@ -300,10 +300,18 @@ fn transposed_operands_are_staged_as_loaded_for_wgmma() {
                 for unwanted in ["ld.global", "st.shared.b16", "st.shared.u16", "ldmatrix"] {
                     assert!(!ptx.contains(unwanted), "{what}: {unwanted}");
                 }
-                // An M-major `a` lands in its own order and each warp permutes
-                // whole rows of it (loads, a warp barrier, stores) before the
-                // `wgmma`s of every stage; a K-major `b` is never permuted.
-                assert_eq!(ptx.contains("bar.warp.sync"), transposed_a, "{what}");
+                // An M-major `a` lands in its own order, never permuted in
+                // shared memory: the loop carries the accumulator's rows
+                // permuted and one trip through shared memory after it (64-bit
+                // stores, a pair of registers each) puts them in place; a zero
+                // initial accumulator needs none before. A K-major `a` lands
+                // permuted and the accumulator takes no trip.
+                assert!(!ptx.contains("bar.warp.sync"), "{what}");
+                let pairs = tm * tn / (32 * warps as usize) / 2;
+                for access in ["st.shared.v2.f32", "ld.shared.v2.f32"] {
+                    let want = if transposed_a { pairs } else { 0 };
+                    assert_eq!(ptx.matches(access).count(), want, "{what}: {access}");
+                }
                 ptxas_sm90a(&ptx, &format!("dot_grad_{transposed_a}_{ty}_{tm}_{tn}"));
             }
         }
@@ -347,26 +355,74 @@ fn skinny_tiles_swap_onto_wgmma() {
     assert!(ptx.contains("mma.sync.aligned.m16n8k16"));
 }
 
-/// An M-major `a` of 192 rows (`^a @ b`, three wgmma blocks of 64)
-/// multiplied wrong past the first pipeline stage on an H100 (384x128x1000:
-/// 0.11 relative error, 2026-11-27): the loop is not pipelined, so the
-/// 192-row tile is declined as any such tile off wgmma is; 128 rows stay
-/// on wgmma.
+/// An M-major `a` of 192 rows (`^a @ b`, three wgmma blocks of 64) runs
+/// on wgmma. It multiplied wrong past the first stage while each stage
+/// was permuted in shared memory (H100, 2026-11-27: that permutation's
+/// loads assumed a row's 24 chunks divide a warp's 32 lanes); the loop now
+/// carries the accumulator's rows permuted instead (H100: 30 checks, 0
+/// wrong, bench/results/2026-11-27d-h100-m-major-rows).
 #[test]
-fn transposed_a_of_192_rows_is_declined() {
-    let defs: Vec<(String, String)> = dot_grad(true, "half", 192, 64)
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect();
-    let err = common::compile_kernel("dot_grad.tc", &defs, Arch::Sm90a, 4, None)
-        .err()
-        .expect("a 192-row M-major a compiled");
-    assert!(err.is_declined(), "{err}");
+fn transposed_a_of_192_rows_runs_on_wgmma() {
     let (ptx, _) = compiled(
         "dot_grad.tc",
-        &dot_grad(true, "half", 128, 64),
+        &dot_grad(true, "half", 192, 64),
+        Arch::Sm90a,
+        4,
+    );
+    let wgmma = "wgmma.mma_async.sync.aligned.m64n64k16";
+    // Three blocks of 64 rows, four k16 steps a stage.
+    let per_stage = 3 * 4;
+    let issued = ptx.matches(wgmma).count();
+    assert!(
+        issued >= per_stage && issued % per_stage == 0,
+        "{issued} x {wgmma}"
+    );
+    assert!(!ptx.contains("mma.sync"));
+    ptxas_sm90a(&ptx, "dot_grad_192_rows");
+}
+
+/// An accumulator that starts from a loaded tile (C = C0 + A^T B) moves
+/// into the loop's row order before the loop and back after it: two
+/// trips of 64-bit shared-memory stores, where a zero start takes one.
+#[test]
+fn m_major_a_with_a_loaded_accumulator_moves_its_rows_twice() {
+    let defs = [
+        ("TYPE", "half".to_string()),
+        ("TM", "128".into()),
+        ("TN", "128".into()),
+        ("TK", "64".into()),
+    ];
+    let (ptx, _) = compiled("dot_tn_accumulate.tc", &defs, Arch::Sm90a, 8);
+    let pairs = 128 * 128 / 256 / 2;
+    assert!(ptx.contains("wgmma.mma_async.sync.aligned.m64n128k16"));
+    let trips = |access: &str| ptx.matches(access).count();
+    // Beside the two trips, the loaded C0 may reach the accumulator's
+    // layout through shared memory too.
+    assert!(
+        trips("st.shared.v2.f32") >= 2 * pairs,
+        "{}",
+        trips("st.shared.v2.f32")
+    );
+    assert!(
+        trips("ld.shared.v2.f32") >= 2 * pairs,
+        "{}",
+        trips("ld.shared.v2.f32")
+    );
+    let (zero_start, _) = compiled(
+        "dot_grad.tc",
+        &dot_grad(true, "half", 128, 128),
         Arch::Sm90a,
         8,
     );
-    assert!(ptx.contains("wgmma.mma_async.sync.aligned.m64n64k16"));
+    assert_eq!(zero_start.matches("st.shared.v2.f32").count(), pairs);
+    ptxas_sm90a(&ptx, "dot_tn_accumulate");
+    // Two buffers of 48 KiB hold half of a 128x256 accumulator's padded
+    // rows: it moves in two chunks of 128 columns, a barrier pair each.
+    let wide = dot_grad(true, "half", 128, 256);
+    let (whole, _) = compiled_with("dot_grad.tc", &wide, Arch::Sm90a, 8, None);
+    let (halves, _) = compiled_with("dot_grad.tc", &wide, Arch::Sm90a, 8, Some(2));
+    let pairs = 128 * 256 / 256 / 2;
+    assert_eq!(whole.matches("st.shared.v2.f32").count(), pairs);
+    assert_eq!(halves.matches("st.shared.v2.f32").count(), pairs);
+    ptxas_sm90a(&halves, "dot_grad_two_buffers");
 }

@@ -209,13 +209,6 @@ fn plan(func: &Function, facts: &Facts<'_>, op: &Op) -> Option<(LoopPipeline, La
         }
         copy_widths[i] = copy_width(func, facts, ptr, mask)?;
     }
-    // An M-major `a` of 192 rows (three blocks of 64) multiplies wrong past
-    // the first stage on an H100 (`^a @ b`, 384x128x1000: 0.11 relative
-    // error): such a loop is not pipelined (code generation then declines
-    // the 192-row tile off wgmma).
-    if transposes[0].is_some() && !cfg.m.is_power_of_two() {
-        return None;
-    }
     let (stages, stage_bytes, engine, engine_cfg) = match &wgmma {
         Some(w) => (
             choose_wgmma_stages(w, facts.target.num_stages)?,

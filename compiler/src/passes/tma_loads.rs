@@ -20,7 +20,8 @@
 //! (as does every tile when the first row is not a multiple of 32). A
 //! transposed `b` (K-major, dot's gradient `a @ ^b`) is one box of its
 //! loaded `[N, K]` tile a stage; a transposed `a` keeps `cp.async` beside
-//! `b`'s boxes (it lands M-major in the permuted order no box gives). Needs
+//! `b`'s boxes (it lands unpermuted now, so boxes as `b`'s could copy it:
+//! not offered yet). Needs
 //! row strides of a multiple of 16 bytes (the parameter's `__multipleof`)
 //! and 16-byte aligned bases. Runs where the target asks for it (`--tma`).
 //!

@@ -32,6 +32,7 @@ use crate::codegen::lower::loops::{
 };
 use crate::codegen::lower::{Lowering, Result};
 use crate::codegen::tensor_cores::mma::elem_ptr;
+use crate::codegen::tensor_cores::permuted_rows::{self, Direction};
 use crate::codegen::tensor_cores::pipelined_loop::{
     issue_copies, loop_setup, lower_body, slot_offset, wrap_add, LoopSetup, PipelinePlan,
 };
@@ -41,7 +42,7 @@ use crate::codegen::tensor_cores::wgmma_layout::StagedOperand;
 use crate::ir::layout::Layout;
 use crate::ir::{LoopPipeline, Op, OpKind, Region, TmaCopies, ValueId};
 use inkwell::basic_block::BasicBlock;
-use inkwell::values::{BasicValue, BasicValueEnum, IntValue, PhiValue, PointerValue};
+use inkwell::values::{BasicValueEnum, IntValue, PhiValue, PointerValue};
 use inkwell::IntPredicate;
 
 /// Alignment of the dynamic shared memory: the 128-byte swizzle repeats every 1024 bytes.
@@ -157,10 +158,21 @@ fn pipelined<'ctx>(
         input,
         acc_layout,
         layouts,
-        init_vals,
+        mut init_vals,
     } = loop_setup(lw, op, plan, inits, body_region, stage_bytes)?;
     // Earlier scratch users (a layout conversion, say) may still read there.
     lw.barrier_before_writing()?;
+    // An M-major `a` lands unpermuted: the loop carries the accumulator's
+    // rows in its own order.
+    let buffers = (
+        slot_offset(lw, lw.i32_const(0), stage_bytes)?,
+        stages * stage_bytes,
+    );
+    if w.a_m_major && !permuted_rows::uniform_constant(&init_vals[plan.acc]) {
+        let init = std::mem::take(&mut init_vals[plan.acc]);
+        init_vals[plan.acc] =
+            permuted_rows::permute_rows(lw, w, &acc_layout, init, buffers, Direction::ToLoopOrder)?;
+    }
     let paired = match tma_copies {
         Some(t) => tma::init_barriers(lw, t, stages)?,
         None => None,
@@ -226,7 +238,6 @@ fn pipelined<'ctx>(
         )?;
         let acc_regs = lw.value(body_region.args[plan.acc], &acc_layout)?;
         let base = slot_offset(lw, next_slot, stage_bytes)?;
-        permute_m_major_a(lw, w, base)?;
         let regs = wgmma::issue(lw, w, input, base, acc_regs)?;
         wgmma::wait_pending(lw, 1)?;
         // Every warpgroup is done with the buffer about to be refilled.
@@ -251,7 +262,6 @@ fn pipelined<'ctx>(
             .build_int_sub(m.tile, lw.i32_const(d as u64), "drain_tile")?;
         operands_ready(lw, (tma_copies, w), stages, d - 1, Some((t_slot, tile)))?;
         let base = slot_offset(lw, t_slot, stage_bytes)?;
-        permute_m_major_a(lw, w, base)?;
         acc_regs = wgmma::issue(lw, w, input, base, acc_regs)?;
     }
     let long_acc = wgmma::wait_all(lw, acc_regs)?;
@@ -278,6 +288,8 @@ fn pipelined<'ctx>(
             phi.add_incoming(&[(&short, short_end), (&long, long_end)]);
             Ok::<_, crate::codegen::CodegenError>(phi.as_basic_value())
         };
+    // Every phi first: they lead the block.
+    let mut merged = Vec::with_capacity(p.phis.len());
     for (i, (prow, mrow)) in p.phis.iter().zip(&m.phis).enumerate() {
         let (short_row, long_row) = if i == plan.acc {
             (short_acc.clone(), long_acc.clone())
@@ -289,10 +301,23 @@ fn pipelined<'ctx>(
             .zip(long_row)
             .map(|(a, b)| merge(lw, a, b))
             .collect::<std::result::Result<_, _>>()?;
-        let layout = if i == plan.acc {
-            acc_layout.clone()
+        merged.push(row);
+    }
+    for (i, row) in merged.into_iter().enumerate() {
+        let (layout, row) = if i != plan.acc {
+            (layouts[i].clone(), row)
+        } else if w.a_m_major {
+            let row = permuted_rows::permute_rows(
+                lw,
+                w,
+                &acc_layout,
+                row,
+                buffers,
+                Direction::ToLogical,
+            )?;
+            (acc_layout.clone(), row)
         } else {
-            layouts[i].clone()
+            (acc_layout.clone(), row)
         };
         lw.define_tile(op.results[i], layout, row);
     }
@@ -344,7 +369,6 @@ fn short_drain<'ctx>(
         tma::wait(lw, bar, index, stages)?;
     }
     let base = slot_offset(lw, index, stage_bytes)?;
-    permute_m_major_a(lw, w, base)?;
     let regs = wgmma::issue(lw, w, input, base, phi_values(&acc_phis))?;
     let regs = wgmma::wait_all(lw, regs)?;
     let next = lw.builder.build_int_add(index, lw.i32_const(1), "")?;
@@ -536,11 +560,10 @@ fn copy_operands<'ctx>(
             (StagedOperand::b(&w), w.b_offset())
         };
         // The tile lands as loaded (its rows the stage's rows); a K-major
-        // `a`'s rows are permuted. An M-major `a` lands in its own order:
-        // permuted along its rows, the halves of each 32-byte global sector
-        // would land apart and every copy would go alone (H100: 13 shared
-        // wavefronts a copy instead of 4); [`permute_m_major_a`] permutes it
-        // once it has landed.
+        // `a`'s rows are permuted. An M-major `a` lands in its own order
+        // (permuted along its rows, the halves of each 32-byte global
+        // sector would land apart: 16-byte L2 requests); the loop carries
+        // the accumulator's rows permuted instead ([`permuted_rows`]).
         let dst = move |lw: &Lowering<'_, 'ctx>, row: IntValue<'ctx>, col: IntValue<'ctx>| {
             let row = match (which, w.a_m_major) {
                 (0, false) => wgmma::physical_row_ir(lw, &w, row)?,
@@ -555,56 +578,4 @@ fn copy_operands<'ctx>(
         issue_copies(lw, (ptr, mask), (1, plan.widths[which]), &dst, when)?;
     }
     Ok(())
-}
-
-/// An M-major `a` in buffer `stage` (its copies landed, every thread past a
-/// barrier) from the order it was copied in to the physical rows wgmma
-/// reads ([`wgmma::physical_row_ir`] along each `K` row), then made visible
-/// to the async proxy and to every warpgroup. Each `K` row stays within one
-/// warp (a row's `M / 8` chunks are lanes of one load), so the warp's loads
-/// all happen before its stores (`bar.warp.sync`) and no other warp touches
-/// the row. Nothing for a K-major `a`.
-fn permute_m_major_a<'ctx>(
-    lw: &mut Lowering<'_, 'ctx>,
-    w: &WgmmaConfig,
-    stage: PointerValue<'ctx>,
-) -> Result<()> {
-    if !w.a_m_major {
-        return Ok(());
-    }
-    let staged = StagedOperand::a(w);
-    let chunks = w.m / 8;
-    let rows_per_load = 32 / chunks;
-    let loads = w.k / rows_per_load / w.num_warps;
-    let b = &lw.builder;
-    let c = |v: usize| lw.i32_const(v as u64);
-    let v4 = lw.ctx.i32_type().vec_type(4);
-    let i8t: inkwell::types::BasicTypeEnum = lw.ctx.i8_type().into();
-    let lane_row = b.build_int_unsigned_div(lw.lane, c(chunks), "")?;
-    let col = b.build_int_mul(b.build_int_unsigned_rem(lw.lane, c(chunks), "")?, c(8), "")?;
-    let physical = wgmma::physical_row_ir(lw, w, col)?;
-    let mut moves = Vec::with_capacity(loads);
-    for i in 0..loads {
-        // Load `i` of warp `warp` covers rows `(i num_warps + warp) rows_per_load ..`.
-        let first = b.build_int_add(lw.warp, c(i * w.num_warps), "")?;
-        let row = b.build_int_add(b.build_int_mul(first, c(rows_per_load), "")?, lane_row, "")?;
-        let from = wgmma::swizzled_offset_ir(lw, row, col, staged.rows, staged.atom)?;
-        let to = wgmma::swizzled_offset_ir(lw, row, physical, staged.rows, staged.atom)?;
-        let from = elem_ptr(lw, stage, 0, i8t, from)?;
-        let value = b.build_load(v4, from, "a_chunk")?;
-        if let Some(load) = value.as_instruction_value() {
-            load.set_alignment(16)
-                .map_err(|e| crate::codegen::CodegenError::Llvm(e.to_string()))?;
-        }
-        moves.push((value, elem_ptr(lw, stage, 0, i8t, to)?));
-    }
-    async_asm(lw, "bar.warp.sync -1;")?;
-    for (value, to) in moves {
-        lw.builder
-            .build_store(to, value)?
-            .set_alignment(16)
-            .map_err(|e| crate::codegen::CodegenError::Llvm(e.to_string()))?;
-    }
-    async_asm(lw, "fence.proxy.async.shared::cta;")?;
-    lw.barrier()
 }

@@ -38,8 +38,10 @@
 //! A transposed operand (the pipeline's `transposes`: `a @ ^b`, `^a @ b`) is
 //! staged as it was loaded and read with the other transpose immediate
 //! ([`StagedOperand`]): `b` K-major, `[K / B][N][B]` as `a` above with `N`'s
-//! rows; `a` M-major, `[M / 64][K][64]` as `b` above with `M`'s columns (the
-//! 64 rows of an instruction, permuted in blocks of 8 along the row).
+//! rows; `a` M-major, `[M / 64][K][64]` as `b` above with `M`'s columns,
+//! in their loaded order: its rows cannot be permuted as they are copied,
+//! so the loop carries the accumulator's rows permuted instead
+//! ([`crate::codegen::tensor_cores::permuted_rows`]).
 //!
 //! This file holds the pure index math (tested here); [`crate::codegen::tensor_cores::wgmma`] emits
 //! the instructions.
