@@ -214,3 +214,64 @@ fn a_k_major_b_is_one_box_a_stage() {
         }
     }
 }
+
+/// dot's gradient A^T B (`tests/kernels/dot_grad.tc`, `^a @ b`): the
+/// M-major `a` lands as loaded, so it comes as `b` does, in 2-d boxes
+/// (two per stage: 128 columns in swizzled rows of 64), every tile, and no
+/// thread issues a `cp.async`; wgmma reads it with the transpose immediate.
+/// Neither multicast nor a producer warpgroup is offered for it.
+#[test]
+fn an_m_major_a_comes_in_boxes() {
+    let path = common::kernels_dir().join("dot_grad.tc");
+    let source = std::fs::read_to_string(&path).unwrap();
+    let line = source
+        .lines()
+        .filter_map(|l| l.strip_prefix("// tritonc:"))
+        .nth(1)
+        .unwrap();
+    let mut words = shlex::split(line).unwrap();
+    assert!(words.iter().any(|w| w == "-DUSE_A=^a"));
+    words.insert(0, path.display().to_string());
+    words.extend(["--arch", "sm_90a", "--num-warps", "8", "--tma"].map(String::from));
+    let args: Vec<&str> = words.iter().map(String::as_str).collect();
+    let what = args.join(" ");
+    let ptx = tritonc_ptx(&args, &what);
+    assert!(!ptx.contains("cp.async.cg"), "{what}: a by cp.async");
+    assert!(!ptx.contains("cp.async.bulk.tensor.5d"), "{what}: a folded");
+    // Prologue and main loop: a's two boxes beside b's (one folded box or
+    // two plain ones at the last columns).
+    let boxes = |dims: &str| ptx.matches(&format!("cp.async.bulk.tensor.{dims}")).count();
+    assert_eq!(boxes("2d"), 2 * (2 + 2), "{what}");
+    assert_eq!(boxes("3d"), 2, "{what}");
+    assert!(ptx
+        .lines()
+        .filter(|l| l.contains("wgmma.mma_async"))
+        .all(|l| l.trim_end().ends_with("1, 1, 1, 1, 1;")));
+    if let Some(report) = ptxas_report(&ptx, "sm_90a", "dot_grad_m_major_tma") {
+        assert!(report.contains(" 0 bytes spill stores"), "{what}: {report}");
+    }
+    // The manifest encodes a third map, over `a` (parameters: A 0, M 3,
+    // K 5, lda 6): its `[K, M]` rows, 64 x 64 boxes; no cluster pair and no
+    // producer warps even when asked for.
+    let mut asked = args.clone();
+    asked.extend(["--tma-multicast", "--warp-specialize"]);
+    let manifest = all_configs_manifest(&asked, "tma_m_major");
+    let variant = &manifest["variants"][0];
+    let maps = variant["tensor_maps"].as_array().unwrap();
+    assert_eq!(maps.len(), 3);
+    let a = &maps[2];
+    let got = [&a["base"], &a["rows"], &a["cols"], &a["row_stride"]];
+    assert_eq!(got.map(|v| v.as_u64().unwrap()), [0, 5, 3, 6]);
+    let boxes: Vec<u64> = a["dims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["box_size"].as_u64().unwrap())
+        .collect();
+    assert_eq!(boxes, [64, 64]);
+    assert_ne!(variant["cluster_x"], 2, "{variant}");
+    assert!(
+        variant["producer_warps"].as_u64().unwrap_or(0) == 0,
+        "{variant}"
+    );
+}

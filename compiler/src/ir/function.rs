@@ -101,7 +101,12 @@ impl Function {
             };
             let Some(t) = &p.tma else { continue };
             let [a, b] = &t.operands;
-            let folded_a = t.a_folded.iter().chain(&t.a_plain).map(|m| (a, m));
+            let folded_a = t
+                .a_folded
+                .iter()
+                .chain(&t.a_plain)
+                .chain(&t.a_boxes)
+                .map(|m| (a, m));
             let b_maps = std::iter::once(&t.b_plain)
                 .chain(&t.b_folded)
                 .map(|m| (b, m));

@@ -320,9 +320,11 @@ impl Printer<'_> {
                 self.poly(&o.col),
             )
         };
-        let a = t.a_folded.as_ref().map_or(" by cp.async".to_string(), |m| {
-            format!(" folded {}", map_text(m))
-        });
+        let a = match (&t.a_folded, &t.a_boxes) {
+            (Some(m), _) => format!(" folded {}", map_text(m)),
+            (None, Some(m)) => format!(" {}", map_text(m)),
+            (None, None) => " by cp.async".to_string(),
+        };
         let b_folded = t
             .b_folded
             .as_ref()

@@ -103,10 +103,11 @@ impl LoopPrefetch {
 /// `barriers`). TMA's time grows with the boxes it copies, so tiles clear
 /// of a tensor's edge come in a few large boxes from maps whose dimensions
 /// fold the tile's layout in (their bounds are not the tensor's); tiles at
-/// the edge take exact boxes: `b` one per swizzled column block, `a` (its
-/// rows permuted in blocks of 8, see
+/// the edge take exact boxes: `b` one per swizzled column block, a K-major
+/// `a` (its rows permuted in blocks of 8, see
 /// [`crate::codegen::tensor_cores::wgmma_layout`]) by `cp.async` as
-/// before, as does every tile of an `a` without a folded map.
+/// before, as does every tile of a K-major `a` without a folded map. An
+/// M-major `a` (staged as loaded) comes as `b` does, in plain boxes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TmaCopies {
     /// The tensors `a` and `b` are boxes of.
@@ -135,6 +136,10 @@ pub struct TmaCopies {
     /// With `warp_specialized`: `a` at the tensor's last rows, one box per
     /// 8 rows (the consumers issue no `cp.async`).
     pub a_plain: Option<TmaMap>,
+    /// An M-major `a` (a transposed `a`, staged as loaded): every tile in
+    /// one box per 64-column block of its `[K, M]` tile, the tensor's own
+    /// bounds reading as zeros past its edges.
+    pub a_boxes: Option<TmaMap>,
 }
 
 /// One tensor map of a pipeline: its position among the kernel's

@@ -19,9 +19,11 @@
 //! tensor's, so the tile at the tensor's last rows copies `a` by `cp.async`
 //! (as does every tile when the first row is not a multiple of 32). A
 //! transposed `b` (K-major, dot's gradient `a @ ^b`) is one box of its
-//! loaded `[N, K]` tile a stage; a transposed `a` keeps `cp.async` beside
-//! `b`'s boxes (it lands unpermuted now, so boxes as `b`'s could copy it:
-//! not offered yet). Needs
+//! loaded `[N, K]` tile a stage; a transposed `a` (M-major, staged as
+//! loaded: [`crate::codegen::tensor_cores::permuted_rows`]) comes as `b`
+//! does, one box per 64-column block, every tile (no edge case: the
+//! tensor's own bounds read as zeros), neither multicast nor from a
+//! producer warpgroup (not offered). Needs
 //! row strides of a multiple of 16 bytes (the parameter's `__multipleof`)
 //! and 16-byte aligned bases. Runs where the target asks for it (`--tma`).
 //!
@@ -88,9 +90,13 @@ impl Pass for TmaLoads {
                 // A K-major `b` is one box a stage: nothing to split
                 // between the pair (not offered).
                 let k_major_b = pipelined(v.op).is_some_and(|(_, p)| p.transposed()[1]);
+                // An M-major `a`'s boxes beside a shared `b`: not offered
+                // (unchecked on a GPU).
+                let m_major_a = t.a_boxes.is_some();
                 t.multicast = target.tma_multicast
                     && target.split_k.unwrap_or(1) <= 1
                     && !k_major_b
+                    && !m_major_a
                     && shares_b_safely(func, v.op, &t);
                 Some((v.op.results.clone(), t, most_stages))
             })
@@ -151,8 +157,7 @@ fn plan(
 ) -> Option<(TmaCopies, Option<usize>)> {
     let (body_region, p) = pipelined(op)?;
     // A transposed `b` (K-major) is one box of its `[N, K]` tile; a
-    // transposed `a` lands M-major in an order no box gives: it keeps
-    // `cp.async` (no folded map) beside `b`'s boxes.
+    // transposed `a` (M-major) one per 64 of its columns.
     let LoopPipeline {
         engine: DotEngine::Wgmma { .. },
         tma: None,
@@ -199,6 +204,13 @@ fn plan(
         && invariant(&b.col)
         && b.col.exact_div(w.b_atom() as i64).is_some())
     .then(|| number(folded_b_dims(&w), w.b_row_bytes()));
+    let a_boxes = w.a_m_major.then(|| {
+        let [a_rows, _] = w.a_stage_shape();
+        number(
+            vec![MapDim::cols(w.a_atom()), MapDim::rows(a_rows)],
+            w.a_row_bytes(),
+        )
+    });
     let mut t = TmaCopies {
         operands: [a, b],
         a_folded,
@@ -208,6 +220,7 @@ fn plan(
         multicast: false,
         warp_specialized: false,
         a_plain: None,
+        a_boxes,
     };
     if !(producer && can_specialize(func, op, &t)) {
         return Some((t, None));

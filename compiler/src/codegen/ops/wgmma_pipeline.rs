@@ -490,6 +490,8 @@ fn operands_ready<'ctx>(
         return lw.barrier();
     };
     match tma::a_by_tma(lw, t, w)? {
+        // Every tile of `a` in boxes: nothing came by `cp.async`.
+        _ if t.a_boxes.is_some() => {}
         Some(by_tma) => {
             let by_copies = lw.builder.build_not(by_tma, "a_by_cp_async")?;
             tma::barrier_if(lw, by_copies)?;
@@ -520,11 +522,13 @@ fn copy_stage<'ctx>(
         None => copy_operands(lw, w, plan, body_region, base, [true, true], None)?,
         Some(t) => {
             let at = tma::origins(lw, t, w, paired)?;
-            let by_copies = match at.a_by_tma() {
-                Some(by_tma) => Some(lw.builder.build_not(by_tma, "a_by_cp_async")?),
-                None => None,
-            };
-            copy_operands(lw, w, plan, body_region, base, [true, false], by_copies)?;
+            if !at.a_always_by_tma() {
+                let by_copies = match at.a_by_tma() {
+                    Some(by_tma) => Some(lw.builder.build_not(by_tma, "a_by_cp_async")?),
+                    None => None,
+                };
+                copy_operands(lw, w, plan, body_region, base, [true, false], by_copies)?;
+            }
             tma::copy_stage(lw, t, w, (base, slot), &at)?;
         }
     }

@@ -392,6 +392,8 @@ pub struct Origins<'ctx> {
     paired: Option<IntValue<'ctx>>,
     /// `a`'s first row, where the tile at the last rows comes in 8-row boxes.
     a_row: Option<IntValue<'ctx>>,
+    /// An M-major `a`'s first row and column (every tile in boxes).
+    a_boxes: Option<[IntValue<'ctx>; 2]>,
 }
 
 /// `a` through its folded map: the first row in steps of the map, the
@@ -406,6 +408,12 @@ impl<'ctx> Origins<'ctx> {
     /// Whether `a`'s tile comes through the folded map (an i1), if it can.
     pub fn a_by_tma(&self) -> Option<IntValue<'ctx>> {
         self.folded_a.as_ref().map(|f| f.inside)
+    }
+
+    /// Whether every tile of `a` comes by TMA (an M-major `a`'s boxes):
+    /// no `cp.async` of `a` at all.
+    pub fn a_always_by_tma(&self) -> bool {
+        self.a_boxes.is_some()
     }
 }
 
@@ -438,12 +446,17 @@ pub fn origins<'ctx>(
         Some(_) => Some(evaluate(lw, &a.row)?),
         None => None,
     };
+    let a_boxes = match &t.a_boxes {
+        Some(_) => Some([evaluate(lw, &a.row)?, evaluate(lw, &a.col)?]),
+        None => None,
+    };
     Ok(Origins {
         b: b_at,
         b_inside,
         folded_a,
         paired,
         a_row,
+        a_boxes,
     })
 }
 
@@ -517,7 +530,7 @@ pub fn issue_stage<'ctx>(
     let bar = barrier(lw, t, slot)?;
     let b_bytes = lw.i32_const((w.k * w.n * 2) as u64);
     let bytes = match at.a_by_tma() {
-        _ if t.a_plain.is_some() => {
+        _ if t.a_plain.is_some() || at.a_always_by_tma() => {
             lw.builder
                 .build_int_add(b_bytes, lw.i32_const(w.b_offset() as u64), "tma_bytes")?
         }
@@ -582,6 +595,15 @@ pub fn issue_stage<'ctx>(
             Ok(())
         };
         branch_either(lw, *inside, folded, edge)?;
+    }
+    // An M-major `a`: one box per 64-column block, as loaded.
+    if let (Some(m), Some([row, col])) = (&t.a_boxes, at.a_boxes) {
+        let staged = StagedOperand::a(w);
+        for mb in (0..staged.cols).step_by(staged.atom) {
+            let c = lw.builder.build_int_add(col, lw.i32_const(mb as u64), "")?;
+            let dst = staged.loaded_byte_offset(0, mb);
+            copy(lw, m, (stage, dst, bar), &[c, row], None)?;
+        }
     }
     // b: one box clear of the last columns, else one per column block.
     let [row, col] = at.b;
