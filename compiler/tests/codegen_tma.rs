@@ -170,26 +170,34 @@ fn tma_multicast_needs_tma() {
     assert!(err.contains("--tma"), "{err}");
 }
 
+/// tritonc's arguments for `tests/kernels/dot_grad.tc` with the macros of
+/// its `nth` `// tritonc:` line (0: `a @ ^b`, 1: `^a @ b`), on two
+/// warpgroups of sm_90a with `--tma`.
+fn dot_grad_tma_args(nth: usize) -> Vec<String> {
+    let path = common::kernels_dir().join("dot_grad.tc");
+    let source = std::fs::read_to_string(&path).unwrap();
+    let line = source
+        .lines()
+        .filter_map(|l| l.strip_prefix("// tritonc:"))
+        .nth(nth)
+        .unwrap();
+    let mut words = shlex::split(line).unwrap();
+    words.insert(0, path.display().to_string());
+    words.extend(["--arch", "sm_90a", "--num-warps", "8", "--tma"].map(String::from));
+    words
+}
+
 /// dot's gradient A B^T (`tests/kernels/dot_grad.tc`, `a @ ^b`): the K-major
 /// `b` comes in one 2-d box of its `[256, 64]` tile a stage beside `a`'s
 /// folded boxes, read by wgmma without its transpose immediate; so with a
 /// producer warpgroup too. ptxas takes both without spills.
 #[test]
 fn a_k_major_b_is_one_box_a_stage() {
-    let path = common::kernels_dir().join("dot_grad.tc");
-    let source = std::fs::read_to_string(&path).unwrap();
-    let line = source
-        .lines()
-        .find_map(|l| l.strip_prefix("// tritonc:"))
-        .unwrap();
-    let mut words: Vec<String> = shlex::split(line)
-        .unwrap()
+    let words: Vec<String> = dot_grad_tma_args(0)
         .into_iter()
         .map(|w| w.replace("-DTN=128", "-DTN=256"))
         .collect();
     assert!(words.iter().any(|w| w == "-DUSE_B=^b"));
-    words.insert(0, path.display().to_string());
-    words.extend(["--arch", "sm_90a", "--num-warps", "8", "--tma"].map(String::from));
     for extra in [None, Some("--warp-specialize")] {
         let mut args: Vec<&str> = words.iter().map(String::as_str).collect();
         args.extend(extra);
@@ -222,17 +230,8 @@ fn a_k_major_b_is_one_box_a_stage() {
 /// Neither multicast nor a producer warpgroup is offered for it.
 #[test]
 fn an_m_major_a_comes_in_boxes() {
-    let path = common::kernels_dir().join("dot_grad.tc");
-    let source = std::fs::read_to_string(&path).unwrap();
-    let line = source
-        .lines()
-        .filter_map(|l| l.strip_prefix("// tritonc:"))
-        .nth(1)
-        .unwrap();
-    let mut words = shlex::split(line).unwrap();
+    let words = dot_grad_tma_args(1);
     assert!(words.iter().any(|w| w == "-DUSE_A=^a"));
-    words.insert(0, path.display().to_string());
-    words.extend(["--arch", "sm_90a", "--num-warps", "8", "--tma"].map(String::from));
     let args: Vec<&str> = words.iter().map(String::as_str).collect();
     let what = args.join(" ");
     let ptx = tritonc_ptx(&args, &what);
