@@ -1,10 +1,7 @@
 # dot_tn with TM = 192 (a transposed a of three 64-row blocks), every variant pinned.
-import sys, os
-sys.path.insert(0, "scripts/gpu")
-from matmul_suite import load_op
-import torch
-module, op = None, None
+import sys
 import importlib, subprocess
+import torch
 subprocess.run(["bash", "out/t192/op/build.sh"], check=True, stdout=subprocess.DEVNULL)
 sys.path.insert(0, "out/t192/op")
 module = importlib.import_module("triton_dot_tn192")

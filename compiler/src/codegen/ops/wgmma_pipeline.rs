@@ -36,7 +36,7 @@ use crate::codegen::tensor_cores::permuted_rows::{self, Direction};
 use crate::codegen::tensor_cores::pipelined_loop::{
     issue_copies, loop_setup, lower_body, slot_offset, wrap_add, LoopSetup, PipelinePlan,
 };
-use crate::codegen::tensor_cores::tma;
+use crate::codegen::tensor_cores::tma::{self, ACopies};
 use crate::codegen::tensor_cores::wgmma::{self, WgmmaConfig};
 use crate::codegen::tensor_cores::wgmma_layout::StagedOperand;
 use crate::ir::layout::Layout;
@@ -304,22 +304,17 @@ fn pipelined<'ctx>(
         merged.push(row);
     }
     for (i, row) in merged.into_iter().enumerate() {
-        let (layout, row) = if i != plan.acc {
-            (layouts[i].clone(), row)
-        } else if w.a_m_major {
-            let row = permuted_rows::permute_rows(
-                lw,
-                w,
-                &acc_layout,
-                row,
-                buffers,
-                Direction::ToLogical,
-            )?;
-            (acc_layout.clone(), row)
+        if i != plan.acc {
+            lw.define_tile(op.results[i], layouts[i].clone(), row);
+            continue;
+        }
+        let row = if w.a_m_major {
+            let to = Direction::ToLogical;
+            permuted_rows::permute_rows(lw, w, &acc_layout, row, buffers, to)?
         } else {
-            (acc_layout.clone(), row)
+            row
         };
-        lw.define_tile(op.results[i], layout, row);
+        lw.define_tile(op.results[i], acc_layout.clone(), row);
     }
     if let Some(t) = tma_copies {
         tma::invalidate_barriers(lw, t, stages)?;
@@ -489,14 +484,13 @@ fn operands_ready<'ctx>(
     let Some(t) = tma_copies else {
         return lw.barrier();
     };
-    match tma::a_by_tma(lw, t, w)? {
-        // Every tile of `a` in boxes: nothing came by `cp.async`.
-        _ if t.a_boxes.is_some() => {}
-        Some(by_tma) => {
+    match tma::a_copies(lw, t, w)? {
+        ACopies::Tma => {}
+        ACopies::TmaWhere(by_tma) => {
             let by_copies = lw.builder.build_not(by_tma, "a_by_cp_async")?;
             tma::barrier_if(lw, by_copies)?;
         }
-        None => lw.barrier()?,
+        ACopies::CpAsync => lw.barrier()?,
     }
     match slot_tile {
         Some((slot, tile)) => {
@@ -522,12 +516,14 @@ fn copy_stage<'ctx>(
         None => copy_operands(lw, w, plan, body_region, base, [true, true], None)?,
         Some(t) => {
             let at = tma::origins(lw, t, w, paired)?;
-            if !at.a_always_by_tma() {
-                let by_copies = match at.a_by_tma() {
-                    Some(by_tma) => Some(lw.builder.build_not(by_tma, "a_by_cp_async")?),
-                    None => None,
-                };
-                copy_operands(lw, w, plan, body_region, base, [true, false], by_copies)?;
+            let which = [true, false];
+            match at.a_copies() {
+                ACopies::Tma => {}
+                ACopies::TmaWhere(by_tma) => {
+                    let by_copies = lw.builder.build_not(by_tma, "a_by_cp_async")?;
+                    copy_operands(lw, w, plan, body_region, base, which, Some(by_copies))?;
+                }
+                ACopies::CpAsync => copy_operands(lw, w, plan, body_region, base, which, None)?,
             }
             tma::copy_stage(lw, t, w, (base, slot), &at)?;
         }

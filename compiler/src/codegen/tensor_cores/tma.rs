@@ -404,16 +404,27 @@ struct FoldedA<'ctx> {
     inside: IntValue<'ctx>,
 }
 
-impl<'ctx> Origins<'ctx> {
-    /// Whether `a`'s tile comes through the folded map (an i1), if it can.
-    pub fn a_by_tma(&self) -> Option<IntValue<'ctx>> {
-        self.folded_a.as_ref().map(|f| f.inside)
-    }
+/// How a pipeline's `a` tiles arrive.
+#[derive(Clone, Copy)]
+pub enum ACopies<'ctx> {
+    /// Every tile by `cp.async` (no map for `a`).
+    CpAsync,
+    /// Every tile by TMA: an M-major `a`'s boxes, or a producer's folded
+    /// map with 8-row boxes at the last rows.
+    Tma,
+    /// By TMA where the i1 holds (the folded map, clear of the tensor's
+    /// last rows), by `cp.async` elsewhere.
+    TmaWhere(IntValue<'ctx>),
+}
 
-    /// Whether every tile of `a` comes by TMA (an M-major `a`'s boxes):
-    /// no `cp.async` of `a` at all.
-    pub fn a_always_by_tma(&self) -> bool {
-        self.a_boxes.is_some()
+impl<'ctx> Origins<'ctx> {
+    /// How this iteration's `a` tile arrives.
+    pub fn a_copies(&self) -> ACopies<'ctx> {
+        match &self.folded_a {
+            _ if self.a_boxes.is_some() || self.a_row.is_some() => ACopies::Tma,
+            Some(f) => ACopies::TmaWhere(f.inside),
+            None => ACopies::CpAsync,
+        }
     }
 }
 
@@ -425,7 +436,7 @@ pub fn origins<'ctx>(
 ) -> Result<Origins<'ctx>> {
     let [a, b] = &t.operands;
     let b_at = [evaluate(lw, &b.row)?, evaluate(lw, &b.col)?];
-    let folded_a = match a_by_tma(lw, t, w)? {
+    let folded_a = match folded_a_inside(lw, t, w)? {
         None => None,
         Some(inside) => {
             let Some(steps) = a.row.exact_div(FOLD_STEP as i64) else {
@@ -478,10 +489,10 @@ fn clear_of_edge<'ctx>(
         .build_int_compare(IntPredicate::SLE, end, bound, "clear_of_edge")?)
 }
 
-/// Whether `a`'s tile comes by TMA (an i1: clear of the tensor's last
-/// rows), or `None` when it never does. The pass folds only a first row
-/// the loop does not change, so this holds for every tile of the loop.
-pub fn a_by_tma<'ctx>(
+/// Whether `a`'s tile is clear of the tensor's last rows (an i1), where it
+/// has a folded map. The pass folds only a first row the loop does not
+/// change, so this holds for every tile of the loop.
+fn folded_a_inside<'ctx>(
     lw: &mut Lowering<'_, 'ctx>,
     t: &TmaCopies,
     w: &WgmmaConfig,
@@ -492,6 +503,22 @@ pub fn a_by_tma<'ctx>(
     let a = &t.operands[0];
     let row = evaluate(lw, &a.row)?;
     Ok(Some(clear_of_edge(lw, row, w.m, a.rows)?))
+}
+
+/// How the loop's `a` tiles arrive ([`Origins::a_copies`] without the
+/// other origins).
+pub fn a_copies<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    t: &TmaCopies,
+    w: &WgmmaConfig,
+) -> Result<ACopies<'ctx>> {
+    if t.a_boxes.is_some() || t.a_plain.is_some() {
+        return Ok(ACopies::Tma);
+    }
+    Ok(match folded_a_inside(lw, t, w)? {
+        Some(inside) => ACopies::TmaWhere(inside),
+        None => ACopies::CpAsync,
+    })
 }
 
 /// Thread 0 issues stage `slot`'s copies ([`issue_stage`]); the other
@@ -517,9 +544,9 @@ pub fn copy_stage<'ctx>(
 }
 
 /// The calling thread arms stage `slot`'s barrier with the bytes its copies
-/// bring and issues them: `b`'s, and `a`'s through the folded map where
-/// [`Origins::a_by_tma`] holds, else (a warp-specialized pipeline) in
-/// 8-row boxes.
+/// bring and issues them: `b`'s, and `a`'s as [`Origins::a_copies`] says
+/// (through the folded map clear of the last rows, else, for a
+/// warp-specialized pipeline, in 8-row boxes; an M-major `a` in boxes).
 pub fn issue_stage<'ctx>(
     lw: &mut Lowering<'_, 'ctx>,
     t: &TmaCopies,
@@ -529,12 +556,12 @@ pub fn issue_stage<'ctx>(
 ) -> Result<()> {
     let bar = barrier(lw, t, slot)?;
     let b_bytes = lw.i32_const((w.k * w.n * 2) as u64);
-    let bytes = match at.a_by_tma() {
-        _ if t.a_plain.is_some() || at.a_always_by_tma() => {
+    let bytes = match at.a_copies() {
+        ACopies::Tma => {
             lw.builder
                 .build_int_add(b_bytes, lw.i32_const(w.b_offset() as u64), "tma_bytes")?
         }
-        Some(by_tma) => {
+        ACopies::TmaWhere(by_tma) => {
             let with_a =
                 lw.builder
                     .build_int_add(b_bytes, lw.i32_const(w.b_offset() as u64), "")?;
@@ -542,7 +569,7 @@ pub fn issue_stage<'ctx>(
                 .build_select(by_tma, with_a, b_bytes, "tma_bytes")?
                 .into_int_value()
         }
-        None => b_bytes,
+        ACopies::CpAsync => b_bytes,
     };
     let zero = lw.i32_const(0);
     asm(
@@ -597,30 +624,16 @@ pub fn issue_stage<'ctx>(
         branch_either(lw, *inside, folded, edge)?;
     }
     // An M-major `a`: one box per 64-column block, as loaded.
-    if let (Some(m), Some([row, col])) = (&t.a_boxes, at.a_boxes) {
-        let staged = StagedOperand::a(w);
-        for mb in (0..staged.cols).step_by(staged.atom) {
-            let c = lw.builder.build_int_add(col, lw.i32_const(mb as u64), "")?;
-            let dst = staged.loaded_byte_offset(0, mb);
-            copy(lw, m, (stage, dst, bar), &[c, row], None)?;
-        }
+    if let (Some(m), Some(at_a)) = (&t.a_boxes, at.a_boxes) {
+        let staged = (StagedOperand::a(w), 0);
+        column_blocks(lw, m, staged, (stage, bar), at_a, false)?;
     }
-    // b: one box clear of the last columns, else one per column block.
+    // b: one box clear of the last columns, else one per column block
+    // (along `N`, or `K` for a K-major `b`), shared with the pair or not.
     let [row, col] = at.b;
-    // One box per column block; shared with the pair, block `j` by the
-    // program of rank `j % 2` into both (each program's barrier counts the
-    // bytes it receives).
-    // The blocks run along the loaded tile's columns: `N`'s, or `K`'s for a
-    // K-major `b`.
-    let staged = StagedOperand::b(w);
+    let staged = (StagedOperand::b(w), w.b_offset());
     let blocks = |lw: &mut Lowering<'_, 'ctx>, to_pair: bool| {
-        for (j, nb) in (0..staged.cols).step_by(staged.atom).enumerate() {
-            let c = lw.builder.build_int_add(col, lw.i32_const(nb as u64), "")?;
-            let dst = w.b_offset() + staged.loaded_byte_offset(0, nb);
-            let issuer = to_pair.then_some(j % 2);
-            copy(lw, &t.b_plain, (stage, dst, bar), &[c, row], issuer)?;
-        }
-        Ok(())
+        column_blocks(lw, &t.b_plain, staged, (stage, bar), at.b, to_pair)
     };
     let plain = |lw: &mut Lowering<'_, 'ctx>| blocks(lw, false);
     let shared = |lw: &mut Lowering<'_, 'ctx>| blocks(lw, true);
@@ -645,6 +658,35 @@ pub fn issue_stage<'ctx>(
     match at.paired {
         Some(paired) => branch_either(lw, paired, shared, own)?,
         None => own(lw)?,
+    }
+    Ok(())
+}
+
+/// One box of map `m` per swizzled column block of an operand staged as
+/// loaded (`staged`, at byte `offset` of the stage), its tile's first row
+/// and column at `[row, col]`, arriving on barrier `bar`. `to_pair`: block
+/// `j` is copied by the program of rank `j % 2` into both of the pair (each
+/// program's barrier counts the bytes it receives).
+fn column_blocks<'ctx>(
+    lw: &mut Lowering<'_, 'ctx>,
+    m: &TmaMap,
+    (staged, offset): (StagedOperand, usize),
+    (stage, bar): (PointerValue<'ctx>, IntValue<'ctx>),
+    [row, col]: [IntValue<'ctx>; 2],
+    to_pair: bool,
+) -> Result<()> {
+    for (j, first) in (0..staged.cols).step_by(staged.atom).enumerate() {
+        let c = lw
+            .builder
+            .build_int_add(col, lw.i32_const(first as u64), "")?;
+        let dst = offset + staged.loaded_byte_offset(0, first);
+        copy(
+            lw,
+            m,
+            (stage, dst, bar),
+            &[c, row],
+            to_pair.then_some(j % 2),
+        )?;
     }
     Ok(())
 }
