@@ -274,3 +274,61 @@ fn an_m_major_a_comes_in_boxes() {
         "{variant}"
     );
 }
+
+/// 192x192 tiles on two warpgroups (`tests/kernels/dot_accumulate.tc`'s
+/// loop): they split N, each 192 rows and 96 columns
+/// (`wgmma.m64n96k16`, b in 64-byte rows so that warpgroup 1's columns
+/// start on a whole atom). `a` lands as loaded, in 2-d boxes every tile
+/// (no folded map, no `cp.async`); b in one folded 3-d box. The loop
+/// carries the accumulator in the instructions' order: one trip of 64-bit
+/// stores after it (a zero start) and, for a loaded C0, one before it as
+/// well. Without TMA the tile is not offered on wgmma (144 accumulator
+/// registers leave the copies none) and the compiler declines it.
+#[test]
+fn warpgroups_split_n_on_192_square_tiles() {
+    let path = common::kernels_dir().join("dot_accumulate.tc");
+    let path = path.display().to_string();
+    let base = [
+        path.as_str(),
+        "-DTYPE=half",
+        "-DTM=192",
+        "-DTN=192",
+        "-DTK=64",
+        "--arch",
+        "sm_90a",
+        "--num-warps",
+        "8",
+    ];
+    let mut args = base.to_vec();
+    args.push("--tma");
+    let what = args.join(" ");
+    let ptx = tritonc_ptx(&args, &what);
+    let wgmma: Vec<&str> = ptx
+        .lines()
+        .filter(|l| l.contains("wgmma.mma_async"))
+        .collect();
+    // Three 64-row blocks and four k16 steps a stage.
+    assert!(!wgmma.is_empty() && wgmma.len() % 12 == 0, "{what}");
+    assert!(wgmma.iter().all(|l| l.contains(".m64n96k16")), "{what}");
+    assert!(!ptx.contains("cp.async.cg"), "{what}: a by cp.async");
+    assert!(!ptx.contains("cp.async.bulk.tensor.5d"), "{what}: a folded");
+    let boxes = |dims: &str| ptx.matches(&format!("cp.async.bulk.tensor.{dims}")).count();
+    assert!(boxes("2d") > 0 && boxes("3d") > 0, "{what}");
+    // 144 registers a thread, moved in pairs: before and after the loop.
+    let pairs = 192 * 192 / 256 / 2;
+    let stores = ptx.matches("st.shared.v2.f32").count();
+    assert!(stores >= 2 * pairs, "{what}: {stores} pair stores");
+    if let Some(report) = ptxas_report(&ptx, "sm_90a", "dot_split_n") {
+        assert!(report.contains(" 0 bytes spill stores"), "{what}: {report}");
+    }
+    // Two buffers (96 KiB) hold 96 of the 192 columns at a time: each
+    // warpgroup's values go in its own chunk, behind a branch.
+    let mut two = args.clone();
+    two.extend(["--num-stages", "2"]);
+    let ptx = tritonc_ptx(&two, &two.join(" "));
+    assert!(ptx.matches("st.shared.v2.f32").count() >= 2 * pairs);
+    let out = common::tritonc(&base);
+    assert!(!out.status.success(), "192x192 without --tma compiled");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not a power of two"), "{err}");
+}

@@ -65,6 +65,12 @@ fn tma_variants_are_the_aligned_ones_that_take_tensor_maps() {
         assert!(v.ptx.contains("cp.async.bulk.tensor"), "{}", v.config);
         let twin = v.config.replace("TMA=1", "TMA=0");
         let plain = group.variants.iter().find(|p| p.config == twin);
+        // 192x192 tiles take TMA only (their accumulator leaves the
+        // cp.async copies no registers): no twin.
+        if macro_value(&v.tuned, "TM") == 192 {
+            assert!(plain.is_none(), "{twin}");
+            continue;
+        }
         let plain = plain.unwrap_or_else(|| panic!("no {twin}"));
         assert!(plain.tensor_maps.is_empty() && !plain.ptx.contains("cp.async.bulk.tensor"));
     }
@@ -243,7 +249,7 @@ fn dot_key_text_is_the_one_the_readme_and_runtime_docs_show() {
             .key(&dims, "T=float16", "NVIDIA H100 80GB HBM3", &configs)
             .to_string()
     };
-    let aligned = "triton::dot|[1024x1024x1024]|T=float16|NVIDIA H100 80GB HBM3|cands=115:c749a108";
+    let aligned = "triton::dot|[1024x1024x1024]|T=float16|NVIDIA H100 80GB HBM3|cands=119:aafe652e";
     assert_eq!(key(1024), aligned);
     assert!(key(1001).ends_with("|cands=16:93b3d373"), "{}", key(1001));
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");

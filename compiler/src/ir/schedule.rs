@@ -136,9 +136,10 @@ pub struct TmaCopies {
     /// With `warp_specialized`: `a` at the tensor's last rows, one box per
     /// 8 rows (the consumers issue no `cp.async`).
     pub a_plain: Option<TmaMap>,
-    /// An M-major `a` (a transposed `a`, staged as loaded): every tile in
-    /// one box per 64-column block of its `[K, M]` tile, the tensor's own
-    /// bounds reading as zeros past its edges.
+    /// An `a` staged as loaded (M-major, a transposed `a`, or K-major
+    /// under warpgroups splitting `N`): every tile in one box per swizzled
+    /// column block of its loaded tile, the tensor's own bounds reading as
+    /// zeros past its edges.
     pub a_boxes: Option<TmaMap>,
 }
 

@@ -165,7 +165,7 @@ fn plan(func: &Function, facts: &Facts<'_>, op: &Op) -> Option<(LoopPipeline, La
     let dot = ops.iter().position(|o| planned_config(func, o).is_some())?;
     let cfg = planned_config(func, &ops[dot])?;
     let wgmma = (facts.target.arch == Arch::Sm90a)
-        .then(|| wgmma::plan_for_op(func, &ops[dot], num_warps))
+        .then(|| wgmma::plan_for_op(func, &ops[dot], num_warps, facts.target.tma))
         .flatten();
     let OpKind::Dot { a, b, acc } = ops[dot].kind else {
         return None;
@@ -335,7 +335,7 @@ mod tests {
     fn wgmma_stages_fit_the_shared_memory() {
         // 48 KiB a stage: 4 stages.
         assert_eq!(
-            choose_wgmma_stages(&wgmma::plan(128, 256, 64, 8).unwrap(), None),
+            choose_wgmma_stages(&wgmma::plan(128, 256, 64, 8, false).unwrap(), None),
             Some(4)
         );
         let cfg = WgmmaConfig::new;

@@ -133,7 +133,7 @@ fn match_loop(
         && half_precision
         && ty.scalar == ScalarType::Num(DType::F32)
         && m < WG_M
-        && wgmma::plan(n, m, k, num_warps).is_some())
+        && wgmma::plan(n, m, k, num_warps, false).is_some())
     .then_some((pos, dot_at, result))
 }
 

@@ -19,11 +19,13 @@
 //! tensor's, so the tile at the tensor's last rows copies `a` by `cp.async`
 //! (as does every tile when the first row is not a multiple of 32). A
 //! transposed `b` (K-major, dot's gradient `a @ ^b`) is one box of its
-//! loaded `[N, K]` tile a stage; a transposed `a` (M-major, staged as
-//! loaded: [`crate::codegen::tensor_cores::permuted_rows`]) comes as `b`
-//! does, one box per 64-column block, every tile (no edge case: the
-//! tensor's own bounds read as zeros), neither multicast nor from a
-//! producer warpgroup (not offered). Needs
+//! loaded `[N, K]` tile a stage; an `a` staged as loaded (M-major, or any
+//! `a` of warpgroups splitting `N`:
+//! [`crate::codegen::tensor_cores::native_order`]) comes as `b` does, one
+//! box per swizzled column block, every tile (no edge case: the tensor's
+//! own bounds read as zeros), never from a producer warpgroup, and beside
+//! a multicast `b` only under the split (an M-major `a`'s: not offered).
+//! Needs
 //! row strides of a multiple of 16 bytes (the parameter's `__multipleof`)
 //! and 16-byte aligned bases. Runs where the target asks for it (`--tma`).
 //!
@@ -92,7 +94,7 @@ impl Pass for TmaLoads {
                 let k_major_b = pipelined(v.op).is_some_and(|(_, p)| p.transposed()[1]);
                 // An M-major `a`'s boxes beside a shared `b`: not offered
                 // (unchecked on a GPU).
-                let m_major_a = t.a_boxes.is_some();
+                let m_major_a = pipelined(v.op).is_some_and(|(_, p)| p.transposed()[0]);
                 t.multicast = target.tma_multicast
                     && target.split_k.unwrap_or(1) <= 1
                     && !k_major_b
@@ -167,7 +169,7 @@ fn plan(
         return None;
     };
     let defined = |v: ValueId| body_region.defining_op(v);
-    let w = wgmma::plan_for_op(func, defined(p.dot)?, num_warps)?.oriented(p.transposed());
+    let w = wgmma::plan_for_op(func, defined(p.dot)?, num_warps, true)?.oriented(p.transposed());
     let [a, b] = p
         .loads
         .map(|v| defined(v).and_then(|load| tensor_tile(func, op, load)));
@@ -197,14 +199,14 @@ fn plan(
         w.b_row_bytes(),
     );
     let a_folded =
-        (!w.a_m_major && invariant(&a.row) && a.row.exact_div(FOLD_STEP as i64).is_some())
+        (!w.native_order() && invariant(&a.row) && a.row.exact_div(FOLD_STEP as i64).is_some())
             .then(|| number(folded_a_dims(&w), w.a_row_bytes()));
     let b_folded = (!w.b_k_major
         && w.n > w.b_atom()
         && invariant(&b.col)
         && b.col.exact_div(w.b_atom() as i64).is_some())
     .then(|| number(folded_b_dims(&w), w.b_row_bytes()));
-    let a_boxes = w.a_m_major.then(|| {
+    let a_boxes = w.native_order().then(|| {
         let [a_rows, _] = w.a_stage_shape();
         number(
             vec![MapDim::cols(w.a_atom()), MapDim::rows(a_rows)],
@@ -265,7 +267,11 @@ fn pipelined(op: &Op) -> Option<(&Region, &LoopPipeline)> {
 /// every stage); it computes where each stage's boxes start and when the
 /// loop ends from scalars alone ([`producer_slice`]); `a` comes through its
 /// folded map clear of the last rows (and 8-row boxes at them, no
-/// `cp.async` left to the consumers).
+/// `cp.async` left to the consumers). A native-order loop (an `a` in
+/// boxes) takes none: its consumers would reorder their accumulator beside
+/// the producer's live buffers, which leaves the 192x192 tile 3 buffers
+/// and made it no faster than one thread's copies (H100, 3000^3: 102.5 vs
+/// 97.9 us, bench/results/2026-11-28-h100-split-n).
 fn can_specialize(func: &Function, op: &Op, t: &TmaCopies) -> bool {
     let returns = walk_ops(func)
         .iter()

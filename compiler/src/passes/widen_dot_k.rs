@@ -106,9 +106,9 @@ struct Facts<'a, 'f> {
 /// warpgroups (each doubling adds copy registers a thread), if wider than
 /// `from`; `None` where the dot is not on wgmma at `from` either.
 fn widest_k(m: usize, n: usize, from: usize, bytes: usize, num_warps: usize) -> Option<usize> {
-    wgmma::plan(m, n, from, num_warps)?;
+    wgmma::plan(m, n, from, num_warps, false)?;
     let mut k = STEP_BYTES / bytes * from;
-    while k > from && wgmma::plan(m, n, k, num_warps).is_none() {
+    while k > from && wgmma::plan(m, n, k, num_warps, false).is_none() {
         k /= 2;
     }
     (k > from).then_some(k)

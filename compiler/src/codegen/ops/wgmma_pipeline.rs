@@ -32,7 +32,7 @@ use crate::codegen::lower::loops::{
 };
 use crate::codegen::lower::{Lowering, Result};
 use crate::codegen::tensor_cores::mma::elem_ptr;
-use crate::codegen::tensor_cores::permuted_rows::{self, Direction};
+use crate::codegen::tensor_cores::native_order::{self, Direction};
 use crate::codegen::tensor_cores::pipelined_loop::{
     issue_copies, loop_setup, lower_body, slot_offset, wrap_add, LoopSetup, PipelinePlan,
 };
@@ -90,6 +90,11 @@ fn consume<'ctx>(
         layouts,
         init_vals,
     } = loop_setup(lw, op, plan, inits, body_region, stage_bytes)?;
+    if w.native_order() {
+        // The `tma-loads` pass offers no producer for it: its consumers
+        // would reorder the accumulator beside the producer's live buffers.
+        return lw.unsupported("a producer warpgroup for a native-order loop", op.span);
+    }
     let Some(counter) = lw.stage_counter else {
         return lw.unsupported("a consumer loop without its stage counter", op.span);
     };
@@ -162,16 +167,16 @@ fn pipelined<'ctx>(
     } = loop_setup(lw, op, plan, inits, body_region, stage_bytes)?;
     // Earlier scratch users (a layout conversion, say) may still read there.
     lw.barrier_before_writing()?;
-    // An M-major `a` lands unpermuted: the loop carries the accumulator's
-    // rows in its own order.
+    // A native-order loop carries the accumulator in the instructions'
+    // order ([`native_order`]).
     let buffers = (
         slot_offset(lw, lw.i32_const(0), stage_bytes)?,
         stages * stage_bytes,
     );
-    if w.a_m_major && !permuted_rows::uniform_constant(&init_vals[plan.acc]) {
+    if w.native_order() && !native_order::uniform_constant(&init_vals[plan.acc]) {
         let init = std::mem::take(&mut init_vals[plan.acc]);
         init_vals[plan.acc] =
-            permuted_rows::permute_rows(lw, w, &acc_layout, init, buffers, Direction::ToLoopOrder)?;
+            native_order::reorder(lw, w, &acc_layout, init, buffers, Direction::ToLoopOrder)?;
     }
     let paired = match tma_copies {
         Some(t) => tma::init_barriers(lw, t, stages)?,
@@ -308,9 +313,9 @@ fn pipelined<'ctx>(
             lw.define_tile(op.results[i], layouts[i].clone(), row);
             continue;
         }
-        let row = if w.a_m_major {
+        let row = if w.native_order() {
             let to = Direction::ToLogical;
-            permuted_rows::permute_rows(lw, w, &acc_layout, row, buffers, to)?
+            native_order::reorder(lw, w, &acc_layout, row, buffers, to)?
         } else {
             row
         };
@@ -560,12 +565,13 @@ fn copy_operands<'ctx>(
             (StagedOperand::b(&w), w.b_offset())
         };
         // The tile lands as loaded (its rows the stage's rows); a K-major
-        // `a`'s rows are permuted. An M-major `a` lands in its own order
-        // (permuted along its rows, the halves of each 32-byte global
-        // sector would land apart: 16-byte L2 requests); the loop carries
-        // the accumulator's rows permuted instead ([`permuted_rows`]).
+        // `a`'s rows are permuted, except in a native-order loop (an
+        // M-major `a`, permuted along its rows, would have the halves of
+        // each 32-byte global sector land apart: 16-byte L2 requests), which
+        // carries the accumulator in the instructions' order instead
+        // ([`native_order`]).
         let dst = move |lw: &Lowering<'_, 'ctx>, row: IntValue<'ctx>, col: IntValue<'ctx>| {
-            let row = match (which, w.a_m_major) {
+            let row = match (which, w.native_order()) {
                 (0, false) => wgmma::physical_row_ir(lw, &w, row)?,
                 _ => row,
             };

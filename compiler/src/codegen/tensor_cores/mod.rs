@@ -5,7 +5,7 @@
 //! with their mbarriers ([`tma`]). They import the
 //! lowering context and each other, never an op lowering.
 pub mod mma;
-pub mod permuted_rows;
+pub mod native_order;
 pub mod pipelined_loop;
 pub mod tma;
 pub mod warp_specialize;

@@ -3,12 +3,13 @@
 //! terms ([`PipelinePlan`]), the `cp.async` copies of an operand tile into a
 //! rotating buffer, the loop's setup and its body without the operand loads.
 use crate::analysis::mma::{accumulator_layout, engine_config, MmaConfig};
+use crate::analysis::wgmma::loop_config;
 use crate::codegen::lower::loops::yielded;
 use crate::codegen::lower::{Lowering, Result};
 use crate::codegen::tensor_cores::mma::{self, add, elem_ptr, mul, phase};
 use crate::codegen::tensor_cores::wgmma::WgmmaConfig;
 use crate::ir::layout::Layout;
-use crate::ir::{DotEngine, LoopPipeline, Op, OpKind, Region, ValueId};
+use crate::ir::{LoopPipeline, Op, OpKind, Region, ValueId};
 use inkwell::types::BasicMetadataTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue};
 use inkwell::IntPredicate;
@@ -52,12 +53,7 @@ impl PipelinePlan {
         let Some(cfg) = engine_config(lw.func, &body_region.ops[dot], p.engine) else {
             return lw.unsupported("a pipelined dot that is not [M, K] @ [K, N]", op.span);
         };
-        let wgmma = match p.engine {
-            DotEngine::MmaSync { .. } => None,
-            DotEngine::Wgmma { warpgroups } => {
-                Some(WgmmaConfig::new(cfg.m, cfg.n, cfg.k, 4 * warpgroups).oriented(p.transposed()))
-            }
-        };
+        let wgmma = loop_config(lw.func, body_region, p);
         Ok(PipelinePlan {
             dot,
             loads: [a, b],

@@ -13,6 +13,29 @@ use crate::codegen::CodegenError;
 use inkwell::types::BasicMetadataTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, PointerValue};
 
+/// A layout row of the accumulator (warps `[num_warps, 1]`) as its
+/// digits: row `r` of the 8-row group, warp `w`, the warp's row group `i`.
+struct RowDigits<'ctx> {
+    r: IntValue<'ctx>,
+    w: IntValue<'ctx>,
+    i: IntValue<'ctx>,
+}
+
+fn row_digits<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    cfg: &WgmmaConfig,
+    row: IntValue<'ctx>,
+) -> Result<RowDigits<'ctx>> {
+    let b = &lw.builder;
+    let c = |v: usize| lw.i32_const(v as u64);
+    let nw_bits = cfg.num_warps.trailing_zeros() as usize;
+    let r = b.build_and(row, c(7), "")?;
+    let block8 = b.build_right_shift(row, c(3), false, "")?;
+    let w = b.build_and(block8, c(cfg.num_warps - 1), "")?;
+    let i = b.build_right_shift(block8, c(nw_bits), false, "")?;
+    Ok(RowDigits { r, w, i })
+}
+
 /// [`crate::codegen::tensor_cores::wgmma_layout::physical_row`] on LLVM values (every factor is a power of two).
 pub fn physical_row_ir<'ctx>(
     lw: &Lowering<'_, 'ctx>,
@@ -21,11 +44,7 @@ pub fn physical_row_ir<'ctx>(
 ) -> Result<IntValue<'ctx>> {
     let b = &lw.builder;
     let c = |v: usize| lw.i32_const(v as u64);
-    let nw_bits = cfg.num_warps.trailing_zeros() as usize;
-    let r = b.build_and(row, c(7), "")?;
-    let block8 = b.build_right_shift(row, c(3), false, "")?;
-    let w = b.build_and(block8, c(cfg.num_warps - 1), "")?;
-    let i = b.build_right_shift(block8, c(nw_bits), false, "")?;
+    let RowDigits { r, w, i } = row_digits(lw, cfg, row)?;
     let g = b.build_right_shift(w, c(2), false, "")?;
     let ww = b.build_and(w, c(3), "")?;
     let blk = b.build_right_shift(i, c(1), false, "")?;
@@ -36,6 +55,35 @@ pub fn physical_row_ir<'ctx>(
         at = b.build_int_add(at, part, "")?;
     }
     Ok(b.build_int_add(at, r, "prow")?)
+}
+
+/// [`crate::codegen::tensor_cores::wgmma_layout::held_position`] on LLVM
+/// values: the element `[row, col]`'s register holds in a native-order loop.
+pub fn held_position_ir<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    cfg: &WgmmaConfig,
+    [row, col]: [IntValue<'ctx>; 2],
+) -> Result<[IntValue<'ctx>; 2]> {
+    if !cfg.split_n() {
+        return Ok([physical_row_ir(lw, cfg, row)?, col]);
+    }
+    let b = &lw.builder;
+    let c = |v: usize| lw.i32_const(v as u64);
+    let RowDigits { r, w, i } = row_digits(lw, cfg, row)?;
+    let pair = b.build_right_shift(col, c(3), false, "")?;
+    let q = b.build_and(col, c(7), "")?;
+    let pairs = c(cfg.group_cols() / 8);
+    let h = b.build_int_unsigned_div(pair, pairs, "")?;
+    let j = b.build_int_unsigned_rem(pair, pairs, "")?;
+    let ww = b.build_and(w, c(3), "")?;
+    let g = b.build_right_shift(w, c(2), false, "")?;
+    let mut prow = r;
+    for (v, scale) in [(i, WG_M), (ww, 16), (h, 8)] {
+        prow = b.build_int_add(prow, b.build_int_mul(v, c(scale), "")?, "")?;
+    }
+    let pcol = b.build_int_add(b.build_int_mul(g, c(cfg.group_cols()), "")?, q, "")?;
+    let pcol = b.build_int_add(pcol, b.build_int_mul(j, c(8), "")?, "pcol")?;
+    Ok([prow, pcol])
 }
 
 /// The swizzled byte offset of element `col` of row `row` of a
@@ -94,33 +142,47 @@ pub fn issue<'ctx>(
     let group = lw
         .builder
         .build_right_shift(lw.warp, lw.i32_const(2), false, "warpgroup")?;
-    // Warpgroup g's rows start g times warpgroup 1's (linear in g).
-    let group_off = lw.builder.build_int_mul(
-        group,
-        lw.i32_const((a_operand_offset(cfg, 1, 0, 0) / 16) as u64),
-        "",
-    )?;
-    let group_off = lw.builder.build_int_z_extend(group_off, i64t, "")?;
-    let a_base = lw.builder.build_int_add(start, group_off, "")?;
+    // Warpgroup g's rows (or, split along N, columns) start g times
+    // warpgroup 1's (linear in g).
+    let group_start = |lw: &Lowering<'_, 'ctx>, offset_of_one: usize| {
+        let off = lw
+            .builder
+            .build_int_mul(group, lw.i32_const((offset_of_one / 16) as u64), "")?;
+        let off = lw.builder.build_int_z_extend(off, i64t, "")?;
+        Ok::<_, CodegenError>(lw.builder.build_int_add(start, off, "")?)
+    };
+    let a_base = group_start(lw, a_operand_offset(cfg, 1, 0, 0))?;
     let a_base = lw.builder.build_or(
         a_base,
         i64t.const_int(a_descriptor_bits(cfg), false),
         "desc_a",
     )?;
+    let b_base = if cfg.split_n() {
+        group_start(
+            lw,
+            b_operand_offset(cfg, 1, 0) - b_operand_offset(cfg, 0, 0),
+        )?
+    } else {
+        start
+    };
     let b_base = lw.builder.build_or(
-        start,
+        b_base,
         i64t.const_int(b_descriptor_bits(cfg), false),
         "desc_b",
     )?;
     fence(lw)?;
     let regs: Vec<Vec<usize>> = (0..cfg.blocks())
-        .map(|b| (0..cfg.n / 2).map(|d| acc_register(cfg, b, d)).collect())
+        .map(|b| {
+            (0..cfg.group_cols() / 2)
+                .map(|d| acc_register(cfg, b, d))
+                .collect()
+        })
         .collect();
     let mut steps = Vec::with_capacity(cfg.steps_k() * regs.len());
     for s in 0..cfg.steps_k() {
         let b_desc = lw.builder.build_int_add(
             b_base,
-            i64t.const_int((b_operand_offset(cfg, s) / 16) as u64, false),
+            i64t.const_int((b_operand_offset(cfg, 0, s) / 16) as u64, false),
             "",
         )?;
         for (blk, regs) in regs.iter().enumerate() {
@@ -224,7 +286,7 @@ fn mma_async_chain<'ctx>(
             count + descs.len() - 1
         }
     };
-    let (n, trans_a, trans_b) = (cfg.n, cfg.a_m_major as u8, !cfg.b_k_major as u8);
+    let (n, trans_a, trans_b) = (cfg.group_cols(), cfg.a_m_major as u8, !cfg.b_k_major as u8);
     let lines: Vec<String> = steps
         .iter()
         .map(|step| {

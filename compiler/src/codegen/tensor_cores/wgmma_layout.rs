@@ -41,7 +41,7 @@
 //! rows; `a` M-major, `[M / 64][K][64]` as `b` above with `M`'s columns,
 //! in their loaded order: its rows cannot be permuted as they are copied,
 //! so the loop carries the accumulator's rows permuted instead
-//! ([`crate::codegen::tensor_cores::permuted_rows`]).
+//! ([`crate::codegen::tensor_cores::native_order`]).
 //!
 //! This file holds the pure index math (tested here); [`crate::codegen::tensor_cores::wgmma`] emits
 //! the instructions.
@@ -177,20 +177,60 @@ pub fn b_descriptor_bits(cfg: &WgmmaConfig) -> u64 {
 /// Byte offset (within the stage) of the `a` operand of instruction block
 /// `b`, warpgroup `g`, `k` step `s`.
 pub fn a_operand_offset(cfg: &WgmmaConfig, g: usize, b: usize, s: usize) -> usize {
-    StagedOperand::a(cfg).origin(g * cfg.group_rows() + WG_M * b, s * WG_K)
+    StagedOperand::a(cfg).origin(cfg.group_first_row(g) + WG_M * b, s * WG_K)
 }
 
-/// Byte offset (within the stage) of the `b` operand of `k` step `s`.
-pub fn b_operand_offset(cfg: &WgmmaConfig, s: usize) -> usize {
-    cfg.b_offset() + StagedOperand::b(cfg).origin(0, s * WG_K)
+/// Byte offset (within the stage) of the `b` operand of warpgroup `g`,
+/// `k` step `s`.
+pub fn b_operand_offset(cfg: &WgmmaConfig, g: usize, s: usize) -> usize {
+    cfg.b_offset() + StagedOperand::b(cfg).origin(cfg.group_first_col(g), s * WG_K)
 }
 
 /// Accumulator register (in the [`WgmmaConfig::mma`] layout) behind result
-/// `d` of the instruction for block `b`.
+/// `d` of the instruction for block `b`: the one of the row group and
+/// column pair that instruction writes in this warp (module doc), or, in
+/// the native order of an `N` split, block `b`'s row group and the `h`-th
+/// run of the warpgroup's column pairs ([`held_position`]).
 pub fn acc_register(cfg: &WgmmaConfig, b: usize, d: usize) -> usize {
     let map = Layout::Blocked(accumulator_layout(&cfg.mma())).tile_map(&[cfg.m, cfg.n]);
     let (j, h, c) = (d / 4, (d / 2) % 2, d % 2);
-    map.reg_of_locals(&[2 * b + h, 2 * j + c])
+    if cfg.split_n() {
+        let pairs = cfg.group_cols() / 8;
+        map.reg_of_locals(&[b, 2 * (h * pairs + j) + c])
+    } else {
+        map.reg_of_locals(&[2 * b + h, 2 * j + c])
+    }
+}
+
+/// Where `a` puts its logical row `row` in shared memory: as loaded in
+/// the native order ([`WgmmaConfig::native_order`]), else
+/// [`physical_row`].
+pub fn staged_row(cfg: &WgmmaConfig, row: usize) -> usize {
+    if cfg.native_order() {
+        row
+    } else {
+        physical_row(cfg, row)
+    }
+}
+
+/// The element of the tile `[row, col]` whose value the accumulator
+/// register standing for `[row, col]` holds while a native-order loop
+/// ([`WgmmaConfig::native_order`]) runs. Rows split (an M-major `a`): the
+/// row [`physical_row`] gives, the same column. `N` split: the layout's
+/// register (local row group `i`, column pair `p`) of warp `w` holds
+/// what instruction block `i` of warpgroup `w / 4` delivers to its
+/// `h = p / P`-th row half and pair `p % P` (`P` a warpgroup's pairs).
+pub fn held_position(cfg: &WgmmaConfig, row: usize, col: usize) -> (usize, usize) {
+    if !cfg.split_n() {
+        return (physical_row(cfg, row), col);
+    }
+    let (r, block8) = (row % 8, row / 8);
+    let (w, i) = (block8 % cfg.num_warps, block8 / cfg.num_warps);
+    let (pair, q) = (col / 8, col % 8);
+    let pairs = cfg.group_cols() / 8;
+    let (h, j) = (pair / pairs, pair % pairs);
+    let prow = WG_M * i + 16 * (w % 4) + 8 * h + r;
+    (prow, cfg.group_first_col(w / 4) + 8 * j + q)
 }
 
 #[cfg(test)]
@@ -213,6 +253,7 @@ mod tests {
             (128, 32, 64, 8),
             (64, 16, 32, 4),
             (128, 32, 32, 8),
+            (192, 192, 64, 8),
         ]
         .into_iter()
         .map(|(m, n, k, num_warps)| WgmmaConfig::new(m, n, k, num_warps))
@@ -221,7 +262,7 @@ mod tests {
 
     #[test]
     fn rows_are_permuted_once() {
-        for cfg in configs() {
+        for cfg in configs().into_iter().filter(|c| !c.split_n()) {
             let mut seen = vec![0; cfg.m];
             for r in 0..cfg.m {
                 let p = physical_row(&cfg, r);
@@ -238,7 +279,7 @@ mod tests {
         // holds physical row g M/G + 64 b + 16 (w % 4) + 8 h + lane / 4 and
         // column 8 j + 2 (lane % 4) + c: the accumulator register it lands in
         // must stand for the logical row whose physical row that is.
-        for cfg in configs() {
+        for cfg in configs().into_iter().filter(|c| !c.split_n()) {
             let map = Layout::Blocked(accumulator_layout(&cfg.mma())).tile_map(&[cfg.m, cfg.n]);
             for warp in 0..cfg.num_warps {
                 let (g, ww) = (warp / 4, warp % 4);
@@ -258,6 +299,41 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn split_instructions_hold_every_element_once() {
+        // Warpgroups splitting N: register d of block b in warp w holds
+        // row 64 b + 16 (w % 4) + 8 h + lane / 4, column
+        // 96 (w / 4) + 8 j + 2 (lane % 4) + c; `held_position` of the
+        // register's layout element must say so, once per element.
+        let cfg = WgmmaConfig::new(192, 192, 64, 8);
+        let map = Layout::Blocked(accumulator_layout(&cfg.mma())).tile_map(&[cfg.m, cfg.n]);
+        let mut seen = vec![0u8; cfg.m * cfg.n];
+        for warp in 0..8 {
+            let (g, ww) = (warp / 4, warp % 4);
+            for lane in 0..32 {
+                for b in 0..cfg.blocks() {
+                    for d in 0..cfg.group_cols() / 2 {
+                        let (j, h, c) = (d / 4, (d / 2) % 2, d % 2);
+                        let prow = 64 * b + 16 * ww + 8 * h + lane / 4;
+                        let pcol = 96 * g + 8 * j + 2 * (lane % 4) + c;
+                        let logical = map.element_index(warp * 32 + lane, acc_register(&cfg, b, d));
+                        assert_eq!(held_position(&cfg, logical[0], logical[1]), (prow, pcol));
+                        seen[prow * cfg.n + pcol] += 1;
+                    }
+                }
+            }
+        }
+        assert!(seen.iter().all(|&s| s == 1));
+        // Each warpgroup's b starts on a whole 64-byte atom, a starts at row 0.
+        assert_eq!(a_operand_offset(&cfg, 1, 0, 0), 0);
+        assert_eq!(
+            b_operand_offset(&cfg, 1, 0) - cfg.b_offset(),
+            StagedOperand::b(&cfg).loaded_origin(0, 96)
+        );
+        assert_eq!(StagedOperand::b(&cfg).loaded_origin(0, 96) % (8 * 64), 0);
+        assert_eq!(staged_row(&cfg, 77), 77);
     }
 
     #[test]
@@ -329,31 +405,31 @@ mod tests {
                             off - inside,
                             a_byte_offset(
                                 &cfg,
-                                g * cfg.group_rows() + 64 * b,
+                                cfg.group_first_row(g) + 64 * b,
                                 (s / per_row) * cfg.a_atom()
                             )
                         );
                     }
                 }
                 // ... and whole atoms (16 rows) for b.
-                assert_eq!(b_operand_offset(&cfg, s), b_byte_offset(&cfg, 16 * s, 0));
+                assert_eq!(b_operand_offset(&cfg, 0, s), b_byte_offset(&cfg, 16 * s, 0));
             }
         }
     }
 
     #[test]
     fn descriptor_fields() {
-        let cfg = plan(128, 256, 64, 8).unwrap();
+        let cfg = plan(128, 256, 64, 8, false).unwrap();
         let a = a_descriptor_bits(&cfg);
         assert_eq!((a >> 16) & 0x3fff, 1);
         assert_eq!((a >> 32) & 0x3fff, 64);
         assert_eq!(a >> 62, 1);
         // 64- and 32-byte rows: 8-row groups 512 and 256 bytes apart, modes 2 and 3.
         for (size, sbo, mode) in [(32, 512, 2), (16, 256, 3)] {
-            let a = a_descriptor_bits(&plan(128, 256, size, 8).unwrap());
+            let a = a_descriptor_bits(&plan(128, 256, size, 8, false).unwrap());
             assert_eq!((a >> 32) & 0x3fff, sbo / 16);
             assert_eq!(a >> 62, mode);
-            let cfg = plan(128, size, 64, 8).unwrap();
+            let cfg = plan(128, size, 64, 8, false).unwrap();
             let b = b_descriptor_bits(&cfg);
             assert_eq!((b >> 16) & 0x3fff, (64 * 2 * size / 16) as u64);
             assert_eq!((b >> 32) & 0x3fff, sbo / 16);
@@ -386,7 +462,7 @@ mod tests {
                 // starts (the hardware swizzles from there).
                 for g in 0..cfg.groups() {
                     for blk in 0..cfg.blocks() {
-                        let row = g * cfg.group_rows() + WG_M * blk;
+                        let row = cfg.group_first_row(g) + WG_M * blk;
                         let origin = a_operand_offset(&cfg, g, blk, s);
                         assert_eq!(
                             swizzle(origin, a.row_bytes()),
@@ -394,7 +470,7 @@ mod tests {
                         );
                     }
                 }
-                let origin = b_operand_offset(&cfg, s) - cfg.b_offset();
+                let origin = b_operand_offset(&cfg, 0, s) - cfg.b_offset();
                 assert_eq!(
                     cfg.b_offset() + swizzle(origin, b.row_bytes()),
                     b_byte_offset(&cfg, s * WG_K, 0),
@@ -429,6 +505,6 @@ mod tests {
         // Warpgroup 1's rows of `a` start a 64-row block later: K rows of 128 bytes.
         assert_eq!(a_operand_offset(&cfg, 1, 0, 0), 64 * 128);
         assert_eq!(a_operand_offset(&cfg, 0, 0, 1), 16 * 128);
-        assert_eq!(b_operand_offset(&cfg, 1), cfg.b_offset() + 32);
+        assert_eq!(b_operand_offset(&cfg, 0, 1), cfg.b_offset() + 32);
     }
 }
