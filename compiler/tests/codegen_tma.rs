@@ -27,6 +27,13 @@ fn ptx(shift: u32, extra: &[&str]) -> String {
     tritonc_ptx(&args, &args.join(" "))
 }
 
+/// The `wgmma.mma_async` lines of `ptx`.
+fn wgmma_lines(ptx: &str) -> Vec<&str> {
+    ptx.lines()
+        .filter(|l| l.contains("wgmma.mma_async"))
+        .collect()
+}
+
 /// tritonc's arguments for the kernel's manifest with `--tma` and `extra`.
 fn manifest_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![
@@ -203,10 +210,7 @@ fn a_k_major_b_is_one_box_a_stage() {
         args.extend(extra);
         let what = args.join(" ");
         let ptx = tritonc_ptx(&args, &what);
-        let wgmma: Vec<&str> = ptx
-            .lines()
-            .filter(|l| l.contains("wgmma.mma_async"))
-            .collect();
+        let wgmma = wgmma_lines(&ptx);
         assert!(!wgmma.is_empty(), "{what}");
         assert!(
             wgmma
@@ -303,10 +307,7 @@ fn warpgroups_split_n_on_192_square_tiles() {
     args.push("--tma");
     let what = args.join(" ");
     let ptx = tritonc_ptx(&args, &what);
-    let wgmma: Vec<&str> = ptx
-        .lines()
-        .filter(|l| l.contains("wgmma.mma_async"))
-        .collect();
+    let wgmma = wgmma_lines(&ptx);
     // Three 64-row blocks and four k16 steps a stage.
     assert!(!wgmma.is_empty() && wgmma.len() % 12 == 0, "{what}");
     assert!(wgmma.iter().all(|l| l.contains(".m64n96k16")), "{what}");
