@@ -222,24 +222,25 @@ impl WgmmaConfig {
 /// each `n / 2` a multiple of 16, and the accumulator alone within the
 /// registers: only TMA copies leave it room (`by_tma`; 192x192 takes 144).
 pub fn plan(m: usize, n: usize, k: usize, num_warps: usize, by_tma: bool) -> Option<WgmmaConfig> {
-    let groups = num_warps / 4;
-    let split_n = groups > 0 && m % (WG_M * groups) != 0;
-    let live = if split_n {
+    if num_warps < 4 || num_warps % 4 != 0 {
+        return None;
+    }
+    let cfg = WgmmaConfig::new(m, n, k, num_warps);
+    let split = cfg.split_n();
+    let live = if split {
         m * n / (32 * num_warps)
     } else {
         live_registers(m, n, k, num_warps)
     };
-    let ok = num_warps >= 4
-        && num_warps % 4 == 0
-        && m > 0
+    let ok = m > 0
         && m % WG_M == 0
-        && (!split_n || (by_tma && groups == 2 && m >= 3 * WG_M && n % (2 * WG_K) == 0))
+        && (!split || (by_tma && cfg.groups() == 2 && m >= 3 * WG_M && n % (2 * WG_K) == 0))
         && (k == WG_K || k == 2 * WG_K || (k > 0 && k % ATOM == 0))
         && n > 0
         && n % WG_K == 0
         && n <= MAX_N
         && live <= MAX_LIVE_REGS;
-    ok.then(|| WgmmaConfig::new(m, n, k, num_warps))
+    ok.then_some(cfg)
 }
 
 /// Accumulator registers plus two per 16-byte copy a thread issues for one tile.

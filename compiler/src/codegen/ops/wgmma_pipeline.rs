@@ -82,6 +82,11 @@ fn consume<'ctx>(
     (inits, body_region): (&[ValueId], &Region),
     t: &TmaCopies,
 ) -> Result<()> {
+    if w.native_order() {
+        // The `tma-loads` pass offers no producer for it: its consumers
+        // would reorder the accumulator beside the producer's live buffers.
+        return lw.unsupported("a producer warpgroup for a native-order loop", op.span);
+    }
     let stage_bytes = w.stage_bytes();
     let stages = plan.stages;
     let LoopSetup {
@@ -90,11 +95,6 @@ fn consume<'ctx>(
         layouts,
         init_vals,
     } = loop_setup(lw, op, plan, inits, body_region, stage_bytes)?;
-    if w.native_order() {
-        // The `tma-loads` pass offers no producer for it: its consumers
-        // would reorder the accumulator beside the producer's live buffers.
-        return lw.unsupported("a producer warpgroup for a native-order loop", op.span);
-    }
     let Some(counter) = lw.stage_counter else {
         return lw.unsupported("a consumer loop without its stage counter", op.span);
     };

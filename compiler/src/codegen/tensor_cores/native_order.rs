@@ -68,12 +68,11 @@ pub fn reorder<'ctx>(
         ))
     })?;
     let map = acc_layout.tile_map(&shape);
-    let idx = lw.indices(acc_layout, &shape)?;
-    if idx.len() != acc.len() {
+    if map.regs() != acc.len() {
         return Err(CodegenError::Llvm(format!(
             "{} accumulator registers for a layout of {}",
             acc.len(),
-            idx.len()
+            map.regs()
         )));
     }
     // Registers in pairs of adjacent columns (the layout's two a thread).

@@ -202,17 +202,6 @@ pub fn acc_register(cfg: &WgmmaConfig, b: usize, d: usize) -> usize {
     }
 }
 
-/// Where `a` puts its logical row `row` in shared memory: as loaded in
-/// the native order ([`WgmmaConfig::native_order`]), else
-/// [`physical_row`].
-pub fn staged_row(cfg: &WgmmaConfig, row: usize) -> usize {
-    if cfg.native_order() {
-        row
-    } else {
-        physical_row(cfg, row)
-    }
-}
-
 /// The element of the tile `[row, col]` whose value the accumulator
 /// register standing for `[row, col]` holds while a native-order loop
 /// ([`WgmmaConfig::native_order`]) runs. Rows split (an M-major `a`): the
@@ -333,7 +322,6 @@ mod tests {
             StagedOperand::b(&cfg).loaded_origin(0, 96)
         );
         assert_eq!(StagedOperand::b(&cfg).loaded_origin(0, 96) % (8 * 64), 0);
-        assert_eq!(staged_row(&cfg, 77), 77);
     }
 
     #[test]
