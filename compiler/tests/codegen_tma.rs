@@ -333,3 +333,50 @@ fn warpgroups_split_n_on_192_square_tiles() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("not a power of two"), "{err}");
 }
+
+/// A tile whose width is a multiple of 8 but not of 16 (128x24): `b` lands
+/// unswizzled, in core matrices of 8 rows of 16 bytes, so its maps ask for
+/// no swizzle and boxes 8 columns wide (three a stage, or one folded box of
+/// three blocks); the instructions are `m64n24k16`.
+#[test]
+fn narrow_b_comes_in_unswizzled_boxes_of_8_columns() {
+    let path = common::kernels_dir().join("dot_accumulate.tc");
+    let path = path.display().to_string();
+    let args = [
+        path.as_str(),
+        "-DTYPE=half",
+        "-DTM=128",
+        "-DTN=24",
+        "-DTK=64",
+        "--arch",
+        "sm_90a",
+        "--num-warps",
+        "8",
+        "--tma",
+    ];
+    let what = args.join(" ");
+    let ptx = tritonc_ptx(&args, &what);
+    let wgmma = wgmma_lines(&ptx);
+    assert!(!wgmma.is_empty(), "{what}");
+    assert!(wgmma.iter().all(|l| l.contains(".m64n24k16")), "{what}");
+    if let Some(report) = ptxas_report(&ptx, "sm_90a", "dot_narrow_b") {
+        assert!(report.contains(" 0 bytes spill stores"), "{what}: {report}");
+    }
+    let manifest = all_configs_manifest(&args, "narrow");
+    let maps = manifest["variants"][0]["tensor_maps"].as_array().unwrap();
+    // Parameters: A 0, B 1; b's plain and folded maps, a's folded one.
+    let b_maps: Vec<_> = maps.iter().filter(|m| m["base"] == 1).collect();
+    assert_eq!(b_maps.len(), 2, "{maps:?}");
+    for m in &b_maps {
+        assert_eq!(m["swizzle_bytes"], 0, "{m}");
+        assert_eq!(m["dims"][0]["box_size"], 8, "{m}");
+    }
+    let folded = b_maps
+        .iter()
+        .find(|m| m["dims"].as_array().unwrap().len() == 3)
+        .expect("b's folded map");
+    assert_eq!(folded["dims"][2]["box_size"], 3);
+    assert_eq!(folded["dims"][2]["stride"].to_string(), r#"{"elements":8}"#);
+    let a = maps.iter().find(|m| m["base"] == 0).unwrap();
+    assert_eq!(a["swizzle_bytes"], 128);
+}

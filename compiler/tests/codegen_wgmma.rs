@@ -92,6 +92,13 @@ fn pipelined_dots_issue_wgmma_on_sm90a() {
         // TN 96 and 160: multiples of 32, b's rows in the 64-byte swizzle.
         ("half", 128, 96, 64, 8, 96, 4, 7),
         ("bf16", 128, 160, 64, 8, 160, 4, 5),
+        // TN a multiple of 8 but not of 16: b unswizzled, in core matrices
+        // of 8 rows of 16 bytes (interleave mode); stages padded to 1024.
+        ("half", 128, 24, 64, 8, 24, 4, 8),
+        ("bf16", 64, 40, 16, 4, 40, 1, 8),
+        ("half", 128, 8, 32, 8, 8, 2, 8),
+        ("half", 64, 56, 64, 4, 56, 4, 8),
+        ("bf16", 128, 200, 64, 8, 200, 4, 4),
     ];
     for (ty, tm, tn, tk, warps, n, per_tile, stages) in configs {
         let name = format!("{ty}_{tm}x{tn}x{tk}_w{warps}");

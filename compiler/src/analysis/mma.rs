@@ -89,14 +89,21 @@ pub fn plan(
     if !matches!(input, DType::F16 | DType::BF16) || acc != DType::F32 {
         return None;
     }
-    let warps = choose_warps(m, n, num_warps);
-    let fits = k % MMA_K == 0
-        && k > 0
-        && m % (MMA_M * warps[0]) == 0
-        && n % (MMA_N * warps[1]) == 0
-        && m > 0
-        && n > 0;
-    fits.then_some(MmaConfig { warps, m, n, k })
+    let fits = |warps: [usize; 2]| {
+        k % MMA_K == 0
+            && k > 0
+            && m % (MMA_M * warps[0]) == 0
+            && n % (MMA_N * warps[1]) == 0
+            && m > 0
+            && n > 0
+    };
+    // An `N` of an odd number of 8-column groups past the first split
+    // (128x24 on 8 warps) fits whole instructions with every warp along `M`:
+    // wgmma's own split, which `pipeline-dot-loops` then takes.
+    [choose_warps(m, n, num_warps), [num_warps, 1]]
+        .into_iter()
+        .find(|&w| fits(w))
+        .map(|warps| MmaConfig { warps, m, n, k })
 }
 
 /// The `mma.sync` engine of every dot that runs on tensor cores.

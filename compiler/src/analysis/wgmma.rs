@@ -12,6 +12,10 @@ pub const WG_M: usize = 64;
 pub const WG_K: usize = 16;
 /// 16-bit elements in one 128-byte swizzled row (the widest swizzle).
 pub const ATOM: usize = 64;
+/// 16-bit elements in one row of a core matrix (16 bytes): the unswizzled
+/// rows of an N-major `b` whose warpgroup `N` is a multiple of 8 but not of
+/// 16 (`m64n24k16`, `m64n40k16`, ...).
+pub const CORE_N: usize = 8;
 /// Largest `N` of one instruction.
 pub const MAX_N: usize = 256;
 /// Registers a thread may spend on the accumulator (f32) plus the source
@@ -24,6 +28,16 @@ pub const MAX_LIVE_REGS: usize = 152;
 /// apart in banks, so the 64-bit accesses of a half-warp (4 rows, 4 column
 /// pairs) hit 32 banks.
 pub const REORDER_PAD: usize = 8;
+
+/// The swizzle span of an operand's rows of `row_bytes` (what its TMA map
+/// and descriptor say): the row, or 0 for unswizzled 16-byte rows.
+pub fn swizzle_span(row_bytes: usize) -> usize {
+    if row_bytes > 16 {
+        row_bytes
+    } else {
+        0
+    }
+}
 
 /// A tile `[m, k] @ [k, n]` on `num_warps / 4` warpgroups: they split `M`
 /// (each its `M / G` rows, all columns) where `M / G` is a whole number of
@@ -170,7 +184,8 @@ impl WgmmaConfig {
     /// Elements of one swizzled row of `b`: N-major the widest of 64, 32
     /// and 16 (the 128-, 64- and 32-byte swizzles) that divides a
     /// warpgroup's `N` (96: 32, so that each warpgroup's columns start on
-    /// a whole atom); K-major as `a`'s K-major rows.
+    /// a whole atom), else 8 (unswizzled 16-byte rows, core matrices);
+    /// K-major as `a`'s K-major rows.
     pub fn b_atom(&self) -> usize {
         if self.b_k_major {
             return self.k.min(ATOM);
@@ -178,7 +193,7 @@ impl WgmmaConfig {
         [ATOM, 2 * WG_K, WG_K]
             .into_iter()
             .find(|a| self.group_cols() % a == 0)
-            .unwrap_or(WG_K)
+            .unwrap_or(CORE_N)
     }
     /// The loaded tile of `b` as a stage holds it, `[rows, cols]`: `[K, N]`,
     /// or `[N, K]` K-major.
@@ -206,16 +221,22 @@ impl WgmmaConfig {
     pub fn b_offset(&self) -> usize {
         self.m * self.k * 2
     }
-    /// Bytes of one stage (`a` then `b`), a multiple of 1024.
-    pub fn stage_bytes(&self) -> usize {
+    /// Bytes `a` then `b` fill in one stage.
+    pub fn operand_bytes(&self) -> usize {
         self.b_offset() + self.k * self.n * 2
+    }
+    /// Bytes of one stage: the operands rounded up to 1024 (an `N` of a
+    /// multiple of 8 but not of 16 can leave them short of it), so that
+    /// every stage starts on a whole 128-byte swizzle atom.
+    pub fn stage_bytes(&self) -> usize {
+        self.operand_bytes().next_multiple_of(1024)
     }
 }
 
 /// The warpgroup plan for `[m, k] @ [k, n]` (16-bit inputs checked by the
 /// caller): whole warpgroups, 64-row blocks per warpgroup, `k` 16, 32 or a
-/// multiple of 64 and `n` a multiple of 16 (whole rows of a swizzle),
-/// `n` within one instruction, and
+/// multiple of 64 and `n` a multiple of 8 (whole rows of a swizzle, or of
+/// unswizzled core matrices), `n` within one instruction, and
 /// the accumulator and copy addresses within [`MAX_LIVE_REGS`] registers a
 /// thread. An `N` split ([`WgmmaConfig::split_n`]): two warpgroups, at
 /// least 3 blocks of rows (a 64-row tile on 8 warps stays on `mma.sync`),
@@ -237,7 +258,7 @@ pub fn plan(m: usize, n: usize, k: usize, num_warps: usize, by_tma: bool) -> Opt
         && (!split || (by_tma && cfg.groups() == 2 && m >= 3 * WG_M && n % (2 * WG_K) == 0))
         && (k == WG_K || k == 2 * WG_K || (k > 0 && k % ATOM == 0))
         && n > 0
-        && n % WG_K == 0
+        && n % CORE_N == 0
         && n <= MAX_N
         && live <= MAX_LIVE_REGS;
     ok.then_some(cfg)
@@ -300,8 +321,12 @@ mod tests {
             let p = plan(128, n, 64, 8, false).unwrap_or_else(|| panic!("TN {n}"));
             assert_eq!(p.b_atom(), atom, "TN {n}");
         }
-        assert!(plan(128, 40, 64, 8, false).is_none());
-        assert!(plan(128, 8, 64, 8, false).is_none());
+        // Multiples of 8 but not of 16: unswizzled 16-byte rows.
+        for n in [8, 24, 40, 56, 200, 248] {
+            let p = plan(128, n, 64, 8, false).unwrap_or_else(|| panic!("TN {n}"));
+            assert_eq!(p.b_atom(), CORE_N, "TN {n}");
+        }
+        assert!(plan(128, 12, 64, 8, false).is_none());
         assert!(plan(128, 128, 8, 8, false).is_none());
         assert!(plan(64, 128, 64, 8, false).is_none());
         assert!(plan(128, 128, 64, 2, false).is_none());

@@ -146,7 +146,7 @@ pub struct TmaCopies {
 /// One tensor map of a pipeline: its position among the kernel's
 /// tensor-map parameters (passed after the IR's parameters, see
 /// [`crate::ir::Function::tensor_maps`]), its dimensions (innermost first)
-/// and the swizzle of its boxes' rows (128, 64 or 32 bytes).
+/// and the swizzle of its boxes' rows (128, 64 or 32 bytes; 0: unswizzled 16-byte rows).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TmaMap {
     pub map: usize,

@@ -183,12 +183,12 @@ fn plan(
     // it is waited for: the same only for a first row (column) the loop
     // does not change.
     let invariant = |p: &Poly| loop_invariant(body_region, p);
-    let mut number = |dims: Vec<MapDim>, swizzle: usize| {
+    let mut number = |dims: Vec<MapDim>, row_bytes: usize| {
         *next_map += 1;
         TmaMap {
             map: *next_map - 1,
             dims,
-            swizzle,
+            swizzle: wgmma::swizzle_span(row_bytes),
         }
     };
     // A box of the loaded tile's rows (`K`'s, or `N`'s for a K-major `b`)

@@ -46,7 +46,7 @@
 //! This file holds the pure index math (tested here); [`crate::codegen::tensor_cores::wgmma`] emits
 //! the instructions.
 use crate::analysis::mma::accumulator_layout;
-use crate::analysis::wgmma::{WgmmaConfig, WG_K, WG_M};
+use crate::analysis::wgmma::{swizzle_span, WgmmaConfig, WG_K, WG_M};
 use crate::ir::layout::Layout;
 
 /// Physical row of `a` in shared memory for logical row `row` (module doc).
@@ -128,15 +128,25 @@ impl StagedOperand {
     /// Descriptor bits other than the start address. K-major: the leading
     /// offset is unused (1 by convention), 8-row groups one 8-row atom
     /// apart. MN-major: `atom`-column blocks `K` rows apart, 8-row groups
-    /// along `K` one 8-row atom apart.
+    /// along `K` one 8-row atom apart. Unswizzled (16-byte rows: core
+    /// matrices of 8 rows, 128 bytes) the two offsets mean directions, not
+    /// orders: the leading one steps core matrices along `K`, the stride
+    /// one along `M` or `N` (the PTX ISA's interleave mode).
     pub fn descriptor_bits(&self) -> u64 {
         let row_bytes = self.row_bytes();
-        let lbo = if self.k_major {
-            16
-        } else {
-            self.rows * row_bytes
+        let (atom_rows, blocks) = (8 * row_bytes, self.rows * row_bytes);
+        let (lbo, sbo) = match (self.swizzled(), self.k_major) {
+            (true, true) => (16, atom_rows),
+            (true, false) => (blocks, atom_rows),
+            (false, true) => (blocks, atom_rows),
+            (false, false) => (atom_rows, blocks),
         };
-        descriptor_bits(lbo, 8 * row_bytes, row_bytes)
+        descriptor_bits(lbo, sbo, row_bytes)
+    }
+
+    /// Whether rows are swizzled (wider than one 16-byte chunk).
+    pub fn swizzled(&self) -> bool {
+        swizzle_span(self.row_bytes()) != 0
     }
 }
 
@@ -152,12 +162,13 @@ pub fn b_byte_offset(cfg: &WgmmaConfig, kr: usize, col: usize) -> usize {
 
 /// Descriptor bits other than the start address: LBO, SBO (16-byte units)
 /// and the swizzle mode of rows of `row_bytes` (bits 62-63: 1 for 128
-/// bytes, 2 for 64, 3 for 32).
+/// bytes, 2 for 64, 3 for 32, 0 for unswizzled 16-byte rows).
 pub fn descriptor_bits(lbo_bytes: usize, sbo_bytes: usize, row_bytes: usize) -> u64 {
     let mode: u64 = match row_bytes {
         128 => 1,
         64 => 2,
-        _ => 3,
+        32 => 3,
+        _ => 0,
     };
     (((lbo_bytes >> 4) as u64 & 0x3fff) << 16)
         | (((sbo_bytes >> 4) as u64 & 0x3fff) << 32)
@@ -243,6 +254,9 @@ mod tests {
             (64, 16, 32, 4),
             (128, 32, 32, 8),
             (192, 192, 64, 8),
+            (128, 24, 64, 8),
+            (64, 40, 16, 4),
+            (64, 8, 32, 4),
         ]
         .into_iter()
         .map(|(m, n, k, num_warps)| WgmmaConfig::new(m, n, k, num_warps))
@@ -338,7 +352,9 @@ mod tests {
                     seen[b_byte_offset(&cfg, r, c) / 2] += 1;
                 }
             }
-            assert!(seen.iter().all(|&s| s == 1), "{cfg:?}");
+            let (filled, pad) = seen.split_at(cfg.operand_bytes() / 2);
+            assert!(filled.iter().all(|&s| s == 1), "{cfg:?}");
+            assert!(pad.len() < 512 && pad.iter().all(|&s| s == 0), "{cfg:?}");
             assert_eq!(cfg.stage_bytes() % 1024, 0);
             assert_eq!(cfg.b_offset() % 1024, 0);
         }
@@ -427,6 +443,30 @@ mod tests {
         assert_eq!((b >> 16) & 0x3fff, 64 * 128 / 16);
         assert_eq!((b >> 32) & 0x3fff, 64);
         assert_eq!(b & 0x3fff, 0);
+    }
+
+    #[test]
+    fn unswizzled_b_is_core_matrices() {
+        // TN 24: `b` as `[N / 8][K][8]`, core matrices of 8 rows of 16
+        // bytes; interleave mode, LBO 128 bytes along K, SBO K rows along N.
+        let cfg = plan(128, 24, 64, 8, false).unwrap();
+        let b = StagedOperand::b(&cfg);
+        assert!(!b.swizzled());
+        assert_eq!(
+            b_byte_offset(&cfg, 13, 17),
+            cfg.b_offset() + (2 * 64 + 13) * 16 + 2
+        );
+        let bits = b_descriptor_bits(&cfg);
+        assert_eq!((bits >> 16) & 0x3fff, 128 / 16);
+        assert_eq!((bits >> 32) & 0x3fff, 64 * 16 / 16);
+        assert_eq!(bits >> 62, 0);
+        // A k16 step is two core matrices down.
+        assert_eq!(b_operand_offset(&cfg, 0, 1), cfg.b_offset() + 256);
+        // K-major and unswizzled (not planned today): LBO steps along K.
+        let k_major = StagedOperand { k_major: true, ..b };
+        let bits = k_major.descriptor_bits();
+        assert_eq!((bits >> 16) & 0x3fff, b.rows as u64);
+        assert_eq!((bits >> 32) & 0x3fff, 8);
     }
 
     /// The four orientations (`a` K- or M-major, `b` N- or K-major) of
