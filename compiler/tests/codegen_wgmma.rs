@@ -362,6 +362,37 @@ fn skinny_tiles_swap_onto_wgmma() {
     assert!(ptx.contains("mma.sync.aligned.m16n8k16"));
 }
 
+/// Widths that are multiples of 8 but not of 16 run on wgmma for the plain
+/// `a @ b` only (checked on an H100); a transposed operand keeps
+/// `mma.sync` at such widths (8 columns), or gets a clear error where
+/// `mma.sync` cannot take the width (24: not a power of two), and `swap-ab` leaves
+/// 8-row tiles alone (their swapped width would be 8).
+#[test]
+fn narrow_widths_take_wgmma_for_the_plain_product_only() {
+    for transposed_a in [false, true] {
+        let (ptx, _) = compiled(
+            "dot_grad.tc",
+            &dot_grad(transposed_a, "half", 128, 8),
+            Arch::Sm90a,
+            8,
+        );
+        assert!(!ptx.contains("wgmma"), "transposed a {transposed_a}, TN 8");
+        assert!(ptx.contains("mma.sync.aligned.m16n8k16"));
+        let defs: Vec<(String, String)> = dot_grad(transposed_a, "half", 128, 24)
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+        let err = common::compile_kernel("dot_grad.tc", &defs, Arch::Sm90a, 8, None)
+            .err()
+            .unwrap_or_else(|| panic!("transposed a {transposed_a}, TN 24 compiled"));
+        assert!(err.to_string().contains("not a power of two"), "{err}");
+    }
+    let (ptx, _) = compiled("dot_masked_k.tc", &dot("half", 8, 64, 64), Arch::Sm90a, 4);
+    assert!(!ptx.contains("wgmma"), "8-row tile swapped");
+    let (ptx, _) = compiled("dot.tc", &dot("half", 128, 8, 64), Arch::Sm90a, 8);
+    assert!(ptx.contains("wgmma.mma_async.sync.aligned.m64n8k16"));
+}
+
 /// An M-major `a` of 192 rows (`^a @ b`, three wgmma blocks of 64) runs
 /// on wgmma. It multiplied wrong past the first stage while each stage
 /// was permuted in shared memory (H100, 2026-11-27: that permutation's

@@ -164,9 +164,6 @@ fn plan(func: &Function, facts: &Facts<'_>, op: &Op) -> Option<(LoopPipeline, La
     // The first dot `assign-layouts` put on tensor cores.
     let dot = ops.iter().position(|o| planned_config(func, o).is_some())?;
     let cfg = planned_config(func, &ops[dot])?;
-    let wgmma = (facts.target.arch == Arch::Sm90a)
-        .then(|| wgmma::plan_for_op(func, &ops[dot], num_warps, facts.target.tma))
-        .flatten();
     let OpKind::Dot { a, b, acc } = ops[dot].kind else {
         return None;
     };
@@ -182,6 +179,12 @@ fn plan(func: &Function, facts: &Facts<'_>, op: &Op) -> Option<(LoopPipeline, La
     let mut loads = [a, b];
     let mut transposes = [None; 2];
     let defined = |v: ValueId| ops[..dot].iter().find(|o| o.results.first() == Some(&v));
+    let transposed =
+        [a, b].map(|v| defined(v).is_some_and(|o| matches!(o.kind, OpKind::Trans { .. })));
+    let wgmma = (facts.target.arch == Arch::Sm90a)
+        .then(|| wgmma::plan_for_op(func, &ops[dot], num_warps, facts.target.tma))
+        .flatten()
+        .filter(|w| w.oriented(transposed).width_checked());
     for (i, operand) in [a, b].into_iter().enumerate() {
         if !single_use(operand) {
             return None;

@@ -23,7 +23,7 @@
 use super::assign_layouts::AssignLayouts;
 use super::pipeline_dot_loops::PipelineDotLoops;
 use super::{Pass, PassOptions};
-use crate::analysis::wgmma::{self, WG_M};
+use crate::analysis::wgmma::{self, WG_K, WG_M};
 use crate::ir::walk::{replace_uses, DefUse};
 use crate::ir::{DType, DotEngine, Function, Op, OpKind, Region, ScalarType, Type, ValueId};
 
@@ -133,6 +133,9 @@ fn match_loop(
         && half_precision
         && ty.scalar == ScalarType::Num(DType::F32)
         && m < WG_M
+        // The swapped tile's width is `m`: whole 16-column swizzle rows
+        // (16, 32, 48: checked on an H100), not the unswizzled widths of 8.
+        && m % WG_K == 0
         && wgmma::plan(n, m, k, num_warps, false).is_some())
     .then_some((pos, dot_at, result))
 }
