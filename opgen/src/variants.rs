@@ -94,11 +94,17 @@ pub fn count_points(spec: &OpSpec) -> u64 {
     if product > WALKED_POINTS {
         return product;
     }
-    let admitted: u64 = dtype_assignments(&spec.dtypes)
+    let launches = spec.launch_options();
+    dtype_assignments(&spec.dtypes)
         .iter()
-        .map(|assignment| admitted_points(spec, &point_defines(spec, assignment)).count() as u64)
-        .sum();
-    admitted * spec.launch_options().len() as u64
+        .flat_map(|assignment| admitted_points(spec, &point_defines(spec, assignment)))
+        .map(|p| {
+            launches
+                .iter()
+                .filter(|o| spec.launch_admitted(&p.defines, o.num_warps))
+                .count() as u64
+        })
+        .sum()
 }
 
 /// The points of `defines`' space that every macro-only `require` admits:
@@ -263,7 +269,10 @@ pub fn compile_with(
                     warp_specialize: false,
                 },
             };
-            for point in &points {
+            for point in points
+                .iter()
+                .filter(|p| spec.launch_admitted(&p.defines, option.num_warps))
+            {
                 let mut options = options.clone();
                 options.codegen.split_k = spec.split_k_of(&point.defines);
                 options.codegen.tma = spec.tma_of(&point.defines);

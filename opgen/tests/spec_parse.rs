@@ -772,3 +772,32 @@ fn pad_mistakes_are_errors() {
     ));
     assert!(e.contains("`pad` is given twice"), "{e}");
 }
+
+#[test]
+fn a_require_on_num_warps_is_decided_for_each_launch() {
+    let spec = ok(&format!(
+        "{BASE}#pragma opgen num_warps [4, 8]\n#pragma opgen require (SIZE - 128) * (8 - num_warps) == 0\n#pragma opgen require N >= SIZE\n"
+    ));
+    // The line on `num_warps` leaves the launcher's requirements.
+    assert_eq!(spec.launch_requires.len(), 1);
+    assert_eq!(spec.requires.len(), 1);
+    let point = |size: &str| vec![("SIZE".to_string(), size.to_string())];
+    assert!(spec.launch_admitted(&point("128"), 4));
+    assert!(spec.launch_admitted(&point("128"), 8));
+    assert!(!spec.launch_admitted(&point("256"), 4));
+    assert!(spec.launch_admitted(&point("256"), 8));
+    // 2 dtypes x 2 sizes x 2 warps, less 256 on 4 warps in each dtype.
+    assert_eq!(triton_opgen::variants::count_points(&spec), 6);
+}
+
+#[test]
+fn a_require_on_num_warps_reads_macros_only() {
+    let e = err(&format!(
+        "{BASE}#pragma opgen num_warps [4, 8]\n#pragma opgen require N * num_warps > 0\n"
+    ));
+    assert!(
+        e.contains("`N` in a `require` that reads `num_warps`"),
+        "{e}"
+    );
+    assert!(e.contains("k.tc:10:"), "{e}");
+}

@@ -33,6 +33,10 @@ pub struct OpSpec {
     pub grid: Vec<GridDim>,
     /// Conditions a config must meet to be a candidate (`require N <= TN`).
     pub requires: Vec<Require>,
+    /// Conditions on macros and the warps of a launch (`require (KX - 1) *
+    /// (8 - num_warps) == 0`): decided for each variant when the op is
+    /// generated (a variant failing one is not compiled), never at a call.
+    pub launch_requires: Vec<Require>,
     /// List macros (`tune TM = [32, 64]`): the tuning space.
     pub tune: Vec<MacroSpec>,
     /// Fixed macros (`define NEG_INF = -1e30f`).
@@ -260,6 +264,9 @@ impl GridDim {
     }
 }
 
+/// The name a `require` line reads for the warps of a launch.
+pub const NUM_WARPS_NAME: &str = "num_warps";
+
 /// `require N <= TN`: a config whose macros fail it is skipped for these inputs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Require {
@@ -391,6 +398,24 @@ impl OpSpec {
     pub fn point_admitted(&self, point: &[(String, String)]) -> bool {
         let value = |name: &str| point_value::<i64>(point, name);
         self.requires
+            .iter()
+            .all(|r| match (r.left.eval(&value), r.right.eval(&value)) {
+                (Some(left), Some(right)) => r.holds(left, right),
+                _ => true,
+            })
+    }
+
+    /// Whether the variant of `point` launched with `num_warps` warps passes
+    /// every `require` line that reads `num_warps`.
+    pub fn launch_admitted(&self, point: &[(String, String)], num_warps: u32) -> bool {
+        let value = |name: &str| {
+            if name == NUM_WARPS_NAME {
+                Some(i64::from(num_warps))
+            } else {
+                point_value::<i64>(point, name)
+            }
+        };
+        self.launch_requires
             .iter()
             .all(|r| match (r.left.eval(&value), r.right.eval(&value)) {
                 (Some(left), Some(right)) => r.holds(left, right),

@@ -340,6 +340,20 @@ impl Builder {
         };
         let split_k = directive(self.split_k, SPLIT_K_MACRO, "split_k")?;
         let tma = directive(self.tma, TMA_MACRO, "tma")?;
+        // Lines reading the warps of a launch (unless a macro takes the
+        // name) are decided per variant when the op is generated.
+        let reads_warps = |r: &Require| {
+            let warps_is_macro = tune
+                .iter()
+                .chain(&self.defines)
+                .any(|m| m.name == NUM_WARPS_NAME);
+            !warps_is_macro
+                && [&r.left, &r.right]
+                    .iter()
+                    .any(|e| e.names().iter().any(|(n, _)| *n == NUM_WARPS_NAME))
+        };
+        let (launch_requires, requires): (Vec<Require>, Vec<Require>) =
+            self.requires.into_iter().partition(reads_warps);
         Ok(OpSpec {
             namespace,
             name,
@@ -351,7 +365,8 @@ impl Builder {
             attrs: self.attrs,
             args,
             grid,
-            requires: self.requires,
+            requires,
+            launch_requires,
             tune,
             defines: self.defines,
             num_warps: self.num_warps.unwrap_or_else(|| vec![4]),

@@ -16,6 +16,7 @@ pub fn validate(spec: &OpSpec) -> Result<(), Diagnostic> {
     check_overflow(spec)?;
     check_args(spec)?;
     check_grid(spec)?;
+    check_launch_requires(spec)?;
     if let Some(pad) = &spec.pad {
         check_pad(spec, pad)?;
     }
@@ -661,6 +662,27 @@ fn check_grid(spec: &OpSpec) -> Result<(), Diagnostic> {
                     format!("unknown name `{name}` in the grid or a `require`"),
                 )
                 .with_note("grids and requirements may use input dimensions, `tune`/`define` macros, int and bool attributes and stride/size/numel/cdiv/min/max"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `require` lines that read `num_warps` are decided per variant when the
+/// op is generated: they may read macros, numbers and cdiv/min/max only.
+fn check_launch_requires(spec: &OpSpec) -> Result<(), Diagnostic> {
+    let macro_name = |n: &str| spec.tune.iter().chain(&spec.defines).any(|m| m.name == n);
+    for r in &spec.launch_requires {
+        for e in [&r.left, &r.right] {
+            check_calls(spec, e)?;
+            for (name, span) in e.names() {
+                if name != NUM_WARPS_NAME && !macro_name(name) {
+                    return Err(Diagnostic::error(
+                        span,
+                        format!("`{name}` in a `require` that reads `num_warps`"),
+                    )
+                    .with_note("a `require` on `num_warps` is decided for each variant when the op is generated: it may use `tune`/`define` macros, `num_warps`, numbers and cdiv/min/max, not input dimensions or attributes"));
+                }
             }
         }
     }
