@@ -279,6 +279,23 @@ fn an_m_major_a_comes_in_boxes() {
     );
 }
 
+/// `tests/kernels/dot_accumulate.tc`'s path.
+fn accumulate_kernel() -> String {
+    common::kernels_dir()
+        .join("dot_accumulate.tc")
+        .display()
+        .to_string()
+}
+
+/// tritonc's arguments for `dot_accumulate.tc` in half, TK 64, on 8 warps
+/// of sm_90a, with the tile's `-DTM=..` and `-DTN=..`.
+fn accumulate_args<'a>(path: &'a str, tile: [&'a str; 2]) -> Vec<&'a str> {
+    let mut args = vec![path, "-DTYPE=half"];
+    args.extend(tile);
+    args.extend(["-DTK=64", "--arch", "sm_90a", "--num-warps", "8"]);
+    args
+}
+
 /// 192x192 tiles on two warpgroups (`tests/kernels/dot_accumulate.tc`'s
 /// loop): they split N, each 192 rows and 96 columns
 /// (`wgmma.m64n96k16`, b in 64-byte rows so that warpgroup 1's columns
@@ -290,20 +307,9 @@ fn an_m_major_a_comes_in_boxes() {
 /// registers leave the copies none) and the compiler declines it.
 #[test]
 fn warpgroups_split_n_on_192_square_tiles() {
-    let path = common::kernels_dir().join("dot_accumulate.tc");
-    let path = path.display().to_string();
-    let base = [
-        path.as_str(),
-        "-DTYPE=half",
-        "-DTM=192",
-        "-DTN=192",
-        "-DTK=64",
-        "--arch",
-        "sm_90a",
-        "--num-warps",
-        "8",
-    ];
-    let mut args = base.to_vec();
+    let path = accumulate_kernel();
+    let base = accumulate_args(&path, ["-DTM=192", "-DTN=192"]);
+    let mut args = base.clone();
     args.push("--tma");
     let what = args.join(" ");
     let ptx = tritonc_ptx(&args, &what);
@@ -340,20 +346,9 @@ fn warpgroups_split_n_on_192_square_tiles() {
 /// three blocks); the instructions are `m64n24k16`.
 #[test]
 fn narrow_b_comes_in_unswizzled_boxes_of_8_columns() {
-    let path = common::kernels_dir().join("dot_accumulate.tc");
-    let path = path.display().to_string();
-    let args = [
-        path.as_str(),
-        "-DTYPE=half",
-        "-DTM=128",
-        "-DTN=24",
-        "-DTK=64",
-        "--arch",
-        "sm_90a",
-        "--num-warps",
-        "8",
-        "--tma",
-    ];
+    let path = accumulate_kernel();
+    let mut args = accumulate_args(&path, ["-DTM=128", "-DTN=24"]);
+    args.push("--tma");
     let what = args.join(" ");
     let ptx = tritonc_ptx(&args, &what);
     let wgmma = wgmma_lines(&ptx);
