@@ -277,6 +277,17 @@ pub struct Require {
     pub span: Span,
 }
 
+/// Whether every line of `requires` holds for the names `value` knows; a
+/// line reading a name it does not know is decided elsewhere (holds here).
+fn all_hold(requires: &[Require], value: &dyn Fn(&str) -> Option<i64>) -> bool {
+    requires
+        .iter()
+        .all(|r| match (r.left.eval(value), r.right.eval(value)) {
+            (Some(left), Some(right)) => r.holds(left, right),
+            _ => true,
+        })
+}
+
 /// The value of macro `name` at a point of the tuning space, read as a
 /// number (`None`: absent, or not one).
 fn point_value<T: std::str::FromStr>(point: &[(String, String)], name: &str) -> Option<T> {
@@ -396,31 +407,19 @@ impl OpSpec {
     /// point failing one is never compiled (no input could run it). Lines
     /// that read arguments are decided at each call.
     pub fn point_admitted(&self, point: &[(String, String)]) -> bool {
-        let value = |name: &str| point_value::<i64>(point, name);
-        self.requires
-            .iter()
-            .all(|r| match (r.left.eval(&value), r.right.eval(&value)) {
-                (Some(left), Some(right)) => r.holds(left, right),
-                _ => true,
-            })
+        all_hold(&self.requires, &|name| point_value::<i64>(point, name))
     }
 
     /// Whether the variant of `point` launched with `num_warps` warps passes
     /// every `require` line that reads `num_warps`.
     pub fn launch_admitted(&self, point: &[(String, String)], num_warps: u32) -> bool {
-        let value = |name: &str| {
+        all_hold(&self.launch_requires, &|name| {
             if name == NUM_WARPS_NAME {
                 Some(i64::from(num_warps))
             } else {
                 point_value::<i64>(point, name)
             }
-        };
-        self.launch_requires
-            .iter()
-            .all(|r| match (r.left.eval(&value), r.right.eval(&value)) {
-                (Some(left), Some(right)) => r.holds(left, right),
-                _ => true,
-            })
+        })
     }
 
     pub fn qualified_name(&self) -> String {
