@@ -179,23 +179,13 @@ fn plan(func: &Function, facts: &Facts<'_>, op: &Op) -> Option<(LoopPipeline, La
     let mut loads = [a, b];
     let mut transposes = [None; 2];
     let defined = |v: ValueId| ops[..dot].iter().find(|o| o.results.first() == Some(&v));
-    let transposed =
-        [a, b].map(|v| defined(v).is_some_and(|o| matches!(o.kind, OpKind::Trans { .. })));
-    let wgmma = (facts.target.arch == Arch::Sm90a)
-        .then(|| wgmma::plan_for_op(func, &ops[dot], num_warps, facts.target.tma))
-        .flatten()
-        .filter(|w| w.oriented(transposed).width_checked());
     for (i, operand) in [a, b].into_iter().enumerate() {
         if !single_use(operand) {
             return None;
         }
         let mut load = defined(operand)?;
-        // `^load`: staged as loaded, read transposed (`a` M-major needs
-        // wgmma; `b` K-major either engine).
+        // `^load`: staged as loaded, read transposed.
         if let OpKind::Trans { src } = load.kind {
-            if i == 0 && wgmma.is_none() {
-                return None;
-            }
             transposes[i] = Some(operand);
             loads[i] = src;
             load = defined(src)?;
@@ -211,6 +201,15 @@ fn plan(func: &Function, facts: &Facts<'_>, op: &Op) -> Option<(LoopPipeline, La
             return None;
         }
         copy_widths[i] = copy_width(func, facts, ptr, mask)?;
+    }
+    let transposed = transposes.map(|t| t.is_some());
+    let wgmma = (facts.target.arch == Arch::Sm90a)
+        .then(|| wgmma::plan_for_op(func, &ops[dot], num_warps, facts.target.tma))
+        .flatten()
+        .filter(|w| w.oriented(transposed).width_checked());
+    // An M-major `a` needs wgmma; a K-major `b` either engine.
+    if transposed[0] && wgmma.is_none() {
+        return None;
     }
     let (stages, stage_bytes, engine, engine_cfg) = match &wgmma {
         Some(w) => (

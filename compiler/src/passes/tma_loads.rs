@@ -83,20 +83,20 @@ impl Pass for TmaLoads {
         // Decided on the function as it is (walk order numbers the maps),
         // then written on the loops, found by their results (unique).
         let mut next_map = 0;
+        let unsplit = target.split_k.unwrap_or(1) <= 1;
         let decided: Vec<Decided> = walk_ops(func)
             .iter()
             .filter_map(|v| {
-                let producer = target.warp_specialize && target.split_k.unwrap_or(1) <= 1;
+                let producer = target.warp_specialize && unsplit;
                 let (mut t, most_stages) =
                     plan(func, v.op, target.num_warps, &mut next_map, producer)?;
                 // A K-major `b` is one box a stage: nothing to split
-                // between the pair (not offered).
-                let k_major_b = pipelined(v.op).is_some_and(|(_, p)| p.transposed()[1]);
-                // An M-major `a`'s boxes beside a shared `b`: not offered
-                // (unchecked on a GPU).
-                let m_major_a = pipelined(v.op).is_some_and(|(_, p)| p.transposed()[0]);
+                // between the pair (not offered). An M-major `a`'s boxes
+                // beside a shared `b`: not offered (unchecked on a GPU).
+                let [m_major_a, k_major_b] =
+                    pipelined(v.op).map_or([false; 2], |(_, p)| p.transposed());
                 t.multicast = target.tma_multicast
-                    && target.split_k.unwrap_or(1) <= 1
+                    && unsplit
                     && !k_major_b
                     && !m_major_a
                     && shares_b_safely(func, v.op, &t);
