@@ -3,7 +3,7 @@
 
 use super::rust_expr::{to_rust, NameUse};
 use crate::bind::{ArgKind, BoundArg};
-use crate::plan::{grid_macros, group_label, macro_values, requires_text};
+use crate::plan::{grid_macros, group_label, is_macro, macro_values, requires_text};
 use crate::spec::{Dim, OpSpec, TensorSpec};
 use crate::variants::{variant_json, Group};
 use serde::Serialize;
@@ -208,8 +208,6 @@ fn launch_context(
     plugins_dir: &std::path::Path,
 ) -> Result<LaunchContext, String> {
     let dims: Vec<String> = spec.dim_bindings().into_iter().map(|(s, _, _)| s).collect();
-    let is_macro =
-        |n: &str| spec.tune.iter().any(|m| m.name == n) || spec.defines.iter().any(|m| m.name == n);
     let attr = |n: &str| {
         spec.attrs
             .iter()
@@ -219,7 +217,7 @@ fn launch_context(
     let classify = |n: &str| {
         if dims.iter().any(|d| d == n) {
             Some(NameUse::Dim)
-        } else if is_macro(n) {
+        } else if is_macro(spec, n) {
             Some(NameUse::Macro)
         } else {
             attr(n)

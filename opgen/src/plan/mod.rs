@@ -10,7 +10,7 @@ mod text;
 pub use grads::{
     called_ops, grad_python, input_grads, out_grads, render_grad, CalledOp, OutGradCtx,
 };
-pub use macros::{grid_macros, macro_values};
+pub use macros::{grid_macros, is_macro, macro_values};
 pub use text::{
     backward_text, camel_case, dims_list, expr_text, grad_text, group_label, op_signature,
     py_params, requires_text, shape_text,

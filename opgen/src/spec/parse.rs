@@ -342,11 +342,11 @@ impl Builder {
         let tma = directive(self.tma, TMA_MACRO, "tma")?;
         // Lines reading the warps of a launch (unless a macro takes the
         // name) are decided per variant when the op is generated.
+        let warps_is_macro = tune
+            .iter()
+            .chain(&self.defines)
+            .any(|m| m.name == NUM_WARPS_NAME);
         let reads_warps = |r: &Require| {
-            let warps_is_macro = tune
-                .iter()
-                .chain(&self.defines)
-                .any(|m| m.name == NUM_WARPS_NAME);
             !warps_is_macro
                 && [&r.left, &r.right]
                     .iter()

@@ -653,8 +653,7 @@ fn check_grid(spec: &OpSpec) -> Result<(), Diagnostic> {
                 continue;
             }
             let known = bound.iter().any(|(s, _, _)| s == name)
-                || spec.tune.iter().any(|m| m.name == name)
-                || spec.defines.iter().any(|m| m.name == name)
+                || crate::plan::is_macro(spec, name)
                 || (spec.tensor(name).is_some() && is_call_tensor(value, name));
             if !known {
                 return Err(Diagnostic::error(
@@ -671,12 +670,11 @@ fn check_grid(spec: &OpSpec) -> Result<(), Diagnostic> {
 /// `require` lines that read `num_warps` are decided per variant when the
 /// op is generated: they may read macros, numbers and cdiv/min/max only.
 fn check_launch_requires(spec: &OpSpec) -> Result<(), Diagnostic> {
-    let macro_name = |n: &str| spec.tune.iter().chain(&spec.defines).any(|m| m.name == n);
     for r in &spec.launch_requires {
         for e in [&r.left, &r.right] {
             check_calls(spec, e)?;
             for (name, span) in e.names() {
-                if name != NUM_WARPS_NAME && !macro_name(name) {
+                if name != NUM_WARPS_NAME && !crate::plan::is_macro(spec, name) {
                     return Err(Diagnostic::error(
                         span,
                         format!("`{name}` in a `require` that reads `num_warps`"),
