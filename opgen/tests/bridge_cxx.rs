@@ -62,6 +62,8 @@ fn rust_errors_arrive_in_cpp_as_exceptions_with_their_message() {
             "configs: SIZE=128;SIZE=256;",
             "last_config: ''",
             "preload: 0",
+            "known_first launched: 0",
+            "known_first: ok",
             "pin_unknown: no variant has the config `SIZE=512`; the op's configs are: SIZE=128, SIZE=256",
             "pin: ok",
             "launch_pinned: t::add: the pinned config `SIZE=256` does not accept these inputs (its dtype or a `require` line rules it out); the configs that do: SIZE=128; pin one of them or unpin with pin_config(None)",
@@ -73,6 +75,12 @@ fn rust_errors_arrive_in_cpp_as_exceptions_with_their_message() {
         assert!(
             lines[expected.len()]
                 .starts_with("launch_broken: variant 0 of the op has an invalid description: "),
+            "ABI {abi}:\n{out}"
+        );
+        // A broken op has nothing decided: the full launch reports why.
+        assert_eq!(
+            lines[expected.len() + 1..],
+            ["known_broken launched: 0", "known_broken: ok"],
             "ABI {abi}:\n{out}"
         );
     }

@@ -266,6 +266,7 @@ fn bridge_launch(
         args: &kernel_args,
         dtype_key: GROUP_VARIANTS[*group].0,
         dims: &key_dims,
+        call_key: &[],
     };
     opgen_bridge::launch(op(), &launch).map_err(|reason| RuntimeError::InvalidLaunch {
         kernel: op_spec::QUALIFIED.to_string(),

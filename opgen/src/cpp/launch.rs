@@ -7,7 +7,7 @@
 use super::text::cpp_all;
 use crate::bind::{ArgKind, BoundArg};
 use crate::plan::{
-    grid_macros, group_label, macro_values, requires_text, shape_text, ContextError,
+    grid_macros, group_label, is_macro, macro_values, requires_text, shape_text, ContextError,
 };
 use crate::spec::{DerivedDtype, Dim, Expr, OpSpec};
 use crate::variants::Group;
@@ -49,6 +49,9 @@ pub struct CppLaunch {
     pub requires: Vec<RequireCtx>,
     pub requires_text: String,
     pub key_dims: String,
+    /// C++ values after the dtype group in the call key (`opgen_call_key`):
+    /// what decides the candidates, their grids and the tuning key.
+    pub call_key: String,
 }
 
 #[derive(Serialize)]
@@ -433,7 +436,49 @@ pub fn build(
             .map(|(s, _, _)| s.clone())
             .collect::<Vec<_>>()
             .join(", "),
+        call_key: call_key_values(spec, &bindings),
     })
+}
+
+/// The call key's values after the dtype group, as C++: each dimension,
+/// then every stride, size, numel and attribute the grid and the `require`
+/// lines read. Equal keys give equal candidates, grids and tuning keys, so
+/// a decided launch is repeated without evaluating the requirements
+/// (`opgen::launch_known`).
+fn call_key_values(spec: &OpSpec, bindings: &[(String, String, usize)]) -> String {
+    fn walk(spec: &OpSpec, e: &Expr, out: &mut Vec<String>) {
+        let mut add = |value: String| {
+            if !out.contains(&value) {
+                out.push(value);
+            }
+        };
+        match e {
+            Expr::Name(n, _) if !is_macro(spec, n) => add(format!("int64_t({n})")),
+            Expr::Call(f, _, _) if matches!(f.as_str(), "stride" | "size" | "numel") => {
+                add(format!("int64_t({})", e.to_cpp(&|n: &str| n.to_string())))
+            }
+            Expr::Call(_, args, _) => args.iter().for_each(|a| walk(spec, a, out)),
+            Expr::Neg(inner, _) => walk(spec, inner, out),
+            Expr::Bin(_, l, r) => {
+                walk(spec, l, out);
+                walk(spec, r, out);
+            }
+            Expr::Int(..) | Expr::Name(..) => {}
+        }
+    }
+    let mut values: Vec<String> = bindings
+        .iter()
+        .map(|(dim, _, _)| format!("int64_t({dim})"))
+        .collect();
+    let read = spec
+        .grid
+        .iter()
+        .flat_map(crate::spec::GridDim::exprs)
+        .chain(spec.requires.iter().flat_map(|r| [&r.left, &r.right]));
+    for e in read {
+        walk(spec, e, &mut values);
+    }
+    values.join(", ")
 }
 
 /// `(tensor, axis)` of every `stride(t, axis)` in the kernel arguments.

@@ -40,8 +40,20 @@ void launch(const opgen::Op& op) {
   const opgen::Grid grids[] = {{1, 1, 1, false}};
   const opgen::Arg args[] = {{opgen::ArgKind::I32, 7}};
   const int64_t dims[] = {7};
+  const int64_t key[] = {0, 7};
   opgen::launch(op, 0, 0, rust::Slice<const uint32_t>(candidates, 1), rust::Slice<const opgen::Grid>(grids, 1),
-                rust::Slice<const opgen::Arg>(args, 1), "T=float32", rust::Slice<const int64_t>(dims, 1));
+                rust::Slice<const opgen::Arg>(args, 1), "T=float32", rust::Slice<const int64_t>(dims, 1),
+                rust::Slice<const int64_t>(key, 2));
+}
+
+// Whether the fast path launched a call of key {0, 7}.
+void known(const char* label, const opgen::Op& op) {
+  const opgen::Arg args[] = {{opgen::ArgKind::I32, 7}};
+  const int64_t key[] = {0, 7};
+  report(label, [&] {
+    const bool launched = opgen::launch_known(op, 0, 0, rust::Slice<const int64_t>(key, 2), rust::Slice<const opgen::Arg>(args, 1));
+    std::printf("%s launched: %d\n", label, launched ? 1 : 0);
+  });
 }
 
 }  // namespace
@@ -53,6 +65,8 @@ extern "C" int opgen_check() {
   std::printf("configs: %s\n", configs.c_str());
   std::printf("last_config: '%s'\n", text(opgen::last_config(*op)).c_str());
   std::printf("preload: %zu\n", opgen::preload(*op, "not json"));
+  // Nothing decided yet: the caller computes the candidates.
+  known("known_first", *op);
   report("pin_unknown", [&] { opgen::pin_config(*op, "SIZE=512"); });
   report("pin", [&] { opgen::pin_config(*op, "SIZE=256"); });
   // The call admits variant 0 (SIZE=128) only.
@@ -61,5 +75,6 @@ extern "C" int opgen_check() {
   std::printf("benchmark_calls: %llu\n", static_cast<unsigned long long>(opgen::benchmark_calls(*op)));
   rust::Box<opgen::Op> bad = opgen::new_op("t::bad", rust::Slice<const opgen::Variant>(broken, 1));
   report("launch_broken", [&] { launch(*bad); });
+  known("known_broken", *bad);
   return 0;
 }

@@ -59,7 +59,8 @@ mod bridge {
         /// `grids[i]` for candidate i) on `stream` (a `CUstream` as an
         /// integer: cxx has no `void*`) of `device`. With several candidates
         /// the autotuner picks one, keyed by op, `dtype_key`, the bucketed
-        /// `dims` and the device, and remembers it.
+        /// `dims` and the device, and remembers it, under `call_key` where
+        /// not empty: what decides the candidates, grids and tuning key.
         fn launch(
             op: &Op,
             device: i32,
@@ -69,7 +70,19 @@ mod bridge {
             args: &[Arg],
             dtype_key: &str,
             dims: &[i64],
+            call_key: &[i64],
         ) -> Result<()>;
+
+        /// Repeats the launch decided for `call_key` on `device`, without
+        /// the candidates: false where none is (then compute them and call
+        /// `launch`).
+        fn launch_known(
+            op: &Op,
+            device: i32,
+            stream: usize,
+            call_key: &[i64],
+            args: &[Arg],
+        ) -> Result<bool>;
 
         /// Takes this op's choices of a pre-tuned table (an autotune cache
         /// file's JSON); returns how many (0 for "" or bad JSON).
@@ -117,6 +130,7 @@ fn launch(
     args: &[bridge::Arg],
     dtype_key: &str,
     dims: &[i64],
+    call_key: &[i64],
 ) -> Result<(), String> {
     let grids: Vec<LaunchGrid> = grids
         .iter()
@@ -136,8 +150,20 @@ fn launch(
         args: &args,
         dtype_key,
         dims,
+        call_key,
     };
     crate::launch(op, &call)
+}
+
+fn launch_known(
+    op: &Op,
+    device: i32,
+    stream: usize,
+    call_key: &[i64],
+    args: &[bridge::Arg],
+) -> Result<bool, String> {
+    let args = args.iter().map(kernel_arg).collect::<Result<Vec<_>, _>>()?;
+    crate::launch_known(op, device, stream as *mut std::ffi::c_void, call_key, &args)
 }
 
 fn kernel_arg(a: &bridge::Arg) -> Result<KernelArg, String> {

@@ -1,6 +1,7 @@
 //! One op: its embedded variants, kernels loaded per device, the autotuner's
 //! choices, and the launch of one call.
 
+use crate::decided::{Decisions, Resolved};
 use crate::per_device::PerDevice;
 use crate::pin::Pin;
 use opgen_runtime::kernel::fits_clusters;
@@ -10,12 +11,9 @@ use opgen_runtime::{
     split_plan, Chooser, Device, EventTimer, Grid, Kernel, KernelArg, KernelTimer, ModuleImage,
     Stream, Variant,
 };
-use std::collections::hash_map::DefaultHasher;
-use std::collections::HashMap;
 use std::ffi::c_void;
-use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 struct Entry {
     variant: Variant,
@@ -41,9 +39,9 @@ pub struct Op {
     chooser: Chooser,
     /// The last launched variant (index into the entries), for `last_config`.
     last_launched: AtomicUsize,
-    /// Calls already decided, by their exact candidates, dims, dtype group
-    /// and device: the per-call fast path, which builds no key text.
-    decided: Mutex<HashMap<u64, Decided>>,
+    /// Calls already decided: the per-call fast path, which builds no
+    /// autotune key (and, given a call key, needs no candidates).
+    decided: Decisions,
     /// A config the user pinned: launched instead of the autotuner's pick.
     pin: Pin,
 }
@@ -84,6 +82,11 @@ pub struct Call<'a> {
     pub args: &'a [KernelArg],
     pub dtype_key: &'a str,
     pub dims: &'a [i64],
+    /// What decides the candidates, grids and tuning key (the dtype group,
+    /// the dims, each stride and attribute the grid and the requirements
+    /// read): the decision is remembered under it for [`Op::launch_known`].
+    /// Empty: remembered by the exact candidates, dims and dtype group.
+    pub call_key: &'a [i64],
 }
 
 impl Op {
@@ -110,7 +113,7 @@ impl Op {
             resident: PerDevice::default(),
             split_resident: PerDevice::default(),
             last_launched: AtomicUsize::new(usize::MAX),
-            decided: Mutex::new(HashMap::new()),
+            decided: Decisions::default(),
             pin: Pin::default(),
         }
     }
@@ -196,9 +199,12 @@ impl Op {
             }
             let candidates: Vec<u32> = admitted.iter().map(|&i| call.candidates[i]).collect();
             let grids: Vec<LaunchGrid> = admitted.iter().map(|&i| call.grids[i]).collect();
+            // Decided by these candidates, not by the call key: a call of
+            // that key with aligned tensors admits them all.
             return self.launch(&Call {
                 candidates: &candidates,
                 grids: &grids,
+                call_key: &[],
                 ..*call
             });
         }
@@ -215,33 +221,86 @@ impl Op {
         let device = Device::open(ordinal).map_err(|e| e.to_string())?;
         // SAFETY: the framework's stream of this device, alive during the call.
         let stream = unsafe { Stream::from_raw(&device, call.stream.cast()) };
-        let pick = if let Some(pos) = pinned {
-            pos
-        } else if call.candidates.len() == 1 {
+        let pick = match pinned {
+            Some(pos) => pos,
+            None => self.decide(entries, &device, &stream, call, ordinal)?,
+        };
+        self.launch_resolved(
+            entries,
+            &device,
+            &stream,
+            resolve(entries, call, pick),
+            call.args,
+        )
+    }
+
+    /// Repeats the launch decided for `call_key` on `device` without the
+    /// candidates: `Ok(false)` where there is none (a new key, a pinned
+    /// config, inputs the decided variant's tensor maps cannot take), and
+    /// the caller then computes the candidates and calls [`Op::launch`].
+    pub fn launch_known(
+        &self,
+        device: i32,
+        stream: *mut c_void,
+        call_key: &[i64],
+        args: &[KernelArg],
+    ) -> Result<bool, String> {
+        let (Ok(entries), Ok(ordinal)) = (self.entries.as_ref(), usize::try_from(device)) else {
+            return Ok(false); // the full launch says what is wrong
+        };
+        if self.pin.is_set() {
+            return Ok(false);
+        }
+        let Some(resolved) = self.decided.resolved(call_key, ordinal) else {
+            return Ok(false);
+        };
+        let admits = |i: usize| tensor_map::admits(&entries[i].variant, args);
+        if !admits(resolved.index)
+            || !resolved.sibling.is_none_or(admits)
+            || !fits_clusters(&entries[resolved.index].variant, resolved.grid.x)
+        {
+            return Ok(false);
+        }
+        let device = Device::open(ordinal).map_err(|e| e.to_string())?;
+        // SAFETY: the framework's stream of this device, alive during the call.
+        let stream = unsafe { Stream::from_raw(&device, stream.cast()) };
+        self.launch_resolved(entries, &device, &stream, resolved, args)?;
+        Ok(true)
+    }
+
+    /// The candidate (position in `call.candidates`) to launch: decided
+    /// before, the only one, or the autotuner's pick; remembered.
+    fn decide(
+        &self,
+        entries: &[Entry],
+        device: &Arc<Device>,
+        stream: &Stream,
+        call: &Call,
+        ordinal: usize,
+    ) -> Result<usize, String> {
+        if let Some(pick) = self.decided.pick(call, ordinal) {
+            return Ok(pick);
+        }
+        let pick = if call.candidates.len() == 1 {
             0
         } else {
-            let fingerprint = Decided::fingerprint(call, ordinal);
-            // A statement of its own: the guard must be gone before `choose`
-            // (which may tune) and the insert below take the lock again.
-            let known = lock(&self.decided)
-                .get(&fingerprint)
-                .filter(|d| d.matches(call, ordinal))
-                .map(|d| d.pick);
-            match known {
-                Some(pick) => pick,
-                None => {
-                    let pick = self.choose(entries, &device, &stream, call)?;
-                    let mut decided = lock(&self.decided);
-                    if decided.len() >= MAX_DECIDED {
-                        decided.clear(); // many shapes: the chooser still remembers them
-                    }
-                    decided.insert(fingerprint, Decided::new(call, ordinal, pick));
-                    pick
-                }
-            }
+            self.choose(entries, device, stream, call)?
         };
-        let index = call.candidates[pick] as usize;
-        self.launch_one(entries, &device, &stream, index, call, pick)
+        self.decided
+            .insert(call, ordinal, pick, resolve(entries, call, pick));
+        Ok(pick)
+    }
+
+    fn launch_resolved(
+        &self,
+        entries: &[Entry],
+        device: &Arc<Device>,
+        stream: &Stream,
+        resolved: Resolved,
+        args: &[KernelArg],
+    ) -> Result<(), String> {
+        let index = resolved.index;
+        self.launch_one(entries, device, stream, resolved, args)
             .map_err(|e| format!("variant `{}`: {e}", entries[index].config))?;
         self.last_launched.store(index, Ordering::Relaxed);
         Ok(())
@@ -279,29 +338,25 @@ impl Op {
         };
         self.chooser
             .choose(&key, &configs, &mut make_timer, &mut |pos| {
-                let index = call.candidates[pos] as usize;
                 // The tuner names the config of a failure itself.
-                self.launch_one(entries, device, stream, index, call, pos)
+                let resolved = resolve(entries, call, pos);
+                self.launch_one(entries, device, stream, resolved, call.args)
             })
             .map_err(|e| e.to_string())
     }
 
-    /// Launches variant `index`, the call's candidate at `pos`.
     fn launch_one(
         &self,
         entries: &[Entry],
         device: &Arc<Device>,
         stream: &Stream,
-        index: usize,
-        call: &Call,
-        pos: usize,
+        Resolved {
+            index,
+            grid,
+            sibling,
+        }: Resolved,
+        args: &[KernelArg],
     ) -> opgen_runtime::Result<()> {
-        let (grid, args) = (call.grids[pos], call.args);
-        // A split-K variant whose unsplit sibling these inputs admit too:
-        // the sibling runs the full waves, the split variant the tail.
-        let sibling = entries[index]
-            .unsplit
-            .filter(|&u| !grid.persistent && call.candidates.contains(&(u as u32)));
         if let Some(unsplit) = sibling {
             return self.launch_split(entries, device, stream, (index, unsplit), grid, args);
         }
@@ -381,40 +436,19 @@ impl Op {
     }
 }
 
-/// Entries of the per-call fast path before it starts over.
-const MAX_DECIDED: usize = 4096;
-
-/// One decided call: what it matched exactly and the position it picked.
-struct Decided {
-    candidates: Vec<u32>,
-    dims: Vec<i64>,
-    dtype_key: String,
-    device: usize,
-    pick: usize,
-}
-
-impl Decided {
-    fn new(call: &Call, device: usize, pick: usize) -> Decided {
-        Decided {
-            candidates: call.candidates.to_vec(),
-            dims: call.dims.to_vec(),
-            dtype_key: call.dtype_key.to_string(),
-            device,
-            pick,
-        }
-    }
-
-    fn fingerprint(call: &Call, device: usize) -> u64 {
-        let mut h = DefaultHasher::new();
-        (call.candidates, call.dims, call.dtype_key, device).hash(&mut h);
-        h.finish()
-    }
-
-    fn matches(&self, call: &Call, device: usize) -> bool {
-        self.candidates == call.candidates
-            && self.dims == call.dims
-            && self.dtype_key == call.dtype_key
-            && self.device == device
+/// What launching the call's candidate at `pos` means: its variant and
+/// grid, and for a split-K variant whose unsplit sibling the call admits
+/// too, that sibling (it runs the full waves, the split variant the tail).
+fn resolve(entries: &[Entry], call: &Call, pos: usize) -> Resolved {
+    let index = call.candidates[pos] as usize;
+    let grid = call.grids[pos];
+    let sibling = entries[index]
+        .unsplit
+        .filter(|&u| !grid.persistent && call.candidates.contains(&(u as u32)));
+    Resolved {
+        index,
+        grid,
+        sibling,
     }
 }
 
@@ -486,10 +520,6 @@ fn with_unsplit_siblings(mut entries: Vec<Entry>) -> Vec<Entry> {
         entry.unsplit = sibling;
     }
     entries
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[cfg(test)]
@@ -579,6 +609,7 @@ mod tests {
             args: &[],
             dtype_key: dtype,
             dims,
+            call_key: &[],
         }
     }
 
@@ -683,28 +714,5 @@ mod tests {
         // admit the TMA variant.
         assert!(!launch(&[0, 1], &misaligned).contains("TMA"));
         assert!(!launch(&[0], &aligned).contains("TMA"));
-    }
-
-    #[test]
-    fn a_decided_call_matches_only_the_same_candidates_dims_dtype_and_device() {
-        let decided = Decided::new(&call(&[0, 2, 4], &[1024, 1024, 1024], "T=float16"), 0, 1);
-        assert!(decided.matches(&call(&[0, 2, 4], &[1024, 1024, 1024], "T=float16"), 0));
-        for other in [
-            call(&[0, 2], &[1024, 1024, 1024], "T=float16"),
-            call(&[0, 2, 4], &[1000, 1024, 1024], "T=float16"),
-            call(&[0, 2, 4], &[1024, 1024, 1024], "T=bfloat16"),
-        ] {
-            assert!(!decided.matches(&other, 0));
-        }
-        assert!(!decided.matches(&call(&[0, 2, 4], &[1024, 1024, 1024], "T=float16"), 1));
-        let same = call(&[0, 2, 4], &[1024, 1024, 1024], "T=float16");
-        assert_eq!(
-            Decided::fingerprint(&same, 0),
-            Decided::fingerprint(&same, 0)
-        );
-        assert_ne!(
-            Decided::fingerprint(&same, 0),
-            Decided::fingerprint(&call(&[0, 2, 4], &[1000, 1024, 1024], "T=float16"), 0)
-        );
     }
 }

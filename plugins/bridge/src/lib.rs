@@ -13,6 +13,7 @@
 //! Every entry point catches panics: a panic becomes an error (or an op that
 //! reports one at launch), never an unwind into the caller.
 
+mod decided;
 #[cfg(feature = "cxx")]
 mod ffi;
 mod launch;
@@ -35,6 +36,20 @@ pub fn new_op(name: &str, variants: &[VariantRef]) -> Op {
 /// candidates; remembered in memory and in its JSON cache).
 pub fn launch(op: &Op, call: &Call) -> Result<(), String> {
     guarded(|| op.launch(call))
+}
+
+/// Repeats the launch decided for a call with `call_key` (see
+/// [`Call::call_key`]) on `device`, without its candidates: `Ok(false)`
+/// where none is decided yet (the caller then computes the candidates and
+/// calls [`launch`], which decides and remembers it).
+pub fn launch_known(
+    op: &Op,
+    device: i32,
+    stream: *mut std::ffi::c_void,
+    call_key: &[i64],
+    args: &[KernelArg],
+) -> Result<bool, String> {
+    guarded(|| op.launch_known(device, stream, call_key, args))
 }
 
 /// Takes the choices of a pre-tuned table for this op: the JSON of an
@@ -121,6 +136,7 @@ mod tests {
             args,
             dtype_key: "T=float32",
             dims: &[7],
+            call_key: &[],
         }
     }
 

@@ -29,6 +29,11 @@ impl Pin {
         Ok(())
     }
 
+    /// Whether a config is pinned.
+    pub fn is_set(&self) -> bool {
+        self.lock().is_some()
+    }
+
     /// The position in `candidates` (this call's configs) of the pinned
     /// config: `None` when nothing is pinned (the candidates are then not
     /// read: this runs on every launch), an error when the pinned config

@@ -1,0 +1,233 @@
+//! Calls already decided: the variant a call launches, remembered so that a
+//! repeat builds no autotune key and, where the op passes its call key, does
+//! not even compute its candidates (`Op::launch_known`): with a few hundred
+//! variants, evaluating every `require` line was most of a call's host time.
+//!
+//! A call key holds what decides a call's candidates, grids and tuning key
+//! (the dtype group, the dims, each stride and attribute the grid and the
+//! requirements read), so one decision serves every call with that key.
+//! Without one (the ONNX Runtime launcher), a decision is remembered by the
+//! exact candidates, dims and dtype group.
+
+use crate::launch::{Call, LaunchGrid};
+use std::collections::hash_map::DefaultHasher;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Mutex;
+
+/// Entries before the memory starts over (many shapes: the autotuner still
+/// remembers their choices, only the fast path is rebuilt).
+const MAX_DECIDED: usize = 4096;
+
+/// What a decided call launches: the variant (an index into the op's
+/// entries), its grid, and the unsplit sibling that runs the full waves of
+/// a split-K variant's tiles, where the call admitted it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Resolved {
+    pub index: usize,
+    pub grid: LaunchGrid,
+    pub sibling: Option<usize>,
+}
+
+#[derive(Default)]
+pub struct Decisions {
+    map: Mutex<HashMap<u64, Decided>>,
+}
+
+struct Decided {
+    /// The call key, or (none given) the candidates, dims and dtype group.
+    key: Vec<i64>,
+    candidates: Vec<u32>,
+    dims: Vec<i64>,
+    dtype_key: String,
+    device: usize,
+    /// The position among the call's candidates.
+    pick: usize,
+    resolved: Resolved,
+}
+
+impl Decisions {
+    /// The candidate position decided for a call like `call`, if any.
+    pub fn pick(&self, call: &Call, device: usize) -> Option<usize> {
+        self.lock()
+            .get(&fingerprint(call, device))
+            .filter(|d| d.matches(call, device))
+            .map(|d| d.pick)
+    }
+
+    /// What a call with `call_key` on `device` launches, if decided.
+    pub fn resolved(&self, call_key: &[i64], device: usize) -> Option<Resolved> {
+        if call_key.is_empty() {
+            return None;
+        }
+        self.lock()
+            .get(&key_fingerprint(call_key, device))
+            .filter(|d| d.key == call_key && d.device == device)
+            .map(|d| d.resolved)
+    }
+
+    pub fn insert(&self, call: &Call, device: usize, pick: usize, resolved: Resolved) {
+        let keyed = !call.call_key.is_empty();
+        let decided = Decided {
+            key: call.call_key.to_vec(),
+            candidates: if keyed {
+                Vec::new()
+            } else {
+                call.candidates.to_vec()
+            },
+            dims: if keyed {
+                Vec::new()
+            } else {
+                call.dims.to_vec()
+            },
+            dtype_key: if keyed {
+                String::new()
+            } else {
+                call.dtype_key.to_string()
+            },
+            device,
+            pick,
+            resolved,
+        };
+        let mut map = self.lock();
+        if map.len() >= MAX_DECIDED {
+            map.clear();
+        }
+        map.insert(fingerprint(call, device), decided);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Decided>> {
+        self.map.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Decided {
+    fn matches(&self, call: &Call, device: usize) -> bool {
+        if !call.call_key.is_empty() {
+            return self.key == call.call_key && self.device == device;
+        }
+        self.key.is_empty()
+            && self.candidates == call.candidates
+            && self.dims == call.dims
+            && self.dtype_key == call.dtype_key
+            && self.device == device
+    }
+}
+
+fn fingerprint(call: &Call, device: usize) -> u64 {
+    if !call.call_key.is_empty() {
+        return key_fingerprint(call.call_key, device);
+    }
+    let mut h = DefaultHasher::new();
+    (call.candidates, call.dims, call.dtype_key, device).hash(&mut h);
+    h.finish()
+}
+
+fn key_fingerprint(call_key: &[i64], device: usize) -> u64 {
+    let mut h = DefaultHasher::new();
+    ("call key", call_key, device).hash(&mut h);
+    h.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GRID: LaunchGrid = LaunchGrid {
+        x: 8,
+        y: 1,
+        z: 1,
+        persistent: false,
+    };
+    const RESOLVED: Resolved = Resolved {
+        index: 4,
+        grid: GRID,
+        sibling: None,
+    };
+
+    fn call<'a>(
+        candidates: &'a [u32],
+        dims: &'a [i64],
+        dtype: &'a str,
+        call_key: &'a [i64],
+    ) -> Call<'a> {
+        Call {
+            device: 0,
+            stream: std::ptr::null_mut(),
+            candidates,
+            grids: &[],
+            args: &[],
+            dtype_key: dtype,
+            dims,
+            call_key,
+        }
+    }
+
+    #[test]
+    fn without_a_key_a_decision_matches_only_the_same_candidates_dims_dtype_and_device() {
+        let decided = Decisions::default();
+        let dims = [1024, 1024, 1024];
+        decided.insert(&call(&[0, 2, 4], &dims, "T=float16", &[]), 0, 2, RESOLVED);
+        assert_eq!(
+            decided.pick(&call(&[0, 2, 4], &dims, "T=float16", &[]), 0),
+            Some(2)
+        );
+        for other in [
+            call(&[0, 2], &dims, "T=float16", &[]),
+            call(&[0, 2, 4], &[1000, 1024, 1024], "T=float16", &[]),
+            call(&[0, 2, 4], &dims, "T=bfloat16", &[]),
+        ] {
+            assert_eq!(decided.pick(&other, 0), None);
+        }
+        assert_eq!(
+            decided.pick(&call(&[0, 2, 4], &dims, "T=float16", &[]), 1),
+            None
+        );
+        // No key: nothing for the fast path.
+        assert_eq!(decided.resolved(&[], 0), None);
+    }
+
+    #[test]
+    fn a_keyed_decision_serves_the_fast_path_for_that_key_and_device_only() {
+        let decided = Decisions::default();
+        let key = [1, 1024, 1024, 1024, 1024, 1024];
+        decided.insert(
+            &call(&[0, 2, 4], &[1024; 3], "T=float16", &key),
+            0,
+            2,
+            RESOLVED,
+        );
+        assert_eq!(decided.resolved(&key, 0), Some(RESOLVED));
+        assert_eq!(decided.resolved(&key, 1), None);
+        assert_eq!(
+            decided.resolved(&[1, 1024, 1024, 1024, 1024, 1000], 0),
+            None
+        );
+        assert_eq!(decided.resolved(&key[..5], 0), None);
+        // The candidate path with that key finds it too, and a call without
+        // a key never takes a keyed decision.
+        assert_eq!(
+            decided.pick(&call(&[0, 2, 4], &[1024; 3], "T=float16", &key), 0),
+            Some(2)
+        );
+        assert_eq!(
+            decided.pick(&call(&[0, 2, 4], &[1024; 3], "T=float16", &[]), 0),
+            None
+        );
+    }
+
+    #[test]
+    fn the_memory_starts_over_when_full() {
+        let decided = Decisions::default();
+        for m in 0..MAX_DECIDED as i64 + 1 {
+            let key = [0, m];
+            decided.insert(&call(&[0], &[m], "T=float32", &key), 0, 0, RESOLVED);
+        }
+        assert_eq!(decided.lock().len(), 1);
+        assert_eq!(
+            decided.resolved(&[0, MAX_DECIDED as i64], 0),
+            Some(RESOLVED)
+        );
+        assert_eq!(decided.resolved(&[0, 0], 0), None);
+    }
+}
