@@ -131,6 +131,16 @@ class Kernel:
         """Launches on torch's current stream (or the default stream). `args`
         by parameter name: tensors or Buffers for pointers, Python ints/floats
         for scalars."""
+        # What the runtime adds to a launch and this launcher does not: TMA
+        # descriptors and a persistent tile count (trailing parameters the
+        # manifest's `params` do not list: launched without them, the
+        # driver reads past the argument array) and multicast clusters.
+        extra = [what for what, on in (("TMA tensor maps", self.entry.get("tensor_maps")),
+                                       ("a persistent grid", self.entry.get("persistent")),
+                                       ("clusters along x", int(self.entry.get("cluster_x", 1)) > 1)) if on]
+        if extra:
+            raise ValueError(f"{self.entry.get('config', self.entry['kernel'])}: the raw launcher cannot pass "
+                             f"{', '.join(extra)}; time it through the op")
         holders = []
         for p in self.entry["params"]:
             v = args[p["name"]]

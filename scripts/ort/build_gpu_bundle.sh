@@ -38,6 +38,6 @@ for script in gpu_check check_ep check_shared_domain timing ort_models cuda_ep_c
 done
 {
   echo "built $(date -u +%FT%TZ) from $(git rev-parse --short HEAD)$(git diff --quiet || echo '+dirty') for $arch${OPGEN_TUNED:+, tuned from $OPGEN_TUNED}"
-  ldd --version | head -1
+  ldd --version 2>&1 | sed -n 1p
 } > "$dest/build.txt"
 echo "bundle: $dest"

@@ -95,6 +95,10 @@ pub struct Plan {
     args: Vec<(LaunchArg, &'static str)>,
     candidates: Vec<u32>,
     grids: Vec<LaunchGrid>,
+    /// The plan's key as the bridge remembers its decision (dtype group,
+    /// each shape with its rank, each attribute's bits): a decided call
+    /// launches again without its candidates (`launch_known`).
+    call_key: Vec<i64>,
 }
 
 /// Plans made, by dtype group and shapes: a serving graph calls a node with
@@ -138,6 +142,12 @@ fn new_plan(
     dims: Vec<(&'static str, i64)>,
     attrs: Vec<crate::attrs::AttrValue>,
 ) -> Result<Plan, Failure> {
+    let mut call_key = vec![group as i64];
+    for shape in &shapes {
+        call_key.push(shape.len() as i64);
+        call_key.extend(shape);
+    }
+    call_key.extend(attrs.iter().map(|a| a.bits() as i64));
     let call = Call { shapes, dims, attrs };
     let args = op_spec::kernel_args(&call);
     for (arg, label) in &args {
@@ -157,6 +167,7 @@ fn new_plan(
         args,
         candidates,
         grids,
+        call_key,
     })
 }
 
@@ -245,6 +256,7 @@ fn bridge_launch(
         args,
         candidates,
         grids,
+        call_key,
     } = plan;
     let addr = |i: usize| addrs.get(i).copied().unwrap_or(0);
     let kernel_args: Vec<KernelArg> = args
@@ -257,21 +269,26 @@ fn bridge_launch(
             LaunchArg::F64(v) => KernelArg::F64(v),
         })
         .collect();
+    let invalid = |reason| RuntimeError::InvalidLaunch {
+        kernel: op_spec::QUALIFIED.to_string(),
+        reason,
+    };
+    let ordinal = device.ordinal() as i32;
+    if opgen_bridge::launch_known(op(), ordinal, stream, call_key, &kernel_args).map_err(invalid)? {
+        return Ok(());
+    }
     let key_dims: Vec<i64> = call.dims.iter().map(|&(_, v)| v).collect();
     let launch = opgen_bridge::Call {
-        device: device.ordinal() as i32,
+        device: ordinal,
         stream,
         candidates,
         grids,
         args: &kernel_args,
         dtype_key: GROUP_VARIANTS[*group].0,
         dims: &key_dims,
-        call_key: &[],
+        call_key,
     };
-    opgen_bridge::launch(op(), &launch).map_err(|reason| RuntimeError::InvalidLaunch {
-        kernel: op_spec::QUALIFIED.to_string(),
-        reason,
-    })
+    opgen_bridge::launch(op(), &launch).map_err(invalid)
 }
 
 /// Zeroes a call's `outputs` where it launches nothing (an input is empty):
