@@ -470,12 +470,7 @@ fn call_key_values(spec: &OpSpec, bindings: &[(String, String, usize)]) -> Strin
         .iter()
         .map(|(dim, _, _)| format!("int64_t({dim})"))
         .collect();
-    let read = spec
-        .grid
-        .iter()
-        .flat_map(crate::spec::GridDim::exprs)
-        .chain(spec.requires.iter().flat_map(|r| [&r.left, &r.right]));
-    for e in read {
+    for e in spec.launch_exprs() {
         walk(spec, e, &mut values);
     }
     values.join(", ")

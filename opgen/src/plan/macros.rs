@@ -34,12 +34,7 @@ pub fn is_macro(spec: &OpSpec, name: &str) -> bool {
 /// order of first use.
 pub fn grid_macros(spec: &OpSpec) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
-    let read = spec
-        .grid
-        .iter()
-        .flat_map(crate::spec::GridDim::exprs)
-        .chain(spec.requires.iter().flat_map(|r| [&r.left, &r.right]));
-    for e in read {
+    for e in spec.launch_exprs() {
         for (name, _) in e.names() {
             if is_macro(spec, name) && !names.iter().any(|n| n == name) {
                 names.push(name.to_string());

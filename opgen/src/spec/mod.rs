@@ -455,6 +455,15 @@ impl OpSpec {
         self.dtype_var(name).is_some() || self.derived_dtype(name).is_some()
     }
 
+    /// The expressions a launch evaluates per variant: the grid's (with
+    /// their persistent conditions) and both sides of each `require`.
+    pub fn launch_exprs(&self) -> impl Iterator<Item = &Expr> {
+        self.grid
+            .iter()
+            .flat_map(GridDim::exprs)
+            .chain(self.requires.iter().flat_map(|r| [&r.left, &r.right]))
+    }
+
     /// Symbolic dims in the order inputs bind them, with the binding input
     /// and axis: `N` from `x` axis 0.
     pub fn dim_bindings(&self) -> Vec<(String, String, usize)> {

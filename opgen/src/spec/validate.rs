@@ -276,8 +276,7 @@ fn launcher_exprs(spec: &OpSpec) -> impl Iterator<Item = &Expr> {
     spec.args
         .iter()
         .map(|a| &a.value)
-        .chain(spec.grid.iter().flat_map(GridDim::exprs))
-        .chain(spec.requires.iter().flat_map(|r| [&r.left, &r.right]))
+        .chain(spec.launch_exprs())
         .chain(
             spec.pad
                 .iter()
@@ -635,12 +634,7 @@ fn check_pad(spec: &OpSpec, pad: &Pad) -> Result<(), Diagnostic> {
 /// Grid names: dims, tuning and fixed macros.
 fn check_grid(spec: &OpSpec) -> Result<(), Diagnostic> {
     let bound = spec.dim_bindings();
-    let exprs = spec
-        .grid
-        .iter()
-        .flat_map(GridDim::exprs)
-        .chain(spec.requires.iter().flat_map(|r| [&r.left, &r.right]));
-    for value in exprs {
+    for value in spec.launch_exprs() {
         check_calls(spec, value)?;
         for (name, span) in value.names() {
             if let Some(attr) = spec.attr(name) {

@@ -151,16 +151,7 @@ mod tests {
         dtype: &'a str,
         call_key: &'a [i64],
     ) -> Call<'a> {
-        Call {
-            device: 0,
-            stream: std::ptr::null_mut(),
-            candidates,
-            grids: &[],
-            args: &[],
-            dtype_key: dtype,
-            dims,
-            call_key,
-        }
+        Call::bare(candidates, dims, dtype, call_key)
     }
 
     #[test]

@@ -89,6 +89,28 @@ pub struct Call<'a> {
     pub call_key: &'a [i64],
 }
 
+#[cfg(test)]
+impl<'a> Call<'a> {
+    /// A call on device 0's default stream with no grids or arguments.
+    pub(crate) fn bare(
+        candidates: &'a [u32],
+        dims: &'a [i64],
+        dtype_key: &'a str,
+        call_key: &'a [i64],
+    ) -> Call<'a> {
+        Call {
+            device: 0,
+            stream: std::ptr::null_mut(),
+            candidates,
+            grids: &[],
+            args: &[],
+            dtype_key,
+            dims,
+            call_key,
+        }
+    }
+}
+
 impl Op {
     pub fn new(name: &str, raw: &[VariantRef]) -> Op {
         let entries = raw
@@ -601,16 +623,7 @@ mod tests {
     }
 
     fn call<'a>(candidates: &'a [u32], dims: &'a [i64], dtype: &'a str) -> Call<'a> {
-        Call {
-            device: 0,
-            stream: std::ptr::null_mut(),
-            candidates,
-            grids: &[],
-            args: &[],
-            dtype_key: dtype,
-            dims,
-            call_key: &[],
-        }
+        Call::bare(candidates, dims, dtype, &[])
     }
 
     /// A dot op of two variants: `(config, manifest json)` of the one under
