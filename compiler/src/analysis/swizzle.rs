@@ -18,7 +18,7 @@
 //! layout 8). Codegen emits it (`codegen::lower::trans`); the shared-memory
 //! plan sizes its buffer.
 use crate::ir::layout::{Layout, TileMap, WARP_SIZE};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 /// How a transpose lays out its buffer (sizes powers of two but the line).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -83,10 +83,10 @@ impl Swizzle {
             return Some(base);
         };
         let sim = Simulation {
-            smap: &smap,
-            dmap: &dmap,
-            writers,
-            readers,
+            writes: Side::of(&smap, writers, |i| (i[axis], i[1 - axis])),
+            reads: Side::of(&dmap, readers, |i| {
+                (i[result_axis(axis)], i[result_axis(1 - axis)])
+            }),
             elem_bytes,
         };
         // Candidates: chunks wider than the writers' vector, up to 16 bytes
@@ -196,49 +196,66 @@ fn threads_of(layout: &Layout) -> Option<usize> {
 }
 
 /// The warps' shared-memory accesses under a plan, replayed on the banks.
-struct Simulation<'a> {
-    smap: &'a TileMap,
-    dmap: &'a TileMap,
-    writers: usize,
-    readers: usize,
+struct Simulation {
+    writes: Side,
+    reads: Side,
     elem_bytes: usize,
 }
 
-impl Simulation<'_> {
+/// One side of the move: where each thread's registers sit in the source
+/// tile, as (index along the buffer's axis, along the other). Worked out once
+/// for all the candidate plans (their buffers differ, the elements do not).
+struct Side {
+    threads: usize,
+    regs: usize,
+    /// By `thread * regs + reg`.
+    index: Vec<(usize, usize)>,
+}
+
+impl Side {
+    fn of(
+        map: &TileMap,
+        threads: usize,
+        source_index: impl Fn(&[usize]) -> (usize, usize),
+    ) -> Side {
+        let regs = map.regs();
+        let offsets: Vec<Vec<usize>> = (0..regs).map(|reg| map.reg_offsets(reg)).collect();
+        let mut index = Vec::with_capacity(threads * regs);
+        let mut element = Vec::new();
+        for tid in 0..threads {
+            let base = map.thread_base(tid);
+            for offset in &offsets {
+                element.clear();
+                element.extend(base.iter().zip(offset).map(|(b, o)| b + o));
+                index.push(source_index(&element));
+            }
+        }
+        Side {
+            threads,
+            regs,
+            index,
+        }
+    }
+}
+
+impl Simulation {
     /// Wavefronts plus instructions, summed over warps, of the writes and
     /// the reads (each instruction also takes an issue slot).
     fn cost(&self, plan: &Swizzle) -> usize {
-        let writes = self.side(plan, self.smap, self.writers, plan.vec, |i| {
-            (i[plan.axis], i[1 - plan.axis])
-        });
-        let reads = self.side(plan, self.dmap, self.readers, plan.read_vec, |i| {
-            (
-                i[plan.result_axis(plan.axis)],
-                i[plan.result_axis(1 - plan.axis)],
-            )
-        });
-        writes + reads
+        self.side_cost(plan, &self.writes, plan.vec)
+            + self.side_cost(plan, &self.reads, plan.read_vec)
     }
 
-    fn side(
-        &self,
-        plan: &Swizzle,
-        map: &TileMap,
-        threads: usize,
-        vec: usize,
-        source_index: impl Fn(&[usize]) -> (usize, usize),
-    ) -> usize {
+    fn side_cost(&self, plan: &Swizzle, side: &Side, vec: usize) -> usize {
         let bytes = vec * self.elem_bytes;
         let mut total = 0;
-        for warp in 0..threads / WARP_SIZE {
-            for reg in (0..map.regs()).step_by(vec) {
-                let addresses: Vec<usize> = (0..WARP_SIZE)
-                    .map(|lane| {
-                        let (ia, ib) =
-                            source_index(&map.element_index(warp * WARP_SIZE + lane, reg));
-                        plan.place(ia, ib) * self.elem_bytes
-                    })
-                    .collect();
+        let mut addresses = [0; WARP_SIZE];
+        for warp in 0..side.threads / WARP_SIZE {
+            for reg in (0..side.regs).step_by(vec) {
+                for (lane, address) in addresses.iter_mut().enumerate() {
+                    let (ia, ib) = side.index[(warp * WARP_SIZE + lane) * side.regs + reg];
+                    *address = plan.place(ia, ib) * self.elem_bytes;
+                }
                 total += 1 + wavefronts(&addresses, bytes);
             }
         }
@@ -252,16 +269,21 @@ impl Simulation<'_> {
 /// many wavefronts as the most distinct words any one of the 32 banks serves.
 pub fn wavefronts(addresses: &[usize], bytes: usize) -> usize {
     let per_phase = (128 / bytes.max(4)).clamp(1, WARP_SIZE);
+    let mut words = Vec::with_capacity(128);
     addresses
         .chunks(per_phase)
         .map(|phase| {
-            let mut words: HashMap<usize, BTreeSet<usize>> = HashMap::new();
+            words.clear();
             for &a in phase {
-                for word in a / 4..(a + bytes.max(1)).div_ceil(4) {
-                    words.entry(word % 32).or_default().insert(word);
-                }
+                words.extend(a / 4..(a + bytes.max(1)).div_ceil(4));
             }
-            words.values().map(|w| w.len()).max().unwrap_or(0)
+            words.sort_unstable();
+            words.dedup();
+            let mut per_bank = [0; 32];
+            for &word in &words {
+                per_bank[word % 32] += 1;
+            }
+            per_bank.into_iter().max().unwrap_or(0)
         })
         .sum()
 }
