@@ -367,6 +367,8 @@ impl Op {
             .map_err(|e| e.to_string())
     }
 
+    /// Launches a resolved call: its variant, or a split-K variant's tail
+    /// beside its unsplit sibling's full waves.
     fn launch_one(
         &self,
         entries: &[Entry],
