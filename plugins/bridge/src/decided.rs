@@ -5,7 +5,9 @@
 //!
 //! A call key holds what decides a call's candidates, grids and tuning key
 //! (the dtype group, the dims, each stride and attribute the grid and the
-//! requirements read), so one decision serves every call with that key.
+//! requirements read), so one decision serves every call with that key;
+//! keyed decisions are remembered per pin too (generation 0: nothing pinned,
+//! the autotuner's pick), so a pinned call takes the fast path as well.
 //! Without one (the ONNX Runtime launcher), a decision is remembered by the
 //! exact candidates, dims and dtype group.
 
@@ -41,33 +43,43 @@ struct Decided {
     dims: Vec<i64>,
     dtype_key: String,
     device: usize,
+    /// The pin's generation it was decided under (0: none).
+    pin: u64,
     /// The position among the call's candidates.
     pick: usize,
     resolved: Resolved,
 }
 
 impl Decisions {
-    /// The candidate position decided for a call like `call`, if any.
+    /// The candidate position the autotuner decided for a call like `call`
+    /// (nothing pinned), if any.
     pub fn pick(&self, call: &Call, device: usize) -> Option<usize> {
         self.lock()
-            .get(&fingerprint(call, device))
-            .filter(|d| d.matches(call, device))
+            .get(&fingerprint(call, device, 0))
+            .filter(|d| d.matches(call, device, 0))
             .map(|d| d.pick)
     }
 
-    /// What a call with `call_key` on `device` launches, if decided.
-    pub fn resolved(&self, call_key: &[i64], device: usize) -> Option<Resolved> {
+    /// What a call with `call_key` on `device` launches under pin
+    /// generation `pin` (0: nothing pinned), if decided.
+    pub fn resolved(&self, call_key: &[i64], device: usize, pin: u64) -> Option<Resolved> {
         if call_key.is_empty() {
             return None;
         }
         self.lock()
-            .get(&key_fingerprint(call_key, device))
-            .filter(|d| d.key == call_key && d.device == device)
+            .get(&key_fingerprint(call_key, device, pin))
+            .filter(|d| d.key == call_key && d.device == device && d.pin == pin)
             .map(|d| d.resolved)
     }
 
-    pub fn insert(&self, call: &Call, device: usize, pick: usize, resolved: Resolved) {
+    /// Remembers the launch of `call` on `device` decided under pin
+    /// generation `pin`; a call without a key is remembered only unpinned
+    /// (its fast path is [`Decisions::pick`]).
+    pub fn insert(&self, call: &Call, device: usize, pin: u64, pick: usize, resolved: Resolved) {
         let keyed = !call.call_key.is_empty();
+        if !keyed && pin != 0 {
+            return;
+        }
         let decided = Decided {
             key: call.call_key.to_vec(),
             candidates: if keyed {
@@ -86,6 +98,7 @@ impl Decisions {
                 call.dtype_key.to_string()
             },
             device,
+            pin,
             pick,
             resolved,
         };
@@ -93,7 +106,7 @@ impl Decisions {
         if map.len() >= MAX_DECIDED {
             map.clear();
         }
-        map.insert(fingerprint(call, device), decided);
+        map.insert(fingerprint(call, device, pin), decided);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Decided>> {
@@ -102,9 +115,9 @@ impl Decisions {
 }
 
 impl Decided {
-    fn matches(&self, call: &Call, device: usize) -> bool {
+    fn matches(&self, call: &Call, device: usize, pin: u64) -> bool {
         if !call.call_key.is_empty() {
-            return self.key == call.call_key && self.device == device;
+            return self.key == call.call_key && self.device == device && self.pin == pin;
         }
         self.key.is_empty()
             && self.candidates == call.candidates
@@ -114,18 +127,18 @@ impl Decided {
     }
 }
 
-fn fingerprint(call: &Call, device: usize) -> u64 {
+fn fingerprint(call: &Call, device: usize, pin: u64) -> u64 {
     if !call.call_key.is_empty() {
-        return key_fingerprint(call.call_key, device);
+        return key_fingerprint(call.call_key, device, pin);
     }
     let mut h = DefaultHasher::new();
     (call.candidates, call.dims, call.dtype_key, device).hash(&mut h);
     h.finish()
 }
 
-fn key_fingerprint(call_key: &[i64], device: usize) -> u64 {
+fn key_fingerprint(call_key: &[i64], device: usize, pin: u64) -> u64 {
     let mut h = DefaultHasher::new();
-    ("call key", call_key, device).hash(&mut h);
+    ("call key", call_key, device, pin).hash(&mut h);
     h.finish()
 }
 
@@ -158,11 +171,9 @@ mod tests {
     fn without_a_key_a_decision_matches_only_the_same_candidates_dims_dtype_and_device() {
         let decided = Decisions::default();
         let dims = [1024, 1024, 1024];
-        decided.insert(&call(&[0, 2, 4], &dims, "T=float16", &[]), 0, 2, RESOLVED);
-        assert_eq!(
-            decided.pick(&call(&[0, 2, 4], &dims, "T=float16", &[]), 0),
-            Some(2)
-        );
+        let same = || call(&[0, 2, 4], &dims, "T=float16", &[]);
+        decided.insert(&same(), 0, 0, 2, RESOLVED);
+        assert_eq!(decided.pick(&same(), 0), Some(2));
         for other in [
             call(&[0, 2], &dims, "T=float16", &[]),
             call(&[0, 2, 4], &[1000, 1024, 1024], "T=float16", &[]),
@@ -170,40 +181,54 @@ mod tests {
         ] {
             assert_eq!(decided.pick(&other, 0), None);
         }
-        assert_eq!(
-            decided.pick(&call(&[0, 2, 4], &dims, "T=float16", &[]), 1),
-            None
-        );
-        // No key: nothing for the fast path.
-        assert_eq!(decided.resolved(&[], 0), None);
+        assert_eq!(decided.pick(&same(), 1), None);
+        // No key: nothing for the fast path, and nothing kept under a pin.
+        assert_eq!(decided.resolved(&[], 0, 0), None);
+        let fresh = Decisions::default();
+        fresh.insert(&same(), 0, 3, 1, RESOLVED);
+        assert_eq!(fresh.pick(&same(), 0), None);
     }
 
     #[test]
     fn a_keyed_decision_serves_the_fast_path_for_that_key_and_device_only() {
         let decided = Decisions::default();
         let key = [1, 1024, 1024, 1024, 1024, 1024];
-        decided.insert(
-            &call(&[0, 2, 4], &[1024; 3], "T=float16", &key),
-            0,
-            2,
-            RESOLVED,
-        );
-        assert_eq!(decided.resolved(&key, 0), Some(RESOLVED));
-        assert_eq!(decided.resolved(&key, 1), None);
+        let keyed = call(&[0, 2, 4], &[1024; 3], "T=float16", &key);
+        decided.insert(&keyed, 0, 0, 2, RESOLVED);
+        assert_eq!(decided.resolved(&key, 0, 0), Some(RESOLVED));
+        assert_eq!(decided.resolved(&key, 1, 0), None);
         assert_eq!(
-            decided.resolved(&[1, 1024, 1024, 1024, 1024, 1000], 0),
+            decided.resolved(&[1, 1024, 1024, 1024, 1024, 1000], 0, 0),
             None
         );
-        assert_eq!(decided.resolved(&key[..5], 0), None);
+        assert_eq!(decided.resolved(&key[..5], 0, 0), None);
         // The candidate path with that key finds it too, and a call without
         // a key never takes a keyed decision.
-        assert_eq!(
-            decided.pick(&call(&[0, 2, 4], &[1024; 3], "T=float16", &key), 0),
-            Some(2)
-        );
+        assert_eq!(decided.pick(&keyed, 0), Some(2));
         assert_eq!(
             decided.pick(&call(&[0, 2, 4], &[1024; 3], "T=float16", &[]), 0),
             None
+        );
+    }
+
+    #[test]
+    fn a_pinned_launch_is_remembered_under_its_pin_only() {
+        let decided = Decisions::default();
+        let key = [1, 64];
+        let pinned = Resolved {
+            index: 7,
+            ..RESOLVED
+        };
+        decided.insert(&call(&[0, 7], &[64], "T=float16", &key), 0, 0, 0, RESOLVED);
+        decided.insert(&call(&[0, 7], &[64], "T=float16", &key), 0, 5, 1, pinned);
+        assert_eq!(decided.resolved(&key, 0, 0), Some(RESOLVED));
+        assert_eq!(decided.resolved(&key, 0, 5), Some(pinned));
+        // Another pin (or the same config pinned again) starts afresh, and
+        // the autotuner's decision is not the pinned one.
+        assert_eq!(decided.resolved(&key, 0, 6), None);
+        assert_eq!(
+            decided.pick(&call(&[0, 7], &[64], "T=float16", &key), 0),
+            Some(0)
         );
     }
 
@@ -212,13 +237,13 @@ mod tests {
         let decided = Decisions::default();
         for m in 0..MAX_DECIDED as i64 + 1 {
             let key = [0, m];
-            decided.insert(&call(&[0], &[m], "T=float32", &key), 0, 0, RESOLVED);
+            decided.insert(&call(&[0], &[m], "T=float32", &key), 0, 0, 0, RESOLVED);
         }
         assert_eq!(decided.lock().len(), 1);
         assert_eq!(
-            decided.resolved(&[0, MAX_DECIDED as i64], 0),
+            decided.resolved(&[0, MAX_DECIDED as i64], 0, 0),
             Some(RESOLVED)
         );
-        assert_eq!(decided.resolved(&[0, 0], 0), None);
+        assert_eq!(decided.resolved(&[0, 0], 0, 0), None);
     }
 }

@@ -244,7 +244,12 @@ impl Op {
         // SAFETY: the framework's stream of this device, alive during the call.
         let stream = unsafe { Stream::from_raw(&device, call.stream.cast()) };
         let pick = match pinned {
-            Some(pos) => pos,
+            Some(at) => {
+                let resolved = resolve(entries, call, at.position);
+                self.decided
+                    .insert(call, ordinal, at.generation, at.position, resolved);
+                at.position
+            }
             None => self.decide(entries, &device, &stream, call, ordinal)?,
         };
         self.launch_resolved(
@@ -256,10 +261,11 @@ impl Op {
         )
     }
 
-    /// Repeats the launch decided for `call_key` on `device` without the
-    /// candidates: `Ok(false)` where there is none (a new key, a pinned
-    /// config, inputs the decided variant's tensor maps cannot take), and
-    /// the caller then computes the candidates and calls [`Op::launch`].
+    /// Repeats the launch decided for `call_key` on `device` (under the
+    /// current pin, if any) without the candidates: `Ok(false)` where there
+    /// is none (a new key or pin, inputs the decided variant's tensor maps
+    /// cannot take), and the caller then computes the candidates and calls
+    /// [`Op::launch`].
     pub fn launch_known(
         &self,
         device: i32,
@@ -270,10 +276,10 @@ impl Op {
         let (Ok(entries), Ok(ordinal)) = (self.entries.as_ref(), usize::try_from(device)) else {
             return Ok(false); // the full launch says what is wrong
         };
-        if self.pin.is_set() {
-            return Ok(false);
-        }
-        let Some(resolved) = self.decided.resolved(call_key, ordinal) else {
+        let Some(resolved) = self
+            .decided
+            .resolved(call_key, ordinal, self.pin.generation())
+        else {
             return Ok(false);
         };
         let admits = |i: usize| tensor_map::admits(&entries[i].variant, args);
@@ -309,7 +315,7 @@ impl Op {
             self.choose(entries, device, stream, call)?
         };
         self.decided
-            .insert(call, ordinal, pick, resolve(entries, call, pick));
+            .insert(call, ordinal, 0, pick, resolve(entries, call, pick));
         Ok(pick)
     }
 

@@ -8,7 +8,23 @@ use std::sync::{Mutex, MutexGuard};
 
 #[derive(Default)]
 pub struct Pin {
-    config: Mutex<Option<String>>,
+    state: Mutex<Pinned>,
+}
+
+#[derive(Default)]
+struct Pinned {
+    config: Option<String>,
+    /// Counts every pin: names this one for the launches decided under it.
+    generation: u64,
+}
+
+/// The pinned config's position among a call's candidates, and the pin's
+/// generation (launches decided under it are remembered by it, so that a
+/// pinned call is as cheap as an autotuned one and a new pin starts afresh).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PinnedAt {
+    pub position: usize,
+    pub generation: u64,
 }
 
 impl Pin {
@@ -16,7 +32,7 @@ impl Pin {
     pub fn set(&self, config: &str, known: &[&str]) -> Result<(), String> {
         let config = config.trim();
         if config.is_empty() {
-            *self.lock() = None;
+            self.lock().config = None;
             return Ok(());
         }
         if !known.contains(&config) {
@@ -25,13 +41,20 @@ impl Pin {
                 known.join(", ")
             ));
         }
-        *self.lock() = Some(config.to_string());
+        let mut state = self.lock();
+        state.config = Some(config.to_string());
+        state.generation += 1;
         Ok(())
     }
 
-    /// Whether a config is pinned.
-    pub fn is_set(&self) -> bool {
-        self.lock().is_some()
+    /// The generation of the pinned config, 0 when none is pinned.
+    pub fn generation(&self) -> u64 {
+        let state = self.lock();
+        if state.config.is_some() {
+            state.generation
+        } else {
+            0
+        }
     }
 
     /// The position in `candidates` (this call's configs) of the pinned
@@ -41,13 +64,16 @@ impl Pin {
     pub fn position<'a>(
         &self,
         candidates: impl Iterator<Item = &'a str> + Clone,
-    ) -> Result<Option<usize>, String> {
-        let pinned = self.lock();
-        let Some(config) = pinned.as_deref() else {
+    ) -> Result<Option<PinnedAt>, String> {
+        let state = self.lock();
+        let Some(config) = state.config.as_deref() else {
             return Ok(None);
         };
         match candidates.clone().position(|c| c == config) {
-            Some(pos) => Ok(Some(pos)),
+            Some(position) => Ok(Some(PinnedAt {
+                position,
+                generation: state.generation,
+            })),
             None => Err(format!(
                 "the pinned config `{config}` does not accept these inputs (its dtype or a `require` \
                  line rules it out); the configs that do: {}; pin one of them or unpin with \
@@ -57,8 +83,8 @@ impl Pin {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, Option<String>> {
-        self.config.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> MutexGuard<'_, Pinned> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -77,8 +103,15 @@ mod tests {
     fn a_pinned_config_is_found_among_the_calls_candidates() {
         let pin = Pin::default();
         pin.set(" TM=128 ALIGN=8 ", &KNOWN).unwrap();
-        assert_eq!(pin.position(KNOWN.iter().copied()), Ok(Some(2)));
-        assert_eq!(pin.position(["TM=128 ALIGN=8"].into_iter()), Ok(Some(0)));
+        let at = |position| {
+            Ok(Some(PinnedAt {
+                position,
+                generation: 1,
+            }))
+        };
+        assert_eq!(pin.position(KNOWN.iter().copied()), at(2));
+        assert_eq!(pin.position(["TM=128 ALIGN=8"].into_iter()), at(0));
+        assert_eq!(pin.generation(), 1);
     }
 
     #[test]
@@ -104,5 +137,9 @@ mod tests {
         pin.set("TM=64 ALIGN=1", &KNOWN).unwrap();
         pin.set("", &KNOWN).unwrap();
         assert_eq!(pin.position(KNOWN[1..].iter().copied()), Ok(None));
+        assert_eq!(pin.generation(), 0);
+        // Each pin is a new generation, the same config pinned again too.
+        pin.set("TM=64 ALIGN=1", &KNOWN).unwrap();
+        assert_eq!(pin.generation(), 2);
     }
 }
