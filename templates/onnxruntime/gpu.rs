@@ -95,16 +95,16 @@ pub struct Plan {
     args: Vec<(LaunchArg, &'static str)>,
     candidates: Vec<u32>,
     grids: Vec<LaunchGrid>,
-    /// The plan's key as the bridge remembers its decision (dtype group,
-    /// each shape with its rank, each attribute's bits): a decided call
-    /// launches again without its candidates (`launch_known`).
+    /// The plan's key ([`call_key`]), under which the bridge remembers its
+    /// decision: a decided call launches again without its candidates
+    /// (`launch_known`).
     call_key: Vec<i64>,
 }
 
-/// Plans made, by dtype group and shapes: a serving graph calls a node with
-/// the same shapes again and again, and planning evaluates every variant's
+/// Plans made, by their call key: a serving graph calls a node with the same
+/// shapes again and again, and planning evaluates every variant's
 /// requirements and grid.
-type PlanCache = HashMap<(usize, Vec<Vec<i64>>, Vec<u64>), Arc<Plan>>;
+type PlanCache = HashMap<Vec<i64>, Arc<Plan>>;
 static PLANS: OnceLock<Mutex<PlanCache>> = OnceLock::new();
 /// Plans kept before the cache starts over.
 const MAX_PLANS: usize = 1024;
@@ -121,13 +121,13 @@ pub fn plan(
         return Ok(None);
     }
     let cache = PLANS.get_or_init(|| Mutex::new(HashMap::new()));
-    let key = (group, shapes, attrs.iter().map(|a| a.bits()).collect::<Vec<u64>>());
+    let key = call_key(group, &shapes, attrs);
     // A statement of its own: the guard is gone before the insert below.
     let known = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key).cloned();
     if let Some(plan) = known {
         return Ok(Some(plan));
     }
-    let plan = Arc::new(new_plan(key.0, key.1.clone(), dims, attrs.to_vec())?);
+    let plan = Arc::new(new_plan(group, shapes, dims, attrs.to_vec(), key.clone())?);
     let mut plans = cache.lock().unwrap_or_else(|e| e.into_inner());
     if plans.len() >= MAX_PLANS {
         plans.clear();
@@ -136,18 +136,26 @@ pub fn plan(
     Ok(Some(plan))
 }
 
+/// What decides a plan: the dtype group, each shape with its rank, each
+/// attribute's bits (the op's tensors and attributes are fixed in number,
+/// so the flat list tells every call apart).
+fn call_key(group: usize, shapes: &[Vec<i64>], attrs: &[crate::attrs::AttrValue]) -> Vec<i64> {
+    let mut key = vec![group as i64];
+    for shape in shapes {
+        key.push(shape.len() as i64);
+        key.extend(shape);
+    }
+    key.extend(attrs.iter().map(|a| a.bits() as i64));
+    key
+}
+
 fn new_plan(
     group: usize,
     shapes: Vec<Vec<i64>>,
     dims: Vec<(&'static str, i64)>,
     attrs: Vec<crate::attrs::AttrValue>,
+    call_key: Vec<i64>,
 ) -> Result<Plan, Failure> {
-    let mut call_key = vec![group as i64];
-    for shape in &shapes {
-        call_key.push(shape.len() as i64);
-        call_key.extend(shape);
-    }
-    call_key.extend(attrs.iter().map(|a| a.bits() as i64));
     let call = Call { shapes, dims, attrs };
     let args = op_spec::kernel_args(&call);
     for (arg, label) in &args {
