@@ -26,7 +26,7 @@ fn jax_libraries_build_with_every_variant() {
         vec![
             ("triton_add", "triton_add_jax", 6),
             ("triton_softmax", "triton_softmax_jax", 216),
-            ("triton_dot", "triton_dot_jax", 228),
+            ("triton_dot", "triton_dot_jax", 237),
             ("triton_dot_nt", "triton_dot_nt_jax", 114),
             ("triton_dot_tn", "triton_dot_tn_jax", 114),
             ("examples_scale_shift", "examples_scale_shift_jax", 4),
@@ -130,7 +130,7 @@ fn jax_modules_list_and_pin_their_configs() {
     assert_section(
         "tools",
         &[
-            "dot has 76 configs, first 'TM=64 TN=32 ALIGN=1 SPLIT_K=1 TMA=0 num_warps=4 num_stages=3'",
+            "dot has 79 configs, first 'TM=64 TN=32 ALIGN=1 KX=1 SPLIT_K=1 TMA=0 num_warps=4 num_stages=3'",
             "pinning a listed config and unpinning succeed",
             "unknown config: ValueError: no variant has the config `TM=7`; the op's configs are: TM=",
         ],

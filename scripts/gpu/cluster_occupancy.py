@@ -5,7 +5,7 @@ clusters at once (`cuOccupancyMaxActiveClusters`, the compiled cluster
 shape), next to the unsplit sibling's blocks per SM: the numbers the
 runtime's split plan reads.
 
-    python3 scripts/gpu/cluster_occupancy.py out/torch/dot "TM=128 TN=256 ALIGN=8 SPLIT_K=4 num_warps=8 num_stages=8" ...
+    python3 scripts/gpu/cluster_occupancy.py out/torch/dot "TM=128 TN=256 ALIGN=8 KX=1 SPLIT_K=4 TMA=0 num_warps=8 num_stages=8" ...
 """
 import ctypes
 import sys

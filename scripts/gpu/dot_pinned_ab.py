@@ -5,7 +5,7 @@ of do_bench) against cuBLAS, values checked; then the op as users call it
 (autotuned) on the same inputs, and the timings its autotuner measured.
 
     python3 scripts/gpu/dot_pinned_ab.py out/torch 3008x3008x3008 4096x4096x4096 \\
-        --configs "TM=128 TN=256 ALIGN=8 SPLIT_K=1 TMA=1 num_warps=8 num_stages=8;..."
+        --configs "TM=128 TN=256 ALIGN=8 KX=1 SPLIT_K=1 TMA=1 num_warps=8 num_stages=8;..."
 
 Without --configs: the autotuner's pick and every TM=128 split-K config the
 shape admits. With TRITON_OPGEN_CACHE set, the autotuner's six fastest

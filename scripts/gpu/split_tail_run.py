@@ -6,7 +6,7 @@ unaligned config on an odd shape. Small enough to run under
 compute-sanitizer:
 
     compute-sanitizer --tool racecheck python3 scripts/gpu/split_tail_run.py out/torch \\
-        "TM=128 TN=128 ALIGN=8 SPLIT_K=2 TMA=0 num_warps=8 num_stages=3" 2304x2048x1024
+        "TM=128 TN=128 ALIGN=8 KX=1 SPLIT_K=2 TMA=0 num_warps=8 num_stages=3" 2304x2048x1024
 
 Several configs are separated by `;`. With --cublas, one `torch.matmul` of
 the same inputs runs first, for Nsight Compute to compare with cuBLAS's

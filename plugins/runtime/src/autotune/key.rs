@@ -4,7 +4,7 @@
 //!
 //! Text (the cache file's and pre-tuned tables' key, format version 2):
 //! `op|[d0xd1..],[..]|dtype,..|device|cands=<count>:<fingerprint>`, e.g.
-//! `triton::dot|[1024x1024x1024]|T=float16|NVIDIA H100 80GB HBM3|cands=119:aafe652e`.
+//! `triton::dot|[1024x1024x1024]|T=float16|NVIDIA H100 80GB HBM3|cands=120:4e483e67`.
 //! A dim rounds up to a quarter of its octave ([`bucket_dim`]: 3000 and 3008
 //! to 3072, 4096 stays) and is marked `~` when it is not a multiple of 64
 //! (3000 is `3072~`): tiles of 64 to 256 make neighbours a fraction of a
