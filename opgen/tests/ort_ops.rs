@@ -54,6 +54,26 @@ fn check_op_at(input: &Path, out: &Path) -> PathBuf {
         "dot_tn.tc" => Some(json!({"shapes": {"a": [0, 3], "b": [0, 5]}, "outputs": [[3, 5]]})),
         _ => None,
     };
+    // The spec's `pad` line reaches the crate (which builds: the condition
+    // typechecks as Rust over the call); an op without one pads nothing.
+    let spec_rs = std::fs::read_to_string(done.out_dir.join("src/op_spec.rs")).unwrap();
+    let padded_dims = match file {
+        "dot.tc" => Some(r#"&["N", "K", ];"#),
+        "dot_nt.tc" => Some(r#"&["K", ];"#),
+        "dot_tn.tc" => Some(r#"&["M", "N", ];"#),
+        _ => None,
+    };
+    let pad_lines = match padded_dims {
+        Some(dims) => vec![
+            format!("pub const PAD_DIMS: &[&str] = {dims}"),
+            "pub const PAD_MULTIPLE: i64 = 8;".to_string(),
+            r#"c.dim("M").wrapping_mul(c.dim("N")).wrapping_mul(c.dim("K")) >= 3i64.wrapping_mul(1000i64)"#.to_string(),
+        ],
+        None => vec!["pub const PAD_DIMS: &[&str] = &[];".to_string()],
+    };
+    for line in &pad_lines {
+        assert!(spec_rs.contains(line), "{file}: op_spec.rs lacks `{line}`");
+    }
     let lib = done.library.expect("built library");
     let desc = json!({
         "empty": empty,

@@ -33,7 +33,7 @@ if [ -n "${OPGEN_TUNED:-}" ]; then
   done
 fi
 # The generated crates stay for reading; their PTX is inside the libraries.
-for script in gpu_check check_ep check_shared_domain timing ort_models cuda_ep_check rewrite_to_triton transformer_block; do
+for script in gpu_check pad_timing check_ep check_shared_domain timing ort_models cuda_ep_check rewrite_to_triton transformer_block; do
   cp "scripts/ort/$script.py" "$dest/"
 done
 {

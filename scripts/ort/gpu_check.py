@@ -12,7 +12,9 @@ package:
      show each intermediate going device -> host -> device;
   3. errors on the GPU: wrong dtype, rank, mismatched dims, a row too long for
      every softmax config: ORT status messages naming the argument;
-  4. the cost of the host copies: time of sess.run vs the kernel alone (CUDA
+  4. dot's `pad` line: odd N or K past 3e9 multiply-adds run on zero-padded
+     copies (the library's padded_launches counter), values right;
+  5. the cost of the host copies: time of sess.run vs the kernel alone (CUDA
      events in the library) vs the copies, for a few sizes.
 Prints one line per check and writes everything to RESULTS.json; exits
 non-zero if a correctness or error check failed."""
@@ -79,6 +81,40 @@ def check_correctness(libs, report, failures):
                 )
                 if not ok:
                     failures.append(line)
+
+
+# dot's `pad` line (N, K to 8 past 3e9 multiply-adds): (M, N, K), whether
+# the call must run on zero-padded copies.
+PAD_CASES = [
+    ((2049, 2049, 2049), True),
+    ((1537, 2049, 1031), True),
+    ((3001, 1000, 1000), False),  # N, K multiples of 8: nothing to pad
+    ((1000, 777, 1531), False),  # below the condition: the unaligned variants
+]
+
+
+def check_pad(libs, report, failures):
+    """dot's `pad` line: odd N or K past its condition run on zero-padded
+    twins (the library's padded_launches counter), elsewhere as is; values
+    against numpy either way."""
+    lib = libs["dot"]
+    rng = np.random.default_rng(3)
+    sess = single_op_session(lib, "dot", np.float16)
+    for shape, padded in PAD_CASES:
+        feeds = feeds_for("dot", shape, np.float16, rng)
+        lib.reset()
+        (got,) = sess.run(None, feeds)
+        ran_padded = lib.stats()["padded_launches"] > 0
+        want = reference("dot", feeds)
+        err, tol = error_of("dot", got, want, np.float16)
+        ok = got.shape == want.shape and err <= tol and ran_padded == padded
+        line = f"pad: dot float16 {shape}: {'padded' if ran_padded else 'as is'} (want {'padded' if padded else 'as is'}), max err {err:.3g} (tol {tol:g})"
+        print(("ok: " if ok else "FAIL: ") + line, flush=True)
+        report.setdefault("pad", []).append(
+            {"shape": list(shape), "padded": ran_padded, "want_padded": padded, "err": err, "tol": tol, "ok": ok}
+        )
+        if not ok:
+            failures.append(line)
 
 
 def check_chains(libs, report, failures):
@@ -181,6 +217,8 @@ TIMING = [
     ("transpose", np.float16, (4096, 4096)),
     ("dot", np.float16, (1024, 1024, 1024)),
     ("dot", np.float16, (4096, 4096, 4096)),
+    ("dot", np.float16, (2048, 2048, 2048)),
+    ("dot", np.float16, (2049, 2049, 2049)),  # on padded copies (`pad`)
 ]
 
 
@@ -238,7 +276,7 @@ def main():
         report.setdefault("variants", {})[op] = v
         print(f"ok: {op}: library loads, {len(v)} embedded PTX variants", flush=True)
     failures = []
-    for step in (check_correctness, check_chains, check_errors):
+    for step in (check_correctness, check_pad, check_chains, check_errors):
         try:
             step(libs, report, failures)
         except Exception as e:  # report and go on: one broken op must not hide the rest

@@ -8,6 +8,7 @@ use crate::call::{Call, LaunchArg};
 use crate::op_spec::{self, CFG_NAMES, GROUP_VARIANTS, VARIANT_DATA};
 use crate::stats;
 use opgen_bridge::{KernelArg, LaunchGrid, Op, VariantRef};
+use opgen_runtime::pad::PaddedLayout;
 use opgen_runtime::{Device, DeviceBuffer, EventTimer, KernelTimer, RuntimeError, Stream};
 use std::ffi::c_void;
 use std::collections::HashMap;
@@ -99,6 +100,9 @@ pub struct Plan {
     /// decision: a decided call launches again without its candidates
     /// (`launch_known`).
     call_key: Vec<i64>,
+    /// The spec's `pad` line applies: the tensors' layouts and their padded
+    /// twins' (inputs, then outputs); `call` is the padded call.
+    pad: Option<Vec<PaddedLayout>>,
 }
 
 /// Plans made, by their call key: a serving graph calls a node with the same
@@ -157,6 +161,10 @@ fn new_plan(
     call_key: Vec<i64>,
 ) -> Result<Plan, Failure> {
     let call = Call { shapes, dims, attrs };
+    let (call, pad) = match crate::pad::padded(group, &call) {
+        Some(padded) => (padded.call, Some(padded.layouts)),
+        None => (call, None),
+    };
     let args = op_spec::kernel_args(&call);
     for (arg, label) in &args {
         if let LaunchArg::I32(v) = arg {
@@ -176,6 +184,7 @@ fn new_plan(
         candidates,
         grids,
         call_key,
+        pad,
     })
 }
 
@@ -251,8 +260,33 @@ pub fn launch_on(
 }
 
 /// One launch through the bridge (which picks the config, autotuning a new
-/// shape bucket on `stream`).
+/// shape bucket on `stream`), on padded twins of the tensors where the
+/// spec's `pad` line applies.
 fn bridge_launch(
+    device: &Arc<Device>,
+    plan: &Plan,
+    addrs: &[u64],
+    stream: *mut c_void,
+) -> Result<(), RuntimeError> {
+    let Some(layouts) = &plan.pad else {
+        return kernel_launch(device, plan, addrs, stream);
+    };
+    let inputs = op_spec::INPUTS.len();
+    // SAFETY: `addrs` are the call's device tensors (ORT's, or the kernel
+    // instance's buffers), each holding its layout's dense tensor.
+    let ran = unsafe {
+        opgen_runtime::pad::run_padded(device, stream.cast(), layouts, inputs, addrs, |twins| {
+            kernel_launch(device, plan, twins, stream)
+        })
+    };
+    if ran.is_ok() {
+        stats::add(stats::PADDED_LAUNCHES, 1);
+    }
+    ran
+}
+
+/// The kernel's launch on the tensors at `addrs` (the plan's call's sizes).
+fn kernel_launch(
     device: &Arc<Device>,
     plan: &Plan,
     addrs: &[u64],
@@ -265,6 +299,7 @@ fn bridge_launch(
         candidates,
         grids,
         call_key,
+        pad: _,
     } = plan;
     let addr = |i: usize| addrs.get(i).copied().unwrap_or(0);
     let kernel_args: Vec<KernelArg> = args

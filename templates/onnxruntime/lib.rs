@@ -16,6 +16,7 @@ mod ep;
 mod ep_abi;
 mod gpu;
 mod op_spec;
+mod pad;
 mod spec_types;
 mod stats;
 

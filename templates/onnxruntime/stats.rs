@@ -25,10 +25,12 @@ pub const STREAM_LAUNCHES: usize = 11;
 /// Configs the autotuner benchmarked in this process (read from the runtime;
 /// stays 0 when every shape came from the cache or the pre-tuned table).
 const TUNE_BENCHMARKS: usize = 12;
-const COUNT: usize = 13;
+/// Launches run on zero-padded copies (the spec's `pad` line).
+pub const PADDED_LAUNCHES: usize = 13;
+const COUNT: usize = 14;
 
 /// The names, in order, for tools (`opgen_ort_stat_names`).
-const STAT_NAMES: &str = "calls h2d_copies h2d_bytes h2d_ns d2h_copies d2h_bytes d2h_ns launches kernel_ns compute_ns device_allocs stream_launches tune_benchmarks\0";
+const STAT_NAMES: &str = "calls h2d_copies h2d_bytes h2d_ns d2h_copies d2h_bytes d2h_ns launches kernel_ns compute_ns device_allocs stream_launches tune_benchmarks padded_launches\0";
 
 static STATS: [AtomicU64; COUNT] = [const { AtomicU64::new(0) }; COUNT];
 

@@ -48,6 +48,11 @@ pub struct LaunchContext {
     pub persistent: String,
     pub requires: Vec<String>,
     pub requires_text: String,
+    /// The spec's `pad` line: the dims it rounds up (none: no line), the
+    /// multiple, and its condition as a Rust `bool` over the call.
+    pub pad_dims: Vec<String>,
+    pub pad_multiple: u32,
+    pub pad_condition: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -323,5 +328,20 @@ fn launch_context(
         },
         requires,
         requires_text,
+        pad_dims: spec
+            .pad
+            .iter()
+            .flat_map(|p| p.dims.iter().map(|(d, _)| d.clone()))
+            .collect(),
+        pad_multiple: spec.pad.as_ref().map_or(1, |p| p.multiple),
+        pad_condition: match spec.pad.as_ref().and_then(|p| p.condition.as_ref()) {
+            Some(c) => format!(
+                "{} {} {}",
+                to_rust(&c.left, spec, &only_dims)?,
+                c.cmp,
+                to_rust(&c.right, spec, &only_dims)?
+            ),
+            None => "true".into(),
+        },
     })
 }

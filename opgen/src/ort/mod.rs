@@ -54,6 +54,10 @@ const STATIC_FILES: &[(&str, &str)] = &[
         include_str!("../../../templates/onnxruntime/gpu.rs"),
     ),
     (
+        "pad.rs",
+        include_str!("../../../templates/onnxruntime/pad.rs"),
+    ),
+    (
         "stats.rs",
         include_str!("../../../templates/onnxruntime/stats.rs"),
     ),

@@ -84,6 +84,7 @@ pub mod manifest;
 pub mod memory;
 pub mod module;
 pub mod occupancy;
+pub mod pad;
 pub mod split_launch;
 pub mod stream;
 pub mod tensor_map;

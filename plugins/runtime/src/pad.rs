@@ -1,0 +1,285 @@
+//! Zero-padded copies of dense row-major tensors, for ops whose spec pads
+//! odd sizes (`pad N, K to 8 if ...`) in a framework with no pad of its own
+//! to call (ONNX Runtime): the kernel runs on padded twins of the tensors
+//! (the aligned variants qualify), and the padded outputs are cut back.
+
+use crate::device::Device;
+use crate::error::Result;
+use crate::memory::raw;
+use cudarc::driver::sys;
+use std::sync::Arc;
+
+/// Twins start 256 bytes apart, as `cuMemAlloc`'s blocks do (vector loads
+/// and TMA boxes need their base 16-byte aligned).
+const TWIN_ALIGN: usize = 256;
+
+/// A dense tensor's shape and its padded twin's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PaddedLayout {
+    shape: Vec<i64>,
+    padded: Vec<i64>,
+    elem_bytes: usize,
+}
+
+/// One 2-D copy between a tensor and its twin: `rows` rows of `row_bytes`,
+/// at these byte offsets, rows a pitch apart in each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowBlock {
+    pub dense_offset: usize,
+    pub padded_offset: usize,
+    pub rows: usize,
+    pub row_bytes: usize,
+    pub dense_pitch: usize,
+    pub padded_pitch: usize,
+}
+
+impl PaddedLayout {
+    /// `shape` with each axis rounded up to its entry of `multiples` (1 or
+    /// a missing entry: as is).
+    pub fn new(shape: &[i64], multiples: &[i64], elem_bytes: usize) -> PaddedLayout {
+        let padded = shape
+            .iter()
+            .enumerate()
+            .map(|(axis, &n)| {
+                let m = multiples.get(axis).copied().unwrap_or(1).max(1);
+                (n.max(0) + m - 1) / m * m
+            })
+            .collect();
+        PaddedLayout {
+            shape: shape.iter().map(|&n| n.max(0)).collect(),
+            padded,
+            elem_bytes,
+        }
+    }
+
+    /// Whether the twin differs from the tensor (else the tensor is used as is).
+    pub fn is_padded(&self) -> bool {
+        self.shape != self.padded
+    }
+
+    pub fn padded_shape(&self) -> &[i64] {
+        &self.padded
+    }
+
+    pub fn padded_bytes(&self) -> usize {
+        self.padded.iter().product::<i64>() as usize * self.elem_bytes
+    }
+
+    /// The 2-D copies that move the tensor into its twin (or back): one per
+    /// index of the axes before the last two (a matrix: one).
+    pub fn row_blocks(&self) -> Vec<RowBlock> {
+        let rank = self.shape.len();
+        let last = |s: &[i64], back: usize| -> usize {
+            rank.checked_sub(back).map_or(1, |axis| s[axis] as usize)
+        };
+        let (cols, padded_cols) = (last(&self.shape, 1), last(&self.padded, 1));
+        let (rows, padded_rows) = (last(&self.shape, 2), last(&self.padded, 2));
+        let leading = rank.saturating_sub(2);
+        let count: usize = self.shape[..leading].iter().map(|&n| n as usize).product();
+        let mut blocks = Vec::with_capacity(count);
+        for slab in 0..count {
+            // The slab's index along each leading axis, then its position
+            // among the twin's (padded) slabs.
+            let mut rest = slab;
+            let mut padded_slab = 0usize;
+            let mut scale = 1usize;
+            for axis in (0..leading).rev() {
+                let n = self.shape[axis] as usize;
+                padded_slab += rest % n * scale;
+                rest /= n;
+                scale *= self.padded[axis] as usize;
+            }
+            blocks.push(RowBlock {
+                dense_offset: slab * rows * cols * self.elem_bytes,
+                padded_offset: padded_slab * padded_rows * padded_cols * self.elem_bytes,
+                rows,
+                row_bytes: cols * self.elem_bytes,
+                dense_pitch: cols * self.elem_bytes,
+                padded_pitch: padded_cols * self.elem_bytes,
+            });
+        }
+        blocks
+    }
+}
+
+/// Byte offsets of the padded tensors' twins in one scratch block, and its size.
+fn twin_offsets(layouts: &[PaddedLayout]) -> (Vec<Option<usize>>, usize) {
+    let mut total = 0usize;
+    let offsets = layouts
+        .iter()
+        .map(|l| {
+            l.is_padded().then(|| {
+                let at = total;
+                total += l.padded_bytes().div_ceil(TWIN_ALIGN) * TWIN_ALIGN;
+                at
+            })
+        })
+        .collect();
+    (offsets, total)
+}
+
+/// Runs `launch` on padded twins of the tensors whose layout pads, in
+/// `stream`'s order: `layouts` and `addrs` list the inputs (the first
+/// `inputs`) then the outputs. Each padded input is copied into a zeroed
+/// twin; `launch` gets the addresses to use (a twin's where padded); then
+/// each padded output's twin is cut back into its tensor. The twins live in
+/// one stream-ordered allocation, freed after the copies.
+///
+/// # Safety
+/// Each address is device memory of `device` holding its layout's dense
+/// tensor, and `stream` a live stream of `device` or null.
+pub unsafe fn run_padded(
+    device: &Arc<Device>,
+    stream: sys::CUstream,
+    layouts: &[PaddedLayout],
+    inputs: usize,
+    addrs: &[u64],
+    launch: impl FnOnce(&[u64]) -> Result<()>,
+) -> Result<()> {
+    let (offsets, total) = twin_offsets(layouts);
+    if total == 0 {
+        return launch(addrs);
+    }
+    let base = raw::alloc_async(device, total, stream)?;
+    let twins: Vec<u64> = offsets
+        .iter()
+        .zip(addrs)
+        .map(|(at, &addr)| at.map_or(addr, |at| base + at as u64))
+        .collect();
+    // The rows of each block of `layout`, from the dense tensor into its
+    // twin or back.
+    let copy = |into_twin: bool, layout: &PaddedLayout, dense: u64, twin: u64| -> Result<()> {
+        for b in layout.row_blocks() {
+            let (d, t) = (dense + b.dense_offset as u64, twin + b.padded_offset as u64);
+            let ((src, src_pitch), (dst, dst_pitch)) = match into_twin {
+                true => ((d, b.dense_pitch), (t, b.padded_pitch)),
+                false => ((t, b.padded_pitch), (d, b.dense_pitch)),
+            };
+            let rows = raw::RowsCopy {
+                dst,
+                dst_pitch,
+                src,
+                src_pitch,
+                row_bytes: b.row_bytes,
+                rows: b.rows,
+            };
+            raw::copy_rows_async(device, &rows, stream)?;
+        }
+        Ok(())
+    };
+    let result = (|| {
+        for (i, layout) in layouts.iter().enumerate().filter(|(_, l)| l.is_padded()) {
+            if i < inputs {
+                raw::zero_async(device, twins[i], layout.padded_bytes(), stream)?;
+                copy(true, layout, addrs[i], twins[i])?;
+            }
+        }
+        launch(&twins)?;
+        for (i, layout) in layouts
+            .iter()
+            .enumerate()
+            .skip(inputs)
+            .filter(|(_, l)| l.is_padded())
+        {
+            copy(false, layout, addrs[i], twins[i])?;
+        }
+        Ok(())
+    })();
+    let freed = raw::free_async(device, base, stream);
+    result.and(freed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_matrix_pads_its_rows_and_columns_in_one_block() {
+        // a [1025, 1031] half to multiples of 8 along its columns only.
+        let l = PaddedLayout::new(&[1025, 1031], &[1, 8], 2);
+        assert!(l.is_padded());
+        assert_eq!(l.padded_shape(), &[1025, 1032]);
+        assert_eq!(l.padded_bytes(), 1025 * 1032 * 2);
+        assert_eq!(
+            l.row_blocks(),
+            vec![RowBlock {
+                dense_offset: 0,
+                padded_offset: 0,
+                rows: 1025,
+                row_bytes: 1031 * 2,
+                dense_pitch: 1031 * 2,
+                padded_pitch: 1032 * 2,
+            }]
+        );
+        // Rows padded too: the copy moves the tensor's rows, the rest stays zero.
+        let l = PaddedLayout::new(&[1031, 9], &[8, 8], 4);
+        assert_eq!(l.padded_shape(), &[1032, 16]);
+        let b = l.row_blocks();
+        assert_eq!(
+            (b.len(), b[0].rows, b[0].row_bytes, b[0].padded_pitch),
+            (1, 1031, 36, 64)
+        );
+    }
+
+    #[test]
+    fn leading_axes_map_each_slab_to_its_place_in_the_twin() {
+        // [3, 5, 7] padded to [4, 8, 8]: slab i of the tensor is slab i of
+        // the twin (the leading axis grows past the end only).
+        let l = PaddedLayout::new(&[3, 5, 7], &[4, 8, 8], 1);
+        let b = l.row_blocks();
+        assert_eq!(b.len(), 3);
+        for (i, block) in b.iter().enumerate() {
+            assert_eq!(block.dense_offset, i * 5 * 7);
+            assert_eq!(block.padded_offset, i * 8 * 8);
+            assert_eq!(
+                (
+                    block.rows,
+                    block.row_bytes,
+                    block.dense_pitch,
+                    block.padded_pitch
+                ),
+                (5, 7, 7, 8)
+            );
+        }
+        // [2, 3, 4, 5] with axis 1 padded to 4: slab (a, b) sits at a * 4 + b
+        // of the twin (a slab: 4 x 5 halves, 40 bytes, in both).
+        let l = PaddedLayout::new(&[2, 3, 4, 5], &[1, 4, 1, 1], 2);
+        let slabs: Vec<(usize, usize)> = l
+            .row_blocks()
+            .iter()
+            .map(|b| (b.dense_offset / 40, b.padded_offset / 40))
+            .collect();
+        assert_eq!(slabs, vec![(0, 0), (1, 1), (2, 2), (3, 4), (4, 5), (5, 6)]);
+    }
+
+    #[test]
+    fn vectors_scalars_and_aligned_shapes() {
+        let v = PaddedLayout::new(&[13], &[8], 2);
+        assert_eq!(v.padded_shape(), &[16]);
+        assert_eq!(v.row_blocks()[0].rows, 1);
+        assert_eq!(v.row_blocks()[0].row_bytes, 26);
+        let s = PaddedLayout::new(&[], &[], 4);
+        assert!(!s.is_padded());
+        assert_eq!((s.padded_bytes(), s.row_blocks()[0].row_bytes), (4, 4));
+        let aligned = PaddedLayout::new(&[64, 128], &[8, 8], 2);
+        assert!(!aligned.is_padded());
+        // Empty leading axes: nothing to copy.
+        assert!(PaddedLayout::new(&[0, 3, 5], &[1, 8, 8], 2)
+            .row_blocks()
+            .is_empty());
+    }
+
+    #[test]
+    fn twins_of_padded_tensors_only_each_256_bytes_aligned() {
+        let layouts = [
+            PaddedLayout::new(&[3, 5], &[1, 8], 2), // 48 bytes -> 256
+            PaddedLayout::new(&[4, 8], &[1, 8], 2), // aligned: no twin
+            PaddedLayout::new(&[3, 3], &[8, 8], 2), // 128 bytes -> 256
+        ];
+        assert_eq!(
+            twin_offsets(&layouts),
+            (vec![Some(0), None, Some(256)], 512)
+        );
+        assert_eq!(twin_offsets(&layouts[1..2]).1, 0);
+    }
+}
