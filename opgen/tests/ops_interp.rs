@@ -452,6 +452,45 @@ fn dot_odd_shapes_run_only_unaligned_configs() {
 }
 
 #[test]
+fn dot_deep_unaligned_k_step_multiplies_odd_shapes() {
+    // KX = 4: the square unaligned tile steps 4 TK along K (float32: 32;
+    // the generated op offers it on 64x64 tiles), its loads masked past K,
+    // in float32 and bfloat16 (64 deep), K shorter than, equal to, and past
+    // one step.
+    let (spec, source) = read_spec(&op_path("dot")).unwrap();
+    for dtype in ["float32", "bfloat16"] {
+        for (shape, strides) in [
+            ((37, 45, 29), (29, 45)),
+            ((65, 63, 64), (64, 63)),
+            ((70, 65, 131), (131, 65)),
+        ] {
+            let deep: Vec<_> = candidates(&spec, shape, strides)
+                .into_iter()
+                .filter(|d| {
+                    [
+                        ("KX", 4),
+                        ("TM", 64),
+                        ("TN", 64),
+                        ("SPLIT_K", 1),
+                        ("TMA", 0),
+                    ]
+                    .iter()
+                    .all(|&(name, v)| macro_value(d, name) == v)
+                })
+                .collect();
+            assert_eq!(deep.len(), 1, "{shape:?}: {deep:?}");
+            let mut defines = deep[0].clone();
+            for (name, value) in dtype_macros(&spec, dtype) {
+                defines = with_macro(&defines, &name, &value);
+            }
+            let lowered = lower(&source, &defines, &[]).unwrap_or_else(|e| panic!("{e}"));
+            let func = &lowered.module.functions[0];
+            run_dot("dot", func, None, &defines, false, false, shape, strides);
+        }
+    }
+}
+
+#[test]
 fn dot_aligned_shapes_also_run_aligned_configs() {
     // K = 40 is not a multiple of the float16 K tile (64): the K mask matters.
     let aligns = check_dot_candidates((48, 80, 40), (40, 80));
