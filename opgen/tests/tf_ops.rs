@@ -26,7 +26,7 @@ fn tf_libraries_build_with_every_variant() {
         summary,
         vec![
             ("TritonAdd".to_string(), "triton_add_tf", 6),
-            ("TritonDot".to_string(), "triton_dot_tf", 228),
+            ("TritonDot".to_string(), "triton_dot_tf", 237),
             ("TritonDotNt".to_string(), "triton_dot_nt_tf", 114),
             ("TritonDotTn".to_string(), "triton_dot_tn_tf", 114),
             (
