@@ -114,8 +114,9 @@ impl Drop for DeviceBuffer {
 }
 
 /// Device memory a framework owns and frees (an execution provider's
-/// allocator, its copies between host and device): plain addresses, no
-/// ownership. The device's context is made current first.
+/// allocator, its copies between host and device), and stream-ordered
+/// scratch (`alloc_async`, from the runtime's own pool, for padded copies):
+/// plain addresses, no ownership. The device's context is made current first.
 pub mod raw {
     use super::*;
 
