@@ -3,7 +3,7 @@
 // holds, the plan is made for the padded sizes (the aligned variants
 // qualify) and each launch runs on zero-padded twins of the tensors, the
 // outputs cut back (opgen_runtime::pad), all in the launch's stream order.
-use crate::call::Call;
+use crate::call::{cdiv, Call};
 use crate::op_spec;
 use crate::spec_types::{dtype_bytes, DimDesc, DtypeDesc, TensorDesc};
 use opgen_runtime::pad::PaddedLayout;
@@ -20,15 +20,18 @@ pub struct Padded {
     pub call: Call,
 }
 
-fn pads(dim: &str) -> bool {
-    op_spec::PAD_DIMS.contains(&dim)
+/// The multiple `dim` is padded to (1: not padded).
+fn multiple_of(dim: &str) -> i64 {
+    match op_spec::PAD_DIMS.contains(&dim) {
+        true => op_spec::PAD_MULTIPLE.max(1),
+        false => 1,
+    }
 }
 
 /// The padded call, or `None` where the `pad` line does not apply (no line,
 /// every padded dim already a multiple, its condition false).
 pub fn padded(group: usize, call: &Call) -> Option<Padded> {
-    let multiple = op_spec::PAD_MULTIPLE.max(1);
-    let needed = call.dims.iter().any(|&(d, v)| pads(d) && v % multiple != 0);
+    let needed = call.dims.iter().any(|&(d, v)| v % multiple_of(d) != 0);
     if !needed || !op_spec::pad_condition(call) {
         return None;
     }
@@ -41,27 +44,23 @@ pub fn padded(group: usize, call: &Call) -> Option<Padded> {
                 .dims
                 .iter()
                 .map(|d| match d {
-                    DimDesc::Sym(s) if pads(s) => multiple,
-                    _ => 1,
+                    DimDesc::Sym(s) => multiple_of(s),
+                    DimDesc::Lit(_) => 1,
                 })
                 .collect();
             PaddedLayout::new(shape, &multiples, elem_bytes(group, desc))
         })
         .collect();
-    if layouts
-        .iter()
-        .any(|l| l.row_blocks().len() > MAX_ROW_BLOCKS)
-    {
+    if layouts.iter().any(|l| l.row_block_count() > MAX_ROW_BLOCKS) {
         return None;
     }
-    let round = |v: i64| (v + multiple - 1) / multiple * multiple;
     Some(Padded {
         call: Call {
             shapes: layouts.iter().map(|l| l.padded_shape().to_vec()).collect(),
             dims: call
                 .dims
                 .iter()
-                .map(|&(d, v)| (d, if pads(d) { round(v) } else { v }))
+                .map(|&(d, v)| (d, cdiv(v, multiple_of(d)) * multiple_of(d)))
                 .collect(),
             attrs: call.attrs.clone(),
         },

@@ -1,7 +1,7 @@
 //! The values `templates/onnxruntime/op_spec.rs.hbs` renders: the op's
 //! tensors, dtype groups and variants as Rust constants.
 
-use super::rust_expr::{to_rust, NameUse};
+use super::rust_expr::{require_to_rust, to_rust, NameUse};
 use crate::bind::{ArgKind, BoundArg};
 use crate::plan::{grid_macros, group_label, is_macro, macro_values, requires_text};
 use crate::spec::{Dim, OpSpec, TensorSpec};
@@ -300,14 +300,7 @@ fn launch_context(
     let requires = spec
         .requires
         .iter()
-        .map(|r| {
-            Ok(format!(
-                "{} {} {}",
-                to_rust(&r.left, spec, &classify)?,
-                r.cmp,
-                to_rust(&r.right, spec, &classify)?
-            ))
-        })
+        .map(|r| require_to_rust(r, spec, &classify))
         .collect::<Result<Vec<_>, String>>()?;
     let requires_text = requires_text(spec);
     let dir = |name: &str| plugins_dir.join(name).display().to_string();
@@ -335,12 +328,7 @@ fn launch_context(
             .collect(),
         pad_multiple: spec.pad.as_ref().map_or(1, |p| p.multiple),
         pad_condition: match spec.pad.as_ref().and_then(|p| p.condition.as_ref()) {
-            Some(c) => format!(
-                "{} {} {}",
-                to_rust(&c.left, spec, &only_dims)?,
-                c.cmp,
-                to_rust(&c.right, spec, &only_dims)?
-            ),
+            Some(c) => require_to_rust(c, spec, &only_dims)?,
             None => "true".into(),
         },
     })

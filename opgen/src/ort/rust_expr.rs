@@ -3,7 +3,7 @@
 //! and `div` (templates/onnxruntime/call.rs) never panic on a zero divisor,
 //! and `c` is the call's shapes (`c.dim("N")`, `c.stride(0, 1)`).
 
-use crate::spec::{BinOp, Expr, OpSpec};
+use crate::spec::{BinOp, Expr, OpSpec, Require};
 
 /// What a bare name in an expression stands for.
 pub enum NameUse {
@@ -61,6 +61,20 @@ pub fn to_rust(
             _ => return Err(format!("unknown function `{f}`")),
         },
     })
+}
+
+/// Rust `bool` text of a `require`-shaped comparison (`left cmp right`).
+pub fn require_to_rust(
+    r: &Require,
+    spec: &OpSpec,
+    classify: &dyn Fn(&str) -> Option<NameUse>,
+) -> Result<String, String> {
+    Ok(format!(
+        "{} {} {}",
+        to_rust(&r.left, spec, classify)?,
+        r.cmp,
+        to_rust(&r.right, spec, classify)?
+    ))
 }
 
 #[cfg(test)]

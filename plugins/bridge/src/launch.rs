@@ -244,21 +244,15 @@ impl Op {
         // SAFETY: the framework's stream of this device, alive during the call.
         let stream = unsafe { Stream::from_raw(&device, call.stream.cast()) };
         let pick = match pinned {
-            Some(at) => {
-                let resolved = resolve(entries, call, at.position);
-                self.decided
-                    .insert(call, ordinal, at.generation, at.position, resolved);
-                at.position
-            }
+            Some(at) => at.position,
             None => self.decide(entries, &device, &stream, call, ordinal)?,
         };
-        self.launch_resolved(
-            entries,
-            &device,
-            &stream,
-            resolve(entries, call, pick),
-            call.args,
-        )
+        let resolved = resolve(entries, call, pick);
+        if let Some(at) = pinned {
+            self.decided
+                .insert(call, ordinal, at.generation, pick, resolved);
+        }
+        self.launch_resolved(entries, &device, &stream, resolved, call.args)
     }
 
     /// Repeats the launch decided for `call_key` on `device` (under the

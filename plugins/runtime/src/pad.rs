@@ -65,6 +65,13 @@ impl PaddedLayout {
         self.padded.iter().product::<i64>() as usize * self.elem_bytes
     }
 
+    /// How many 2-D copies [`PaddedLayout::row_blocks`] gives: one per index
+    /// of the axes before the last two (a matrix: one).
+    pub fn row_block_count(&self) -> usize {
+        let leading = self.shape.len().saturating_sub(2);
+        self.shape[..leading].iter().map(|&n| n as usize).product()
+    }
+
     /// The 2-D copies that move the tensor into its twin (or back): one per
     /// index of the axes before the last two (a matrix: one).
     pub fn row_blocks(&self) -> Vec<RowBlock> {
@@ -75,7 +82,7 @@ impl PaddedLayout {
         let (cols, padded_cols) = (last(&self.shape, 1), last(&self.padded, 1));
         let (rows, padded_rows) = (last(&self.shape, 2), last(&self.padded, 2));
         let leading = rank.saturating_sub(2);
-        let count: usize = self.shape[..leading].iter().map(|&n| n as usize).product();
+        let count = self.row_block_count();
         let mut blocks = Vec::with_capacity(count);
         for slab in 0..count {
             // The slab's index along each leading axis, then its position
