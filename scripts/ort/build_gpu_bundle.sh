@@ -19,7 +19,7 @@ arch=${OPGEN_ARCH:-sm_90}
 cd "$repo"
 cargo build --release --quiet -p triton-opgen
 mkdir -p "$dest/lib" "$dest/crates"
-for op in add softmax transpose dot dot_nt; do
+for op in add softmax transpose dot dot_nt dot_tn; do
   ./target/release/triton-opgen "tests/ops/$op.tc" --framework ort --arch "$arch" \
     -o "$dest/crates/$op" --target-dir "$repo/target/ort-ops"
   cp "$repo/target/ort-ops/release/libopgen_ort_triton_$op.so" "$dest/lib/"

@@ -83,35 +83,46 @@ def check_correctness(libs, report, failures):
                     failures.append(line)
 
 
-# dot's `pad` line (N, K to 8 past 3e9 multiply-adds): (M, N, K), whether
-# the call must run on zero-padded copies.
+# The `pad` lines (dot: N, K; dot_nt: K; dot_tn: M, N; to 8 past 3e9
+# multiply-adds with every dim at least 192): op, (M, N, K), whether the
+# call must run on zero-padded copies.
 PAD_CASES = [
-    ((2049, 2049, 2049), True),
-    ((1537, 2049, 1031), True),
-    ((3001, 1000, 1000), False),  # N, K multiples of 8: nothing to pad
-    ((1000, 777, 1531), False),  # below the condition: the unaligned variants
+    ("dot", (2049, 2049, 2049), True),
+    ("dot", (1537, 2049, 1031), True),
+    ("dot", (3001, 1000, 1000), False),  # N, K multiples of 8: nothing to pad
+    ("dot", (1000, 777, 1531), False),  # below the condition: the unaligned variants
+    ("dot", (128, 4097, 8192), False),  # past 3e9 but 128 rows: copying b costs more
+    ("dot", (1024, 4097, 4096), True),  # b's twin past 8M elements: zeroed in strips only
+    ("dot_nt", (1537, 2049, 1031), True),
+    ("dot_nt", (2049, 2048, 4097), True),  # both twins in strips
+    ("dot_tn", (2049, 1031, 1537), True),
+    ("dot_tn", (4097, 2049, 2048), True),
 ]
 
 
 def check_pad(libs, report, failures):
-    """dot's `pad` line: odd N or K past its condition run on zero-padded
-    twins (the library's padded_launches counter), elsewhere as is; values
-    against numpy either way."""
-    lib = libs["dot"]
+    """The matmuls' `pad` lines: odd dims past the condition run on
+    zero-padded twins (the library's padded_launches counter), elsewhere as
+    is; values against numpy either way."""
     rng = np.random.default_rng(3)
-    sess = single_op_session(lib, "dot", np.float16)
-    for shape, padded in PAD_CASES:
-        feeds = feeds_for("dot", shape, np.float16, rng)
+    sessions = {}
+    for op, shape, padded in PAD_CASES:
+        if op not in libs:
+            continue
+        lib = libs[op]
+        if op not in sessions:
+            sessions[op] = single_op_session(lib, op, np.float16)
+        feeds = feeds_for(op, shape, np.float16, rng)
         lib.reset()
-        (got,) = sess.run(None, feeds)
+        (got,) = sessions[op].run(None, feeds)
         ran_padded = lib.stats()["padded_launches"] > 0
-        want = reference("dot", feeds)
-        err, tol = error_of("dot", got, want, np.float16)
+        want = reference(op, feeds)
+        err, tol = error_of(op, got, want, np.float16)
         ok = got.shape == want.shape and err <= tol and ran_padded == padded
-        line = f"pad: dot float16 {shape}: {'padded' if ran_padded else 'as is'} (want {'padded' if padded else 'as is'}), max err {err:.3g} (tol {tol:g})"
+        line = f"pad: {op} float16 {shape}: {'padded' if ran_padded else 'as is'} (want {'padded' if padded else 'as is'}), max err {err:.3g} (tol {tol:g})"
         print(("ok: " if ok else "FAIL: ") + line, flush=True)
         report.setdefault("pad", []).append(
-            {"shape": list(shape), "padded": ran_padded, "want_padded": padded, "err": err, "tol": tol, "ok": ok}
+            {"op": op, "shape": list(shape), "padded": ran_padded, "want_padded": padded, "err": err, "tol": tol, "ok": ok}
         )
         if not ok:
             failures.append(line)

@@ -14,7 +14,11 @@ OPS = {
     "softmax": ([("x", ["M", "N"])], [("y", ["M", "N"])]),
     "transpose": ([("x", ["R", "C"])], [("y", ["C", "R"])]),
     "dot": ([("a", ["M", "K"]), ("b", ["K", "N"])], [("c", ["M", "N"])]),
+    "dot_nt": ([("a", ["M", "K"]), ("b", ["N", "K"])], [("c", ["M", "N"])]),
+    "dot_tn": ([("a", ["K", "M"]), ("b", ["K", "N"])], [("c", ["M", "N"])]),
 }
+# The matmuls: a @ b with either operand stored transposed.
+DOTS = ("dot", "dot_nt", "dot_tn")
 ELEM = {np.float32: TensorProto.FLOAT, np.float16: TensorProto.FLOAT16}
 STAT_COUNT = 16
 
@@ -69,6 +73,10 @@ def reference(op, feeds):
         return f64["x"].T
     if op == "dot":
         return f64["a"] @ f64["b"]
+    if op == "dot_nt":
+        return f64["a"] @ f64["b"].T
+    if op == "dot_tn":
+        return f64["a"].T @ f64["b"]
     raise ValueError(op)
 
 
@@ -79,14 +87,16 @@ def feeds_for(op, shape, dtype, rng):
     if op in ("softmax", "transpose"):
         return {"x": rng.standard_normal(shape).astype(dtype)}
     m, n, k = shape
-    return {"a": rng.standard_normal((m, k)).astype(dtype), "b": rng.standard_normal((k, n)).astype(dtype)}
+    a_shape = (k, m) if op == "dot_tn" else (m, k)
+    b_shape = (n, k) if op == "dot_nt" else (k, n)
+    return {"a": rng.standard_normal(a_shape).astype(dtype), "b": rng.standard_normal(b_shape).astype(dtype)}
 
 
 def error_of(op, got, want, dtype):
     """Max abs error (add, softmax, transpose) or max error relative to the
     largest |value| (dot), and the tolerance it must meet."""
     diff = np.abs(got.astype(np.float64) - want)
-    if op == "dot":
+    if op in DOTS:
         scale = max(np.abs(want).max(), 1e-30)
         return float(diff.max() / scale), (2e-5 if dtype == np.float32 else 2e-3)
     tol = {

@@ -167,6 +167,28 @@ pub mod raw {
             .call("cuMemsetD8Async", || format!("{bytes} bytes"))
     }
 
+    /// Zeroes `span.rows` rows of `span.width` bytes, `span.pitch` apart,
+    /// from `ptr` in `stream`'s order (one row: a plain memset).
+    ///
+    /// # Safety
+    /// The rows lie in a device allocation of `device`, and `stream` is a
+    /// live stream of `device` or null.
+    pub unsafe fn zero_rows_async(
+        device: &Arc<Device>,
+        ptr: u64,
+        span: &crate::pad::ZeroSpan,
+        stream: sys::CUstream,
+    ) -> Result<()> {
+        if span.rows <= 1 {
+            return zero_async(device, ptr, span.width, stream);
+        }
+        device.bind()?;
+        sys::cuMemsetD2D8Async(ptr, span.pitch, 0, span.width, span.rows, stream)
+            .call("cuMemsetD2D8Async", || {
+                format!("{} rows of {} bytes", span.rows, span.width)
+            })
+    }
+
     /// At least one byte in `stream`'s order from the runtime's own memory
     /// pool on `device` ([`scratch_pool`]: no device-wide sync, no mapping
     /// once warm); free it with [`free_async`] on the same stream.

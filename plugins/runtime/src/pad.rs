@@ -109,6 +109,58 @@ impl PaddedLayout {
     }
 }
 
+/// Twins of this many elements or more are zeroed in their pad strips only
+/// (the copies write the rest); smaller ones in one memset, where the
+/// strips' extra calls cost more than the bytes they save (the torch op's
+/// `opgen_pad_input` switches at the same size).
+const STRIPS_MIN_ELEMENTS: usize = 1 << 23;
+
+/// Bytes of a twin no copy writes, which must be zeroed: `rows` rows of
+/// `width` bytes, `pitch` apart, from `offset` (one row: contiguous).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ZeroSpan {
+    pub offset: usize,
+    pub pitch: usize,
+    pub width: usize,
+    pub rows: usize,
+}
+
+impl PaddedLayout {
+    /// The twin's bytes past the tensor's (right of its rows, below its
+    /// last row), or `None` where the whole twin is zeroed instead: small
+    /// twins, and tensors with leading axes (their slabs' spans add up).
+    pub fn zero_spans(&self) -> Option<Vec<ZeroSpan>> {
+        let elements = self.padded_bytes() / self.elem_bytes.max(1);
+        if self.shape.len() > 2 || elements < STRIPS_MIN_ELEMENTS {
+            return None;
+        }
+        let block = *self.row_blocks().first()?;
+        let padded_rows = match self.padded.len() {
+            2 => self.padded[0] as usize,
+            _ => 1,
+        };
+        let mut spans = Vec::with_capacity(2);
+        if block.padded_pitch > block.row_bytes && block.rows > 0 {
+            spans.push(ZeroSpan {
+                offset: block.row_bytes,
+                pitch: block.padded_pitch,
+                width: block.padded_pitch - block.row_bytes,
+                rows: block.rows,
+            });
+        }
+        if padded_rows > block.rows {
+            let width = (padded_rows - block.rows) * block.padded_pitch;
+            spans.push(ZeroSpan {
+                offset: block.rows * block.padded_pitch,
+                pitch: width,
+                width,
+                rows: 1,
+            });
+        }
+        Some(spans)
+    }
+}
+
 /// Byte offsets of the padded tensors' twins in one scratch block, and its size.
 fn twin_offsets(layouts: &[PaddedLayout]) -> (Vec<Option<usize>>, usize) {
     let mut total = 0usize;
@@ -127,8 +179,8 @@ fn twin_offsets(layouts: &[PaddedLayout]) -> (Vec<Option<usize>>, usize) {
 
 /// Runs `launch` on padded twins of the tensors whose layout pads, in
 /// `stream`'s order: `layouts` and `addrs` list the inputs (the first
-/// `inputs`) then the outputs. Each padded input is copied into a zeroed
-/// twin; `launch` gets the addresses to use (a twin's where padded); then
+/// `inputs`) then the outputs. Each padded input is copied into its twin,
+/// whose other bytes are zeroed ([`PaddedLayout::zero_spans`]); `launch` gets the addresses to use (a twin's where padded); then
 /// each padded output's twin is cut back into its tensor. The twins live in
 /// one stream-ordered allocation, freed after the copies.
 ///
@@ -177,7 +229,19 @@ pub unsafe fn run_padded(
     let result = (|| {
         for (i, layout) in layouts.iter().enumerate().filter(|(_, l)| l.is_padded()) {
             if i < inputs {
-                raw::zero_async(device, twins[i], layout.padded_bytes(), stream)?;
+                match layout.zero_spans() {
+                    Some(spans) => {
+                        for span in spans {
+                            raw::zero_rows_async(
+                                device,
+                                twins[i] + span.offset as u64,
+                                &span,
+                                stream,
+                            )?;
+                        }
+                    }
+                    None => raw::zero_async(device, twins[i], layout.padded_bytes(), stream)?,
+                }
                 copy(true, layout, addrs[i], twins[i])?;
             }
         }
@@ -274,6 +338,77 @@ mod tests {
         assert!(PaddedLayout::new(&[0, 3, 5], &[1, 8, 8], 2)
             .row_blocks()
             .is_empty());
+    }
+
+    /// Marks the twin's bytes the copies and the zeroing write: every byte
+    /// must be written exactly once.
+    fn coverage(l: &PaddedLayout) -> Vec<u8> {
+        let mut hits = vec![0u8; l.padded_bytes()];
+        for b in l.row_blocks() {
+            for r in 0..b.rows {
+                let at = b.padded_offset + r * b.padded_pitch;
+                hits[at..at + b.row_bytes].iter_mut().for_each(|h| *h += 1);
+            }
+        }
+        for z in l.zero_spans().expect("strips") {
+            for r in 0..z.rows {
+                let at = z.offset + r * z.pitch;
+                hits[at..at + z.width].iter_mut().for_each(|h| *h += 1);
+            }
+        }
+        hits
+    }
+
+    #[test]
+    fn large_twins_zero_only_what_the_copies_leave() {
+        // b of an LLM head: [4096, 50257] halves, columns padded to 50264.
+        let head = PaddedLayout::new(&[4096, 50257], &[8, 8], 2);
+        let spans = head.zero_spans().expect("large: strips");
+        assert_eq!(
+            spans,
+            vec![ZeroSpan {
+                offset: 50257 * 2,
+                pitch: 50264 * 2,
+                width: 7 * 2,
+                rows: 4096
+            }]
+        );
+        assert!(coverage(&head).iter().all(|&h| h == 1));
+        // Rows and columns both padded: the right strip and the rows below.
+        let both = PaddedLayout::new(&[4097, 4097], &[8, 8], 2);
+        assert_eq!(both.zero_spans().unwrap().len(), 2);
+        assert!(coverage(&both).iter().all(|&h| h == 1));
+        // Rows only (K of a [K, N] operand).
+        let rows = PaddedLayout::new(&[4097, 4096], &[8, 1], 4);
+        assert_eq!(
+            rows.zero_spans().unwrap(),
+            vec![ZeroSpan {
+                offset: 4097 * 4096 * 4,
+                pitch: 7 * 4096 * 4,
+                width: 7 * 4096 * 4,
+                rows: 1
+            }]
+        );
+        assert!(coverage(&rows).iter().all(|&h| h == 1));
+        // A long vector: one strip at its end.
+        let v = PaddedLayout::new(&[(1 << 23) + 3], &[8], 2);
+        assert!(coverage(&v).iter().all(|&h| h == 1));
+    }
+
+    #[test]
+    fn small_or_many_slab_twins_are_zeroed_whole() {
+        assert_eq!(
+            PaddedLayout::new(&[2049, 2049], &[8, 8], 2).zero_spans(),
+            None
+        );
+        assert_eq!(
+            PaddedLayout::new(&[4, 2049, 2049], &[1, 8, 8], 2).zero_spans(),
+            None
+        );
+        // The size is the twin's: 2896 x 2897 halves pad to 8.4M elements.
+        assert!(PaddedLayout::new(&[2896, 2897], &[8, 8], 2)
+            .zero_spans()
+            .is_some());
     }
 
     #[test]
