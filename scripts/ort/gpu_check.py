@@ -12,8 +12,10 @@ package:
      show each intermediate going device -> host -> device;
   3. errors on the GPU: wrong dtype, rank, mismatched dims, a row too long for
      every softmax config: ORT status messages naming the argument;
-  4. dot's `pad` line: odd N or K past 3e9 multiply-adds run on zero-padded
-     copies (the library's padded_launches counter), values right;
+  4. the matmuls' `pad` lines (dot, dot_nt, dot_tn): odd dims past 3e9
+     multiply-adds, every dim at least 192, run on zero-padded copies (the
+     library's padded_launches counter; large twins zeroed in strips only),
+     elsewhere as is, values right;
   5. the cost of the host copies: time of sess.run vs the kernel alone (CUDA
      events in the library) vs the copies, for a few sizes.
 Prints one line per check and writes everything to RESULTS.json; exits
