@@ -721,11 +721,13 @@ fn pad_lists_dims_a_multiple_and_a_condition() {
     };
     assert!(holds(1537, 1537, 1537) && holds(2049, 2049, 2049) && holds(733, 2049, 2049));
     assert!(!holds(1000, 777, 1531) && !holds(16, 4097, 4096));
-    // Past 3e9 multiply-adds, a dim under 192 still runs as is: padding a
-    // 50257-column `b` costs more than 16 or 128 rows of work save.
+    // Past 3e9 multiply-adds, M or N under 192 still runs as is: padding a
+    // 50257-column `b` costs more than 16 or 128 rows of work save. A small
+    // odd K pads (its copies are small).
     assert!(holds(256, 50257, 4096) && holds(192, 50257, 4096));
     assert!(!holds(16, 50257, 4096) && !holds(191, 50257, 4096));
-    assert!(!holds(4096, 100, 16384) && !holds(16384, 4096, 100));
+    assert!(!holds(4096, 100, 16384) && !holds(100, 16384, 4096));
+    assert!(holds(16384, 4096, 100) && holds(8192, 8192, 100));
     // Per axis of a tensor, the multiple it is padded to.
     let b = dot.inputs.iter().find(|t| t.name == "b").unwrap();
     assert_eq!(pad.multiples(&b.dims), vec![8, 8]);

@@ -13,7 +13,7 @@ package:
   3. errors on the GPU: wrong dtype, rank, mismatched dims, a row too long for
      every softmax config: ORT status messages naming the argument;
   4. the matmuls' `pad` lines (dot, dot_nt, dot_tn): odd dims past 3e9
-     multiply-adds, every dim at least 192, run on zero-padded copies (the
+     multiply-adds, M and N at least 192, run on zero-padded copies (the
      library's padded_launches counter; large twins zeroed in strips only),
      elsewhere as is, values right;
   5. the cost of the host copies: time of sess.run vs the kernel alone (CUDA
@@ -86,7 +86,7 @@ def check_correctness(libs, report, failures):
 
 
 # The `pad` lines (dot: N, K; dot_nt: K; dot_tn: M, N; to 8 past 3e9
-# multiply-adds with every dim at least 192): op, (M, N, K), whether the
+# multiply-adds with M and N at least 192): op, (M, N, K), whether the
 # call must run on zero-padded copies.
 PAD_CASES = [
     ("dot", (2049, 2049, 2049), True),

@@ -1,5 +1,5 @@
 """GPU time of the ONNX Runtime dot op on both sides of its `pad` line's
-condition (3e9 multiply-adds, every dim >= 192, N or K odd: zero-padded copies), in
+condition (3e9 multiply-adds, M and N >= 192, N or K odd: zero-padded copies), in
 interleaved rounds: M = 714 runs the unaligned variants as is, M = 733 the
 aligned ones on padded twins (the copies counted in), same N and K, so the
 time per multiply-add compares the two paths. Also an aligned pair
