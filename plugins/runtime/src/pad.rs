@@ -112,7 +112,7 @@ impl PaddedLayout {
 /// Twins of this many elements or more are zeroed in their pad strips only
 /// (the copies write the rest); smaller ones in one memset, where the
 /// strips' extra calls cost more than the bytes they save (the torch op's
-/// `opgen_pad_input` switches at the same size).
+/// `opgen_pad_input` switches at the same count, of the input's elements).
 const STRIPS_MIN_ELEMENTS: usize = 1 << 23;
 
 /// Bytes of a twin no copy writes, which must be zeroed: `rows` rows of
@@ -180,8 +180,9 @@ fn twin_offsets(layouts: &[PaddedLayout]) -> (Vec<Option<usize>>, usize) {
 /// Runs `launch` on padded twins of the tensors whose layout pads, in
 /// `stream`'s order: `layouts` and `addrs` list the inputs (the first
 /// `inputs`) then the outputs. Each padded input is copied into its twin,
-/// whose other bytes are zeroed ([`PaddedLayout::zero_spans`]); `launch` gets the addresses to use (a twin's where padded); then
-/// each padded output's twin is cut back into its tensor. The twins live in
+/// whose other bytes are zeroed ([`PaddedLayout::zero_spans`]); `launch`
+/// gets the addresses to use (a twin's where padded); then each padded
+/// output's twin is cut back into its tensor. The twins live in
 /// one stream-ordered allocation, freed after the copies.
 ///
 /// # Safety
