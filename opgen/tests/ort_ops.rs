@@ -70,7 +70,7 @@ fn check_op_at(input: &Path, out: &Path) -> PathBuf {
             concat!(
                 r#"div(c.dim("M").min(c.dim("N")), 192i64).min(1i64)"#,
                 r#".wrapping_mul(c.dim("M")).wrapping_mul(c.dim("N")).wrapping_mul(c.dim("K"))"#,
-                r#" >= 3i64.wrapping_mul(1000i64)"#
+                r#" >= 2i64.wrapping_mul(1000i64)"#
             )
             .to_string(),
         ],

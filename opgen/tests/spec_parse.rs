@@ -728,6 +728,9 @@ fn pad_lists_dims_a_multiple_and_a_condition() {
     assert!(!holds(16, 50257, 4096) && !holds(191, 50257, 4096));
     assert!(!holds(4096, 100, 16384) && !holds(100, 16384, 4096));
     assert!(holds(16384, 4096, 100) && holds(8192, 8192, 100));
+    // From 2e9 multiply-adds: 1301^3 and 4096x4096x129 pad, 1201^3 does not.
+    assert!(holds(1301, 1301, 1301) && holds(4096, 4096, 129));
+    assert!(!holds(1201, 1201, 1201) && !holds(2048, 2048, 257));
     // Per axis of a tensor, the multiple it is padded to.
     let b = dot.inputs.iter().find(|t| t.name == "b").unwrap();
     assert_eq!(pad.multiples(&b.dims), vec![8, 8]);

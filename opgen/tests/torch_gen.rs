@@ -514,7 +514,7 @@ fn example_linear_relu_runs_its_aligned_tiles_on_wgmma() {
         "if ((opgen_pad_needed(x_arg, {x}) || opgen_pad_needed(w_arg, {w}) || \
          opgen_pad_needed(bias_arg, {bias})) && ((((std::min((std::min(M, N) / int64_t(192)), \
          int64_t(1)) * M) * N) * K) >= \
-         (((int64_t(3) * int64_t(1000)) * int64_t(1000)) * int64_t(1000))))"
+         (((int64_t(2) * int64_t(1000)) * int64_t(1000)) * int64_t(1000))))"
     );
     assert!(op.contains(&condition), "{op}");
     let padded = format!(

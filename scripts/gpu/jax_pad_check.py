@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The JAX op's side of the spec's `pad` line and of empty inputs, on the GPU:
-triton::dot generated for JAX (`pad N, K to 8 if` 3e9 multiply-adds or more,
+triton::dot generated for JAX (`pad N, K to 8 if` 2e9 multiply-adds or more,
 M and N at least 192).
 
     here:  triton-opgen tests/ops/dot.tc --framework jax --arch sm_90a --no-build -o out/jpad/dot

@@ -11,8 +11,12 @@ of 8 by torch on every call, the op on the copies, the output cut back: what
 the op's pad path does) and `pad_b_once` (b padded once beforehand, as a
 user would for a weight; a padded along K only where K is odd),
 `pad_strips_each_call` (the padded copies written once, zeros in the pad
-strips only) and, with --unpadded FOLDER, `unpadded` (an op built from
-dot.tc without its pad line, named `dot_nopad`). Every result
+strips only), with --unpadded FOLDER, `unpadded` (an op built from
+dot.tc without its pad line, named `dot_nopad`), and with --padded FOLDER,
+`padded` (an op whose pad line's condition always holds, named
+`dot_padall`). With --back-to-back, each path is also timed over 20 calls
+in a row without an L2 flush between them (CUDA events around the run, so
+the host's time to issue a call shows where it exceeds the GPU's). Every result
 is checked against an fp32 torch.matmul. Writes odd_n_paths.json and .md.
 """
 
@@ -29,7 +33,7 @@ from matmul_suite import TOL, check, first_call, interleaved_ms, load_op  # noqa
 SHAPES = [(m, n, 4096) for n in (50257, 32001) for m in (1, 16, 128, 512, 1024, 4096)]
 
 
-NAMES = ["ours", "unpadded", "pad_each_call", "pad_strips_each_call", "pad_b_once"]
+NAMES = ["ours", "unpadded", "padded", "pad_each_call", "pad_strips_each_call", "pad_b_once"]
 
 
 def parse_shape(text):
@@ -41,7 +45,7 @@ def round_up(n, multiple=8):
     return (n + multiple - 1) // multiple * multiple
 
 
-def run_shape(torch, dot, last_config, m, n, k, dtype, unpadded=None):
+def run_shape(torch, dot, last_config, m, n, k, dtype, unpadded=None, padded=None, back_to_back=False):
     import torch.nn.functional as F
 
     dt = getattr(torch, dtype)
@@ -82,6 +86,8 @@ def run_shape(torch, dot, last_config, m, n, k, dtype, unpadded=None):
     }
     if unpadded is not None:
         contenders["unpadded"] = lambda: unpadded(a, b)
+    if padded is not None:
+        contenders["padded"] = lambda: padded(a, b)
     row = {"shape": [m, n, k], "dtype": dtype}
     timed = {}
     for name, fn in contenders.items():
@@ -97,7 +103,27 @@ def run_shape(torch, dot, last_config, m, n, k, dtype, unpadded=None):
     flops = 2.0 * m * n * k
     for name, (ms, rounds) in interleaved_ms(timed).items():
         row[name].update(ms=ms, tflops=flops / ms / 1e9, ms_rounds=rounds)
+    if back_to_back:
+        for name, ms in back_to_back_ms(torch, timed).items():
+            row[name]["back_to_back_ms"] = ms
     return row
+
+
+def back_to_back_ms(torch, fns, calls=20, rounds=5):
+    """{name: ms a call}: `calls` calls in a row between two CUDA events,
+    no flush, the median of `rounds` interleaved rounds."""
+    times = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            torch.cuda.synchronize()
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            for _ in range(calls):
+                fn()
+            end.record()
+            end.synchronize()
+            times[name].append(start.elapsed_time(end) / calls)
+    return {name: sorted(ms)[len(ms) // 2] for name, ms in times.items()}
 
 
 def table(rows):
@@ -112,8 +138,13 @@ def table(rows):
             if ms is None or cb is None:
                 cells.append("wrong" if not r[n].get("ok", False) else "-")
             else:
-                cells.append(f"{ms * 1e3:.1f} ({cb / ms:.2f})")
+                cell = f"{ms * 1e3:.1f} ({cb / ms:.2f})"
+                if "back_to_back_ms" in r[n]:
+                    cell += f"; in a row {r[n]['back_to_back_ms'] * 1e3:.1f}"
+                cells.append(cell)
         cbs = f"{cb * 1e3:.1f}" if cb else "-"
+        if cb and "back_to_back_ms" in r["cublas"]:
+            cbs += f"; in a row {r['cublas']['back_to_back_ms'] * 1e3:.1f}"
         lines.append(f"| {'x'.join(map(str, r['shape']))} | {r['dtype']} | {cbs} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -125,17 +156,20 @@ def main():
     parser.add_argument("--shapes", nargs="*", type=parse_shape, default=SHAPES)
     parser.add_argument("--dtypes", nargs="*", default=["float16"])
     parser.add_argument("--unpadded", help="folder holding `dot_nopad`: dot.tc without its pad line")
+    parser.add_argument("--padded", help="folder holding `dot_padall`: dot.tc padding whatever the size")
+    parser.add_argument("--back-to-back", action="store_true", help="also time 20 calls in a row")
     args = parser.parse_args()
     import torch
 
     module, dot = load_op(args.ops_dir)
     last_config = getattr(module, "last_config", None)
     unpadded = load_op(args.unpadded, "dot_nopad")[1] if args.unpadded else None
+    padded = load_op(args.padded, "dot_padall")[1] if args.padded else None
     os.makedirs(args.out, exist_ok=True)
     rows = []
     for dtype in args.dtypes:
         for m, n, k in args.shapes:
-            row = run_shape(torch, dot, last_config, m, n, k, dtype, unpadded)
+            row = run_shape(torch, dot, last_config, m, n, k, dtype, unpadded, padded, args.back_to_back)
             rows.append(row)
             print(table([row]).splitlines()[-1], flush=True)
             with open(os.path.join(args.out, "odd_n_paths.json"), "w") as f:

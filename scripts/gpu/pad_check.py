@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The op spec's `pad` line on the GPU: triton::dot (`pad N, K to 8 if`
-3e9 multiply-adds or more with M and N at least 192), its gradients triton::dot_nt (`pad K`)
+2e9 multiply-adds or more with M and N at least 192), its gradients triton::dot_nt (`pad K`)
 and triton::dot_tn (`pad M, N`), and examples::linear_relu (`pad N, K`).
 
     here:  triton-opgen OP.tc --framework torch --arch sm_90a --no-build -o out/padc/OP   (each op)

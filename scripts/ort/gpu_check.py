@@ -12,7 +12,7 @@ package:
      show each intermediate going device -> host -> device;
   3. errors on the GPU: wrong dtype, rank, mismatched dims, a row too long for
      every softmax config: ORT status messages naming the argument;
-  4. the matmuls' `pad` lines (dot, dot_nt, dot_tn): odd dims past 3e9
+  4. the matmuls' `pad` lines (dot, dot_nt, dot_tn): odd dims past 2e9
      multiply-adds, M and N at least 192, run on zero-padded copies (the
      library's padded_launches counter; large twins zeroed in strips only),
      elsewhere as is, values right;
@@ -85,7 +85,7 @@ def check_correctness(libs, report, failures):
                     failures.append(line)
 
 
-# The `pad` lines (dot: N, K; dot_nt: K; dot_tn: M, N; to 8 past 3e9
+# The `pad` lines (dot: N, K; dot_nt: K; dot_tn: M, N; to 8 past 2e9
 # multiply-adds with M and N at least 192): op, (M, N, K), whether the
 # call must run on zero-padded copies.
 PAD_CASES = [
@@ -93,7 +93,7 @@ PAD_CASES = [
     ("dot", (1537, 2049, 1031), True),
     ("dot", (3001, 1000, 1000), False),  # N, K multiples of 8: nothing to pad
     ("dot", (1000, 777, 1531), False),  # below the condition: the unaligned variants
-    ("dot", (128, 4097, 8192), False),  # past 3e9 but 128 rows: copying b costs more
+    ("dot", (128, 4097, 8192), False),  # past 2e9 but 128 rows: copying b costs more
     ("dot", (1024, 4097, 4096), True),  # b's twin past 8M elements: zeroed in strips only
     ("dot_nt", (1537, 2049, 1031), True),
     ("dot_nt", (2049, 2048, 4097), True),  # both twins in strips

@@ -65,7 +65,7 @@ try:
 except Exception as e:  # noqa: BLE001
     fail(section, f"jit trace: {type(e).__name__}: {e}")
 
-# dot's `pad N, K to 8 if` (3e9 multiply-adds, M and N >= 192): odd N and K past it trace a pad
+# dot's `pad N, K to 8 if` (2e9 multiply-adds, M and N >= 192): odd N and K past it trace a pad
 # of both inputs, the ffi_call on the padded sizes and a slice back; below
 # it, the ffi_call on the inputs as they are.
 try:
