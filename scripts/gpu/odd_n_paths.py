@@ -14,9 +14,10 @@ user would for a weight; a padded along K only where K is odd),
 strips only), with --unpadded FOLDER, `unpadded` (an op built from
 dot.tc without its pad line, named `dot_nopad`), and with --padded FOLDER,
 `padded` (an op whose pad line's condition always holds, named
-`dot_padall`). With --back-to-back, each path is also timed over 20 calls
-in a row without an L2 flush between them (CUDA events around the run, so
-the host's time to issue a call shows where it exceeds the GPU's). Every result
+`dot_padall`). With --back-to-back, each path is also timed over calls in
+a row without an L2 flush between them (host_overhead.gpu_us: CUDA events
+around the run, so the host's time to issue a call shows where it exceeds
+the GPU's). Every result
 is checked against an fp32 torch.matmul. Writes odd_n_paths.json and .md.
 """
 
@@ -28,7 +29,8 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from matmul_suite import TOL, check, first_call, interleaved_ms, load_op  # noqa: E402
+from host_overhead import gpu_us  # noqa: E402
+from matmul_suite import check, first_call, interleaved_ms, load_op  # noqa: E402
 
 SHAPES = [(m, n, 4096) for n in (50257, 32001) for m in (1, 16, 128, 512, 1024, 4096)]
 
@@ -104,26 +106,9 @@ def run_shape(torch, dot, last_config, m, n, k, dtype, unpadded=None, padded=Non
     for name, (ms, rounds) in interleaved_ms(timed).items():
         row[name].update(ms=ms, tflops=flops / ms / 1e9, ms_rounds=rounds)
     if back_to_back:
-        for name, ms in back_to_back_ms(torch, timed).items():
-            row[name]["back_to_back_ms"] = ms
+        for name, fn in timed.items():
+            row[name]["back_to_back_ms"] = gpu_us(fn) / 1e3
     return row
-
-
-def back_to_back_ms(torch, fns, calls=20, rounds=5):
-    """{name: ms a call}: `calls` calls in a row between two CUDA events,
-    no flush, the median of `rounds` interleaved rounds."""
-    times = {name: [] for name in fns}
-    for _ in range(rounds):
-        for name, fn in fns.items():
-            torch.cuda.synchronize()
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            for _ in range(calls):
-                fn()
-            end.record()
-            end.synchronize()
-            times[name].append(start.elapsed_time(end) / calls)
-    return {name: sorted(ms)[len(ms) // 2] for name, ms in times.items()}
 
 
 def table(rows):
