@@ -111,8 +111,9 @@ impl PaddedLayout {
 
 /// Twins of this many elements or more are zeroed in their pad strips only
 /// (the copies write the rest); smaller ones in one memset, where the
-/// strips' extra calls cost more than the bytes they save (the torch op's
-/// `opgen_pad_input` switches at the same count, of the input's elements).
+/// strips' extra calls cost more than the bytes they save. Counted on the
+/// twin; the torch op's `opgen_pad_input` switches at the same number
+/// counted on the input, which differs only for inputs just under it.
 const STRIPS_MIN_ELEMENTS: usize = 1 << 23;
 
 /// Bytes of a twin no copy writes, which must be zeroed: `rows` rows of
