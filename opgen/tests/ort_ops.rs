@@ -68,8 +68,8 @@ fn check_op_at(input: &Path, out: &Path) -> PathBuf {
             format!("pub const PAD_DIMS: &[&str] = {dims}"),
             "pub const PAD_MULTIPLE: i64 = 8;".to_string(),
             concat!(
-                r#"div(c.dim("M").min(c.dim("N")), 192i64).min(1i64)"#,
-                r#".wrapping_mul(c.dim("M")).wrapping_mul(c.dim("N")).wrapping_mul(c.dim("K"))"#,
+                r#"(c.dim("M") >= 192i64) && (c.dim("N") >= 192i64) && "#,
+                r#"(c.dim("M").wrapping_mul(c.dim("N")).wrapping_mul(c.dim("K"))"#,
                 r#" >= 2i64.wrapping_mul(1000i64)"#
             )
             .to_string(),

@@ -702,7 +702,11 @@ fn pad_lists_dims_a_multiple_and_a_condition() {
     let pad = dot.pad.as_ref().expect("dot pads");
     let dims: Vec<&str> = pad.dims.iter().map(|(d, _)| d.as_str()).collect();
     assert_eq!((dims, pad.multiple), (vec!["N", "K"], 8));
-    let cond = pad.condition.as_ref().expect("a condition");
+    assert_eq!(
+        pad.conditions.len(),
+        3,
+        "M >= 192 && N >= 192 && M * N * K >= 2e9"
+    );
     let dims_of = |m: i64, n: i64, k: i64| {
         move |name: &str| match name {
             "M" => Some(m),
@@ -711,14 +715,7 @@ fn pad_lists_dims_a_multiple_and_a_condition() {
             _ => None,
         }
     };
-    let holds = |m, n, k| {
-        let (l, r) = (
-            cond.left.eval(&dims_of(m, n, k)).unwrap(),
-            cond.right.eval(&dims_of(m, n, k)).unwrap(),
-        );
-        assert_eq!(cond.cmp, ">=");
-        l >= r
-    };
+    let holds = |m, n, k| pad.holds(&dims_of(m, n, k)).expect("dims known");
     assert!(holds(1537, 1537, 1537) && holds(2049, 2049, 2049) && holds(733, 2049, 2049));
     assert!(!holds(1000, 777, 1531) && !holds(16, 4097, 4096));
     // Past 3e9 multiply-adds, M or N under 192 still runs as is: padding a
@@ -739,7 +736,7 @@ fn pad_lists_dims_a_multiple_and_a_condition() {
     // Without a condition, and absent.
     let plain = ok(&format!("{BASE}#pragma opgen pad N to 4\n"));
     let p = plain.pad.unwrap();
-    assert_eq!((p.multiple, p.condition.is_none()), (4, true));
+    assert_eq!((p.multiple, p.conditions.is_empty()), (4, true));
     assert!(ok(BASE).pad.is_none());
 }
 
@@ -771,6 +768,27 @@ fn pad_mistakes_are_errors() {
             "this expression overflows a 64-bit integer",
         ),
         ("pad N to 8 if N", "expected a comparison"),
+        (
+            "pad N to 8 if N > 4 &&",
+            "expected an expression, found the end of the line",
+        ),
+        (
+            "pad N to 8 if N > 4 && SIZE > 1",
+            "unknown name `SIZE` in the `pad` condition",
+        ),
+        ("pad N to 8 if N > 4 && N", "expected a comparison"),
+        (
+            "pad N to 8 if N > 4 & N < 9",
+            "unexpected character `&` in an opgen spec",
+        ),
+        (
+            "pad N to 8 if N > 4 || N < 2",
+            "unexpected character `|` in an opgen spec",
+        ),
+        (
+            "require N > 4 && N < 9",
+            "a `require` line takes one comparison: give each its own `require` line",
+        ),
     ];
     for (line, message) in cases {
         let e = err(&format!("{BASE}#pragma opgen {line}\n"));

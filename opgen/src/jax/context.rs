@@ -215,9 +215,15 @@ pub fn build(
                 let dims: Vec<String> =
                     pad.dims.iter().map(|(d, _)| format!("\"{d}\", ")).collect();
                 let dim = |n: &str| format!("d[\"{n}\"]");
-                let condition = match &pad.condition {
-                    Some(c) => format!("{} {} {}", c.left.to_py(&dim), c.cmp, c.right.to_py(&dim)),
-                    None => "True".to_string(),
+                let condition = match &pad.conditions[..] {
+                    [] => "True".to_string(),
+                    all => all
+                        .iter()
+                        .map(|c| {
+                            format!("{} {} {}", c.left.to_py(&dim), c.cmp, c.right.to_py(&dim))
+                        })
+                        .collect::<Vec<_>>()
+                        .join(" and "),
                 };
                 format!(
                     "(({}), {}, lambda d: {condition})",

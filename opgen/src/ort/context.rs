@@ -327,9 +327,13 @@ fn launch_context(
             .flat_map(|p| p.dims.iter().map(|(d, _)| d.clone()))
             .collect(),
         pad_multiple: spec.pad.as_ref().map_or(1, |p| p.multiple),
-        pad_condition: match spec.pad.as_ref().and_then(|p| p.condition.as_ref()) {
-            Some(c) => require_to_rust(c, spec, &only_dims)?,
-            None => "true".into(),
+        pad_condition: match spec.pad.as_ref().map_or(&[][..], |p| &p.conditions[..]) {
+            [] => "true".into(),
+            all => all
+                .iter()
+                .map(|c| Ok(format!("({})", require_to_rust(c, spec, &only_dims)?)))
+                .collect::<Result<Vec<_>, String>>()?
+                .join(" && "),
         },
     })
 }

@@ -136,16 +136,26 @@ impl DerivedDtype {
 /// variants (`require N / ALIGN * ALIGN == N`) then serve odd shapes. Only
 /// for kernels whose cut outputs do not change when these dims grow with
 /// zeros (a matmul's K and N); the condition, on dims only, keeps small
-/// calls, where the copies cost more than they save, unpadded.
+/// calls, where the copies cost more than they save, unpadded. It is one or
+/// more comparisons joined by `&&` (`if M >= 192 && M * N * K >= 2000000000`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Pad {
     pub dims: Vec<(String, Span)>,
     pub multiple: u32,
-    pub condition: Option<Require>,
+    /// The comparisons that must all hold (none: always pad).
+    pub conditions: Vec<Require>,
     pub span: Span,
 }
 
 impl Pad {
+    /// Whether the condition holds for these dims (`None`: a name without a
+    /// value, or a division by zero).
+    pub fn holds(&self, value: &dyn Fn(&str) -> Option<i64>) -> Option<bool> {
+        self.conditions.iter().try_fold(true, |all, c| {
+            Some(all && c.holds(c.left.eval(value)?, c.right.eval(value)?))
+        })
+    }
+
     /// Per axis of `dims`, the multiple that axis is padded to (1: none).
     pub fn multiples(&self, dims: &[Dim]) -> Vec<u32> {
         dims.iter()

@@ -745,11 +745,17 @@ fn parse_pad(c: &mut Cursor, line: Span) -> Result<Pad, Diagnostic> {
             format!("the multiple to pad to must be from 2 to 1024, got {multiple}"),
         ));
     }
-    let condition = if c.at_end() {
-        None
+    let conditions = if c.at_end() {
+        Vec::new()
     } else {
         match c.expect_ident("`if` and a condition, or the line's end")? {
-            (w, _) if w == "if" => Some(parse_require(c, line)?),
+            (w, _) if w == "if" => {
+                let mut all = vec![parse_comparison(c, line)?];
+                while c.eat_punct("&&") {
+                    all.push(parse_comparison(c, line)?);
+                }
+                all
+            }
             (w, s) => {
                 return Err(Diagnostic::error(
                     s,
@@ -762,13 +768,26 @@ fn parse_pad(c: &mut Cursor, line: Span) -> Result<Pad, Diagnostic> {
     Ok(Pad {
         dims,
         multiple: multiple as u32,
-        condition,
+        conditions,
         span: line,
     })
 }
 
-/// `N <= TN`
+/// `N <= TN`, the whole line.
 fn parse_require(c: &mut Cursor, line: Span) -> Result<Require, Diagnostic> {
+    let r = parse_comparison(c, line)?;
+    if c.is_punct("&&") {
+        return Err(Diagnostic::error(
+            c.here(),
+            "a `require` line takes one comparison: give each its own `require` line",
+        ));
+    }
+    c.expect_end()?;
+    Ok(r)
+}
+
+/// `N <= TN`
+fn parse_comparison(c: &mut Cursor, line: Span) -> Result<Require, Diagnostic> {
     let left = parse_expr(c)?;
     let cmp = ["<=", ">=", "==", "!=", "<", ">"]
         .into_iter()
@@ -784,7 +803,6 @@ fn parse_require(c: &mut Cursor, line: Span) -> Result<Require, Diagnostic> {
         })?;
     c.next();
     let right = parse_expr(c)?;
-    c.expect_end()?;
     Ok(Require {
         left,
         cmp,

@@ -280,7 +280,7 @@ fn launcher_exprs(spec: &OpSpec) -> impl Iterator<Item = &Expr> {
         .chain(
             spec.pad
                 .iter()
-                .filter_map(|p| p.condition.as_ref())
+                .flat_map(|p| &p.conditions)
                 .flat_map(|c| [&c.left, &c.right]),
         )
 }
@@ -614,7 +614,7 @@ fn check_pad(spec: &OpSpec, pad: &Pad) -> Result<(), Diagnostic> {
                 .with_label(*first, "first listed here"));
         }
     }
-    if let Some(condition) = &pad.condition {
+    for condition in &pad.conditions {
         for e in [&condition.left, &condition.right] {
             check_calls(spec, e)?;
             for (name, span) in e.names() {

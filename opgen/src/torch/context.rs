@@ -266,18 +266,22 @@ fn pad_ctx(spec: &OpSpec, pad: &Pad, attrs: &[TorchAttr]) -> PadCtx {
         .collect();
     let dims: Vec<&str> = pad.dims.iter().map(|(d, _)| d.as_str()).collect();
     let mut text = format!("{} to {}", dims.join(", "), pad.multiple);
-    let cond = match &pad.condition {
-        Some(c) => {
-            let (l, r) = (c.left.to_cpp(&plain), c.right.to_cpp(&plain));
-            text += &format!(
-                " if {} {} {}",
-                expr_text(&c.left),
-                c.cmp,
-                expr_text(&c.right)
-            );
-            format!("{l} {} {r}", c.cmp)
+    let cond = match &pad.conditions[..] {
+        [] => "true".to_string(),
+        all => {
+            let written: Vec<String> = all
+                .iter()
+                .map(|c| format!("{} {} {}", expr_text(&c.left), c.cmp, expr_text(&c.right)))
+                .collect();
+            text += &format!(" if {}", written.join(" && "));
+            all.iter()
+                .map(|c| {
+                    let (l, r) = (c.left.to_cpp(&plain), c.right.to_cpp(&plain));
+                    format!("({l} {} {r})", c.cmp)
+                })
+                .collect::<Vec<_>>()
+                .join(" && ")
         }
-        None => "true".to_string(),
     };
     PadCtx {
         text,
