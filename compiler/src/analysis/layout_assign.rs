@@ -153,6 +153,38 @@ pub fn access_layout(
     ))
 }
 
+/// The layout a load through `ptr` wants: its access layout, widened where
+/// its pointers run along the fastest axis further than their alignment lets
+/// one aligned vector read (an odd leading dimension): each thread then
+/// holds whole runs, which codegen reads misaligned
+/// (`codegen::ops::misaligned_runs`) instead of element by element.
+pub fn load_layout(
+    func: &Function,
+    widths: &AxisInfoMap,
+    map: &LayoutMap,
+    ptr: ValueId,
+    mask: Option<ValueId>,
+) -> Layout {
+    let layout = access_layout(func, widths, map, ptr, mask);
+    let Layout::Blocked(blocked) = &layout else {
+        return layout;
+    };
+    let shape = &func.ty(ptr).shape;
+    let Some((axis, held)) = layout.tile_map(shape).fastest_run() else {
+        return layout;
+    };
+    let run = widths.run_width_along(ptr, axis, func) as usize;
+    if run <= held {
+        return layout;
+    }
+    Layout::Blocked(BlockedLayout::for_shape_ordered(
+        shape,
+        map.num_warps,
+        run,
+        &blocked.order,
+    ))
+}
+
 fn collect_vector_widths(
     func: &Function,
     region: &Region,
@@ -282,7 +314,7 @@ fn loaded_layout(
     let OpKind::Load { ptr, mask, .. } = &op.kind else {
         return None;
     };
-    let l = access_layout(func, widths, map, *ptr, *mask);
+    let l = load_layout(func, widths, map, *ptr, *mask);
     (l != map.canonical(&func.ty(v).shape)).then_some(l)
 }
 
@@ -354,7 +386,7 @@ fn backward(func: &Function, region: &Region, widths: &AxisInfoMap, map: &mut La
             }
             OpKind::Load { ptr, mask, other } => {
                 if let Some(r) = result.filter(|r| !map.layouts.contains_key(r)) {
-                    let l = access_layout(func, widths, map, *ptr, *mask);
+                    let l = load_layout(func, widths, map, *ptr, *mask);
                     map.suggest(func, r, l);
                 }
                 let l = result.map_or(Layout::Scalar, |r| map.get(func, r));
@@ -435,7 +467,14 @@ fn backward(func: &Function, region: &Region, widths: &AxisInfoMap, map: &mut La
                 ..
             } => {
                 for (i, &r) in op.results.iter().enumerate() {
-                    let l = map.get(func, r);
+                    // A value loaded a step ahead (the register pre-fetch of
+                    // an unaligned dot loop) is carried in its load's layout.
+                    let loaded = body_region
+                        .yields
+                        .get(i)
+                        .filter(|_| !map.layouts.contains_key(&r))
+                        .and_then(|&y| loaded_layout(func, body_region, widths, map, y));
+                    let l = loaded.unwrap_or_else(|| map.get(func, r));
                     map.suggest(func, r, l.clone());
                     for v in [
                         inits.get(i),

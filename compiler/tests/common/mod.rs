@@ -106,7 +106,12 @@ pub fn ptxas_report(ptx: &str, arch: &str, name: &str) -> Option<String> {
 
 /// Registers and spills of `ptx` on sm_90 (`ptxas -v`); `None` without ptxas.
 pub fn ptxas_usage(ptx: &str, name: &str) -> Option<PtxasUsage> {
-    let log = ptxas_report(ptx, "sm_90", name)?;
+    ptxas_usage_on(ptx, "sm_90", name)
+}
+
+/// [`ptxas_usage`] on `arch` (`sm_90a` for wgmma kernels).
+pub fn ptxas_usage_on(ptx: &str, arch: &str, name: &str) -> Option<PtxasUsage> {
+    let log = ptxas_report(ptx, arch, name)?;
     let number_before = |word: &str| -> usize {
         log.split(word)
             .next()

@@ -38,6 +38,9 @@ pub struct AxisInfoMap {
 /// Widest vector access, in bytes.
 const MAX_VECTOR_BYTES: u64 = 16;
 
+/// Narrowest run read misaligned, in bytes: the shift moves 32-bit words.
+const MISALIGNED_RUN_MIN_BYTES: u64 = 4;
+
 /// Loops whose facts still change after this many rounds fall back to nothing known.
 const MAX_LOOP_ROUNDS: usize = 64;
 
@@ -131,12 +134,45 @@ impl AxisInfoMap {
             .min(p.divisibility[axis] / elem)
             .min(MAX_VECTOR_BYTES / elem)
             .max(1);
-        let mut width = 1u64;
-        while width * 2 <= limit && runs % (width * 2) == 0 {
-            width *= 2;
-        }
-        width as u32
+        whole_vector_width(runs, limit)
     }
+
+    /// Elements along `axis` one thread may read as one run of consecutive
+    /// addresses through `ptr`, however the run is aligned and whatever the
+    /// mask: the largest power of two dividing the contiguity, at most 16
+    /// bytes; 1 under 4 bytes (the shift works on 32-bit words). Where it
+    /// exceeds [`AxisInfoMap::vector_width_along`] the load reads the run
+    /// misaligned (two aligned accesses and a shift, see
+    /// `codegen::ops::misaligned_runs`).
+    pub fn run_width_along(&self, ptr: ValueId, axis: usize, func: &Function) -> u32 {
+        let Some(ty) = func.values.get(ptr.0 as usize).map(|v| &v.ty) else {
+            return 1;
+        };
+        let (ScalarType::Ptr(elem), Some(&dim)) = (ty.scalar, ty.shape.get(axis)) else {
+            return 1;
+        };
+        let Some(p) = self.get(ptr) else { return 1 };
+        if axis >= p.axes() {
+            return 1;
+        }
+        let runs = facts::gcd(p.contiguity[axis], dim as u64);
+        let elem = elem.size_bytes() as u64;
+        let width = whole_vector_width(runs, (MAX_VECTOR_BYTES / elem).max(1));
+        if (width as u64) * elem < MISALIGNED_RUN_MIN_BYTES {
+            return 1;
+        }
+        width
+    }
+}
+
+/// The largest power of two at most `limit` that divides `runs`: vectors
+/// that split runs into whole accesses.
+fn whole_vector_width(runs: u64, limit: u64) -> u32 {
+    let mut width = 1u64;
+    while width * 2 <= limit && runs % (width * 2) == 0 {
+        width *= 2;
+    }
+    width as u32
 }
 
 pub fn analyze(func: &Function) -> AxisInfoMap {

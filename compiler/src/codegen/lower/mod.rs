@@ -26,6 +26,7 @@ pub mod cluster;
 pub mod convert_layout;
 pub mod f64_math;
 pub mod loops;
+pub mod misaligned_runs;
 pub mod scalar;
 pub mod shared_alloc;
 pub mod staging;

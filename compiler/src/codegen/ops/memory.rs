@@ -4,6 +4,7 @@
 //! in `addrspace(1)` (`ld.global.v4.b32`), masked ones predicated PTX through
 //! inline asm (`@p ld.global.v4.b32`), which first sets the destination to
 //! `other`. Stores are also predicated off in threads holding replicas.
+use crate::codegen::lower::misaligned_runs;
 use crate::codegen::lower::staging::{from_memory, to_memory};
 use crate::codegen::lower::{int_type, Lowering, Result};
 use crate::codegen::CodegenError;
@@ -48,38 +49,71 @@ fn load(
     let layout = lw.assigned_layout(result);
     let scalar = lw.scalar_type(result);
     let vec = access_width(lw, ptr, mask, &layout);
-    let ptrs = lw.value(ptr, &layout)?;
-    let masks = match mask {
-        Some(m) => Some(lw.value(m, &layout)?),
+    let addrs: Vec<PointerValue> = lw
+        .value(ptr, &layout)?
+        .iter()
+        .map(|p| p.into_pointer_value())
+        .collect();
+    let masks: Option<Vec<IntValue>> = match mask {
+        Some(m) => Some(
+            lw.value(m, &layout)?
+                .iter()
+                .map(|v| v.into_int_value())
+                .collect(),
+        ),
         None => None,
     };
-    let others = match other {
-        Some(o) => Some(lw.value(o, &layout)?),
+    let fills: Option<Vec<BasicValueEnum>> = match other {
+        Some(o) => Some(
+            lw.value(o, &layout)?
+                .iter()
+                .map(|v| to_memory(lw, *v, scalar))
+                .collect::<Result<_>>()?,
+        ),
         None => None,
     };
     let mem_ty = lw.mem_type(result);
-    let mut regs = Vec::with_capacity(ptrs.len());
-    for g in (0..ptrs.len()).step_by(vec) {
-        let addr = ptrs[g].into_pointer_value();
-        let loaded = match &masks {
-            None => plain_load(lw, addr, mem_ty, vec)?,
-            Some(m) => {
-                let fill: Vec<BasicValueEnum> = match &others {
-                    Some(o) => o[g..g + vec]
-                        .iter()
-                        .map(|v| to_memory(lw, *v, scalar))
-                        .collect::<Result<_>>()?,
-                    None => vec![mem_ty.const_zero(); vec],
-                };
-                predicated_load(lw, addr, m[g].into_int_value(), mem_ty, &fill)?
-            }
-        };
-        for v in loaded {
-            regs.push(from_memory(lw, v, scalar)?);
-        }
-    }
+    let (masks, fills) = (masks.as_deref(), fills.as_deref());
+    let loaded = match misaligned_runs::run_width(lw, ptr, &layout, vec) {
+        Some(runs) => misaligned_runs::load(lw, &addrs, masks, mem_ty, runs, |lw, addrs| {
+            grouped_loads(lw, addrs, vec, masks, fills, mem_ty)
+        })?,
+        None => grouped_loads(lw, &addrs, vec, masks, fills, mem_ty)?,
+    };
+    let regs = loaded
+        .into_iter()
+        .map(|v| from_memory(lw, v, scalar))
+        .collect::<Result<_>>()?;
     lw.define_tile(result, layout, regs);
     Ok(())
+}
+
+/// Loads `addrs` in groups of `vec` consecutive elements, one access each,
+/// predicated by `masks` where given (a masked-off element reads its `fills`
+/// entry, zero without). Values in memory types.
+fn grouped_loads<'ctx>(
+    lw: &Lowering<'_, 'ctx>,
+    addrs: &[PointerValue<'ctx>],
+    vec: usize,
+    masks: Option<&[IntValue<'ctx>]>,
+    fills: Option<&[BasicValueEnum<'ctx>]>,
+    mem_ty: BasicTypeEnum<'ctx>,
+) -> Result<Vec<BasicValueEnum<'ctx>>> {
+    let mut out = Vec::with_capacity(addrs.len());
+    for g in (0..addrs.len()).step_by(vec) {
+        let loaded = match masks {
+            None => plain_load(lw, addrs[g], mem_ty, vec)?,
+            Some(m) => {
+                let fill: Vec<BasicValueEnum> = match fills {
+                    Some(f) => f[g..g + vec].to_vec(),
+                    None => vec![mem_ty.const_zero(); vec],
+                };
+                predicated_load(lw, addrs[g], m[g], mem_ty, &fill)?
+            }
+        };
+        out.extend(loaded);
+    }
+    Ok(out)
 }
 
 fn store(
