@@ -36,6 +36,14 @@ fn checked(f: &Function) -> AxisInfoMap {
     analyze(f)
 }
 
+/// [`checked`] with misaligned runs allowed (`--misaligned-runs`).
+fn with_runs(f: &Function) -> AxisInfoMap {
+    AxisInfoMap {
+        misaligned_runs: true,
+        ..checked(f)
+    }
+}
+
 #[test]
 fn add_kernel_offsets_and_width() {
     let f = add_kernel(1024, multiple_of(16));
@@ -187,28 +195,30 @@ fn matmul_without_stride_attributes() {
     assert_eq!(info.vector_width(pa, None, &f), 1);
     // Read misaligned, a run is 16 bytes of it (8 halves) along k; across
     // rows (axis 0) nothing is contiguous.
-    assert_eq!(info.run_width_along(pa, 1, &f), 8);
-    assert_eq!(info.run_width_along(pa, 0, &f), 1);
+    assert_eq!(with_runs(&f).run_width_along(pa, 1, &f), 8);
+    assert_eq!(with_runs(&f).run_width_along(pa, 0, &f), 1);
+    // Off unless the compile asks for them.
+    assert_eq!(info.run_width_along(pa, 1, &f), 1);
 }
 
 #[test]
 fn run_width_ignores_alignment_and_masks_but_not_contiguity() {
     // k unknown: addresses start anywhere, but 1024 run in a row.
     let (f, px) = offset_kernel(ParamAttrs::default(), DType::F32);
-    let info = checked(&f);
+    let info = with_runs(&f);
     assert_eq!(info.vector_width(px, None, &f), 1);
     assert_eq!(info.run_width_along(px, 0, &f), 4);
     let (f, px) = offset_kernel(ParamAttrs::default(), DType::F16);
-    assert_eq!(checked(&f).run_width_along(px, 0, &f), 8);
+    assert_eq!(with_runs(&f).run_width_along(px, 0, &f), 8);
     let (f, px) = offset_kernel(ParamAttrs::default(), DType::F64);
-    assert_eq!(checked(&f).run_width_along(px, 0, &f), 2);
+    assert_eq!(with_runs(&f).run_width_along(px, 0, &f), 2);
     // Bytes: 16 of them; under 4 bytes (a word) no run is read misaligned.
     let (f, px) = offset_kernel(ParamAttrs::default(), DType::I8);
-    assert_eq!(checked(&f).run_width_along(px, 0, &f), 16);
+    assert_eq!(with_runs(&f).run_width_along(px, 0, &f), 16);
     // A mask that changes every element does not shorten the run (the
     // thread's masked loads take the element-wise path).
     let f = add_kernel(1024, ParamAttrs::default());
-    let info = checked(&f);
+    let info = with_runs(&f);
     assert_eq!(
         info.vector_width(named(&f, "px"), Some(named(&f, "mask")), &f),
         1

@@ -24,6 +24,7 @@ fn build(func: &Function, name: &str, num_warps: u32) -> Vec<CompiledKernel> {
                     tma: false,
                     tma_multicast: false,
                     warp_specialize: false,
+                    misaligned_runs: false,
                 },
             )
             .unwrap_or_else(|e| panic!("{name} for {arch_name}: {e}"));
@@ -181,6 +182,7 @@ fn dump_ptx_for_gpu_check() {
                 tma: false,
                 tma_multicast: false,
                 warp_specialize: false,
+                misaligned_runs: false,
             },
         )
         .expect("compile");
@@ -224,6 +226,7 @@ fn unsupported_inputs_are_errors_not_panics() {
         tma: false,
         tma_multicast: false,
         warp_specialize: false,
+        misaligned_runs: false,
     };
     assert!(matches!(
         compile(&f, &opts),
@@ -238,6 +241,7 @@ fn unsupported_inputs_are_errors_not_panics() {
         tma: false,
         tma_multicast: false,
         warp_specialize: false,
+        misaligned_runs: false,
     };
     assert!(matches!(
         compile(&f, &bad),
@@ -345,6 +349,7 @@ fn dump_bench_ptx() {
             tma: false,
             tma_multicast: false,
             warp_specialize: false,
+            misaligned_runs: false,
         },
     )
     .expect("compile");
@@ -359,6 +364,7 @@ fn dump_bench_ptx() {
             tma: false,
             tma_multicast: false,
             warp_specialize: false,
+            misaligned_runs: false,
         },
     )
     .expect("compile");

@@ -1,4 +1,5 @@
-//! Misaligned runs (`codegen::lower::misaligned_runs`): the unaligned
+//! Misaligned runs (`codegen::lower::misaligned_runs`, `tritonc
+//! --misaligned-runs`, off by default until checked on a GPU): the unaligned
 //! variants of the dot op (`tests/ops/dot.tc` with ALIGN = 1, an odd N, K
 //! or leading stride) read their operands' rows as 16-byte runs, two
 //! aligned loads and a funnel shift each, where every element of a thread
@@ -8,6 +9,7 @@
 mod common;
 
 struct Variant {
+    runs: bool,
     ty: &'static str,
     align: usize,
     tiles: (usize, usize),
@@ -52,6 +54,9 @@ impl Variant {
         if self.split_k > 1 {
             args.push(format!("--split-k={}", self.split_k));
         }
+        if self.runs {
+            args.push("--misaligned-runs".into());
+        }
         args.extend(["--emit".into(), "ptx".into()]);
         common::tritonc_ptx(&args, &self.name())
     }
@@ -76,6 +81,7 @@ fn unaligned(
     warps: usize,
 ) -> Variant {
     Variant {
+        runs: true,
         ty,
         align: 1,
         tiles,
@@ -112,6 +118,7 @@ fn unaligned_float_rows_are_read_as_runs() {
 #[test]
 fn aligned_variants_read_no_runs() {
     let aligned = Variant {
+        runs: true,
         ty: "half",
         align: 8,
         tiles: (128, 128),
@@ -124,6 +131,21 @@ fn aligned_variants_read_no_runs() {
     assert!(
         count(&ptx, "cp.async") > 0,
         "aligned tiles stay on cp.async"
+    );
+}
+
+#[test]
+fn without_the_option_unaligned_rows_load_element_by_element() {
+    let v = Variant {
+        runs: false,
+        ..unaligned("half", (64, 64), 4, 1, 8)
+    };
+    let ptx = v.ptx();
+    assert_eq!(count(&ptx, "shf.r.wrap.b32"), 0);
+    assert_eq!(count(&ptx, "ld.global.v4"), 0);
+    assert!(
+        count(&ptx, "ld.global.b16") >= 64,
+        "2 operands x 16 elements, twice"
     );
 }
 

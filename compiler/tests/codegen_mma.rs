@@ -274,6 +274,7 @@ fn masked_operand_loads_zero_fill_through_the_source_size() {
                     tma: false,
                     tma_multicast: false,
                     warp_specialize: false,
+                    misaligned_runs: false,
                 },
             };
             let defs = dot_defines("half", 128, 128, 32);

@@ -65,20 +65,12 @@ fn transpose_f32_masked_is_vectorized() {
 
 #[test]
 fn transpose_without_promises_stays_scalar_and_correct_width() {
-    // Without DIV the strides are unknown: columns of the source still run
-    // along its rows, read as misaligned runs (two aligned 16-byte chunks
-    // and four funnel shifts a run of 8 halves, element loads only where
-    // a thread's elements are masked); stores go element by element. Still
-    // no spills.
+    // Without DIV the strides are unknown: element accesses, still no spills.
     let p = ptx(
         "transpose_masked.tc",
         &["-DTYPE=half", "-DTM=64", "-DTN=64"],
     );
-    let chunks = count(&p, "ld.global.v4.u32");
-    assert!(chunks > 0, "{p}");
-    assert_eq!(count(&p, "shf.r.wrap.b32"), 2 * chunks, "{p}");
-    assert_eq!(count(&p, "ld.global.v"), chunks, "{p}");
-    assert!(!p.contains("st.global.v"), "{p}");
+    assert!(!p.contains("ld.global.v"), "{p}");
     assert_no_spills(&p, "transpose_plain", 128);
 }
 

@@ -29,6 +29,7 @@ fn ptx_of(text: &str, ty: &str, tiles: [usize; 3], arch: Arch, num_warps: u32) -
             tma: false,
             tma_multicast: false,
             warp_specialize: false,
+            misaligned_runs: false,
         },
     };
     let defs: Vec<(String, String)> = [("TYPE", ty.to_string())]

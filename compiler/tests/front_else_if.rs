@@ -48,6 +48,7 @@ fn ptx_of(source: &Source) -> String {
             tma: false,
             tma_multicast: false,
             warp_specialize: false,
+            misaligned_runs: false,
         },
     };
     let mut kernels = compile(source, &[], &options).unwrap_or_else(|e| panic!("{e}"));

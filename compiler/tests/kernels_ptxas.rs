@@ -83,6 +83,7 @@ fn every_test_kernel_passes_ptxas() {
                         tma: false,
                         tma_multicast: false,
                         warp_specialize: false,
+                        misaligned_runs: false,
                     },
                 };
                 for result in space::compile_all(&source, defines, &options, |_| {}) {

@@ -81,11 +81,17 @@ fn parse_header(text: &str) -> Result<Header, String> {
 }
 
 /// `--arch A --num-warps N --num-stages S --split-k P --tma --tma-multicast
-/// --warp-specialize` (tritonc's flags; warps default to 4).
+/// --warp-specialize --misaligned-runs` (tritonc's flags; warps default to 4).
 fn parse_target(words: &str) -> Result<Target, String> {
     let mut words = shlex::split(words).ok_or("unbalanced quotes in `// target:`")?;
-    let switches = ["--tma", "--tma-multicast", "--warp-specialize"];
-    let [tma, tma_multicast, warp_specialize] = switches.map(|s| words.iter().any(|w| w == s));
+    let switches = [
+        "--tma",
+        "--tma-multicast",
+        "--warp-specialize",
+        "--misaligned-runs",
+    ];
+    let [tma, tma_multicast, warp_specialize, misaligned_runs] =
+        switches.map(|s| words.iter().any(|w| w == s));
     words.retain(|w| !switches.contains(&w.as_str()));
     let mut target = Target {
         arch: Arch::Sm80,
@@ -95,6 +101,7 @@ fn parse_target(words: &str) -> Result<Target, String> {
         tma,
         tma_multicast,
         warp_specialize,
+        misaligned_runs,
     };
     let mut arch = None;
     for pair in words.chunks(2) {
@@ -246,6 +253,7 @@ fn headers_are_checked() {
             tma: false,
             tma_multicast: false,
             warp_specialize: false,
+            misaligned_runs: false,
         })
     );
     assert!(err("// pass: p\n// expect: changed\n// target: --num-warps 8\n").contains("--arch"));

@@ -30,6 +30,7 @@ fuzz_target!(|data: &[u8]| {
             tma: false,
             tma_multicast: false,
             warp_specialize: false,
+            misaligned_runs: false,
         },
     };
     match compile(&source, &defines, &options) {

@@ -96,14 +96,15 @@ impl CompileCache {
         // Every switch that changes the kernel (the TMA ones need not show
         // in the preprocessed source).
         format!(
-            "{:?} {} {:?} {:?} {} {} {}",
+            "{:?} {} {:?} {:?} {} {} {} {}",
             codegen.arch,
             codegen.num_warps,
             codegen.num_stages,
             codegen.split_k,
             codegen.tma,
             codegen.tma_multicast,
-            codegen.warp_specialize
+            codegen.warp_specialize,
+            codegen.misaligned_runs
         )
         .hash(&mut h);
         for (name, text) in sources.all() {

@@ -267,6 +267,7 @@ pub fn compile_with(
                     tma: false,
                     tma_multicast: false,
                     warp_specialize: false,
+                    misaligned_runs: false,
                 },
             };
             for point in points

@@ -65,6 +65,7 @@ fn a_cached_point_is_used_and_a_broken_entry_is_compiled_again() {
         tma: false,
         tma_multicast: false,
         warp_specialize: false,
+        misaligned_runs: false,
     };
     let key = CompileCache::key(&source, &defines, &[], &options).expect("preprocesses");
     let store = CompileCache::at(dir.path());
@@ -126,6 +127,7 @@ fn each_tma_switch_keys_its_own_entry() {
         tma: true,
         tma_multicast: false,
         warp_specialize: false,
+        misaligned_runs: false,
     };
     let key = |o: &CodegenOptions| CompileCache::key(&source, &defines, &[], o).unwrap();
     let keys = [
@@ -137,6 +139,10 @@ fn each_tma_switch_keys_its_own_entry() {
         }),
         key(&CodegenOptions {
             warp_specialize: true,
+            ..base
+        }),
+        key(&CodegenOptions {
+            misaligned_runs: true,
             ..base
         }),
     ];

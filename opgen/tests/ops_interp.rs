@@ -242,6 +242,7 @@ fn split_dot(
         tma: false,
         tma_multicast: false,
         warp_specialize: false,
+        misaligned_runs: false,
     };
     let options = PassOptions::all().with_target(target);
     PassManager::only("split-k", options)

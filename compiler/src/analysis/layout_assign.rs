@@ -157,7 +157,7 @@ pub fn access_layout(
 /// its pointers run along the fastest axis further than their alignment lets
 /// one aligned vector read (an odd leading dimension): each thread then
 /// holds whole runs, which codegen reads misaligned
-/// (`codegen::ops::misaligned_runs`) instead of element by element.
+/// (`codegen::lower::misaligned_runs`) instead of element by element.
 pub fn load_layout(
     func: &Function,
     widths: &AxisInfoMap,

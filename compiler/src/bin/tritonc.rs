@@ -67,6 +67,12 @@ struct Cli {
     /// programs of its cluster where their tiles share it (an even grid x).
     #[arg(long, requires = "tma", conflicts_with = "split_k")]
     warp_specialize: bool,
+    /// Loads whose rows are contiguous but only element-aligned (an odd N,
+    /// K or leading stride) read each thread's 16-byte runs as two aligned
+    /// loads and a funnel shift instead of element by element (off by
+    /// default until checked on a GPU).
+    #[arg(long)]
+    misaligned_runs: bool,
     /// What to write.
     #[arg(long, value_enum, default_value_t = Emit::Ptx)]
     emit: Emit,
@@ -129,6 +135,7 @@ fn run(cli: &Cli, times: &mut PhaseTimes) -> Result<(), String> {
         tma: cli.tma,
         tma_multicast: cli.tma_multicast,
         warp_specialize: cli.warp_specialize,
+        misaligned_runs: cli.misaligned_runs,
     };
     if cli.print_passes {
         return write_stdout(&PassManager::standard(driver::pass_options(&codegen)).describe());

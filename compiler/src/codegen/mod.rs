@@ -116,6 +116,11 @@ pub struct CodegenOptions {
     /// kernel's warps multiply (the `tma-loads` pass decides where it can);
     /// launchers add [`CompiledKernel::producer_warps`] to `num_warps`.
     pub warp_specialize: bool,
+    /// Loads whose pointers run contiguous further than their alignment
+    /// allows one vector (an odd N, K or leading stride) read whole runs
+    /// misaligned ([`lower::misaligned_runs`]). Off by default until checked
+    /// on a GPU (`--misaligned-runs`).
+    pub misaligned_runs: bool,
 }
 
 /// One kernel, compiled.
@@ -212,7 +217,8 @@ pub fn compile_timed(
         Ok::<_, CodegenError>((tm, module, kernel))
     })?;
     let (widths, layouts) = times.time(Phase::Analyses, || {
-        let widths = axis_info::analyze(func);
+        let mut widths = axis_info::analyze(func);
+        widths.misaligned_runs = options.misaligned_runs;
         let layouts = match &func.layouts {
             Some(l) => Cow::Borrowed(l),
             // Not assignable (codegen refuses it below with its own error).
@@ -290,6 +296,7 @@ fn with_codegen_passes(
         tma: options.tma,
         tma_multicast: options.tma_multicast,
         warp_specialize: options.warp_specialize,
+        misaligned_runs: options.misaligned_runs,
     };
     crate::passes::PassManager::codegen_minimum(target)
         .run(&mut func, &mut |_| {})

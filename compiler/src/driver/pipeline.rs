@@ -180,6 +180,7 @@ pub fn pass_options(codegen: &CodegenOptions) -> PassOptions {
         tma: codegen.tma,
         tma_multicast: codegen.tma_multicast,
         warp_specialize: codegen.warp_specialize,
+        misaligned_runs: codegen.misaligned_runs,
     })
 }
 

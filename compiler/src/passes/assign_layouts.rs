@@ -34,7 +34,8 @@ impl Pass for AssignLayouts {
             // Code generation refuses this function with its own error.
             return false;
         }
-        let widths = axis_info::analyze(func);
+        let mut widths = axis_info::analyze(func);
+        widths.misaligned_runs = target.misaligned_runs;
         let layouts = layout_assign::assign(func, target.num_warps, &widths);
         let engines = mma::dot_engines(func, target.num_warps);
         let changed = func.layouts.as_ref() != Some(&layouts) || func.dot_engines != engines;

@@ -30,6 +30,9 @@ pub struct Target {
     /// With `tma`: a producer warpgroup issues the copies
     /// (`--warp-specialize`), where the pass can compute their origins.
     pub warp_specialize: bool,
+    /// Layouts hold whole runs of misaligned loads (`--misaligned-runs`),
+    /// see [`crate::analysis::axis_info::AxisInfoMap::run_width_along`].
+    pub misaligned_runs: bool,
 }
 
 impl Target {
@@ -43,6 +46,7 @@ impl Target {
             tma: false,
             tma_multicast: false,
             warp_specialize: false,
+            misaligned_runs: false,
         }
     }
 }

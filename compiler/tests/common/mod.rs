@@ -35,6 +35,7 @@ pub fn compile_kernel(
             tma: false,
             tma_multicast: false,
             warp_specialize: false,
+            misaligned_runs: false,
         },
     };
     tritonc::driver::compile(&source, defines, &options)

@@ -72,6 +72,7 @@ pub fn build(seed: u64, kernel: Kernel) -> Outcome {
             tma: false,
             tma_multicast: false,
             warp_specialize: false,
+            misaligned_runs: false,
         },
     };
     let compiled = match compile(&source, &[], &options) {

@@ -33,6 +33,9 @@ pub struct AxisInfo {
 #[derive(Clone, Debug, Default)]
 pub struct AxisInfoMap {
     pub info: HashMap<ValueId, AxisInfo>,
+    /// Whether loads may read runs misaligned ([`AxisInfoMap::run_width_along`]
+    /// is 1 without): the compile's `misaligned_runs` option.
+    pub misaligned_runs: bool,
 }
 
 /// Widest vector access, in bytes.
@@ -109,19 +112,10 @@ impl AxisInfoMap {
         axis: usize,
         func: &Function,
     ) -> u32 {
-        let Some(ty) = func.values.get(ptr.0 as usize).map(|v| &v.ty) else {
-            return 1;
-        };
-        let (ScalarType::Ptr(elem), Some(&dim)) = (ty.scalar, ty.shape.get(axis)) else {
-            return 1;
-        };
-        let Some(p) = self.get(ptr) else { return 1 };
-        if axis >= p.axes() {
-            return 1;
-        }
-        let elem = elem.size_bytes() as u64;
         // Runs must split into whole vectors: a power of two dividing them.
-        let mut runs = facts::gcd(p.contiguity[axis], dim as u64);
+        let Some((p, elem, mut runs)) = self.pointer_runs(ptr, axis, func) else {
+            return 1;
+        };
         if let Some(m) = mask {
             match self.get(m) {
                 Some(mi) if mi.axes() == p.axes() => {
@@ -143,20 +137,14 @@ impl AxisInfoMap {
     /// bytes; 1 under 4 bytes (the shift works on 32-bit words). Where it
     /// exceeds [`AxisInfoMap::vector_width_along`] the load reads the run
     /// misaligned (two aligned accesses and a shift, see
-    /// `codegen::ops::misaligned_runs`).
+    /// `codegen::lower::misaligned_runs`). 1 unless [`AxisInfoMap::misaligned_runs`].
     pub fn run_width_along(&self, ptr: ValueId, axis: usize, func: &Function) -> u32 {
-        let Some(ty) = func.values.get(ptr.0 as usize).map(|v| &v.ty) else {
-            return 1;
-        };
-        let (ScalarType::Ptr(elem), Some(&dim)) = (ty.scalar, ty.shape.get(axis)) else {
-            return 1;
-        };
-        let Some(p) = self.get(ptr) else { return 1 };
-        if axis >= p.axes() {
+        if !self.misaligned_runs {
             return 1;
         }
-        let runs = facts::gcd(p.contiguity[axis], dim as u64);
-        let elem = elem.size_bytes() as u64;
+        let Some((_, elem, runs)) = self.pointer_runs(ptr, axis, func) else {
+            return 1;
+        };
         let width = whole_vector_width(runs, (MAX_VECTOR_BYTES / elem).max(1));
         if (width as u64) * elem < MISALIGNED_RUN_MIN_BYTES {
             return 1;
@@ -173,6 +161,29 @@ fn whole_vector_width(runs: u64, limit: u64) -> u32 {
         width *= 2;
     }
     width as u32
+}
+
+impl AxisInfoMap {
+    /// For a pointer tile `ptr`: its facts, its element's size in bytes, and
+    /// the length of its runs of consecutive addresses along `axis` (at most
+    /// the tile's extent there). `None` for anything else.
+    fn pointer_runs(
+        &self,
+        ptr: ValueId,
+        axis: usize,
+        func: &Function,
+    ) -> Option<(&AxisInfo, u64, u64)> {
+        let ty = func.values.get(ptr.0 as usize).map(|v| &v.ty)?;
+        let (ScalarType::Ptr(elem), Some(&dim)) = (ty.scalar, ty.shape.get(axis)) else {
+            return None;
+        };
+        let p = self.get(ptr).filter(|p| axis < p.axes())?;
+        Some((
+            p,
+            elem.size_bytes() as u64,
+            facts::gcd(p.contiguity[axis], dim as u64),
+        ))
+    }
 }
 
 pub fn analyze(func: &Function) -> AxisInfoMap {

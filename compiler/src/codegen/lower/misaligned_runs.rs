@@ -11,6 +11,9 @@
 //! Masks: in a thread whose elements of the load are all unmasked (every
 //! thread of an interior tile), the load reads runs; a thread holding any
 //! masked element loads element by element (the tiles at the edges).
+//!
+//! Only with the compile's `misaligned_runs` option (`--misaligned-runs`):
+//! off by default until a GPU run has checked its values and timed it.
 use super::loops::current_block;
 use super::{Lowering, Result};
 use crate::ir::layout::Layout;
