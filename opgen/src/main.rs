@@ -54,6 +54,12 @@ struct Cli {
     /// folder's triton-opgen/compile; `off` turns it off).
     #[arg(short = 'j', long = "jobs", default_value_t = 0)]
     jobs: usize,
+    /// Compile every variant with `tritonc --misaligned-runs`: loads whose
+    /// rows are contiguous but only element-aligned (an odd N, K or leading
+    /// stride) read 16-byte runs instead of elements. Off by default until
+    /// checked on a GPU.
+    #[arg(long)]
+    misaligned_runs: bool,
     /// Most variants (dtypes x tune points x launch options) an op may
     /// compile; a larger space is an error at its `tune` line naming its size.
     #[arg(long, value_name = "N", default_value_t = tritonc::driver::tuning::DEFAULT_MAX_POINTS)]
@@ -306,6 +312,7 @@ fn main_torch(cli: &Cli) -> ExitCode {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     triton_opgen::variants::set_jobs(cli.jobs);
+    triton_opgen::variants::set_misaligned_runs(cli.misaligned_runs);
     triton_opgen::variants::set_max_points(cli.max_configs);
     match cli.framework {
         Framework::Ort => main_ort(&cli),

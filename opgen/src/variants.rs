@@ -3,7 +3,7 @@
 
 use crate::compile_cache::{CompileCache, CompiledKernel};
 use crate::spec::{DtypeVar, LaunchOption, OpSpec};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use tritonc::codegen::{Arch, CodegenOptions};
 use tritonc::diagnostics::Diagnostic;
 use tritonc::driver::manifest::ParamEntry;
@@ -180,14 +180,24 @@ pub fn check_space(spec: &OpSpec) -> Result<(), Diagnostic> {
     ))
 }
 
-/// How variants are compiled: threads, and the compile cache.
+/// How variants are compiled: threads, the compile cache, and switches of
+/// the compiler that are not the spec's to make.
 pub struct CompileSettings {
     /// Points compiled at once (0: one per core).
     pub jobs: usize,
     pub cache: Option<CompileCache>,
+    /// Misaligned loads read as whole runs (`tritonc --misaligned-runs`).
+    pub misaligned_runs: bool,
 }
 
 static JOBS: AtomicUsize = AtomicUsize::new(0);
+static MISALIGNED_RUNS: AtomicBool = AtomicBool::new(false);
+
+/// Compiles every variant with misaligned runs (`triton-opgen
+/// --misaligned-runs`; off by default until checked on a GPU).
+pub fn set_misaligned_runs(on: bool) {
+    MISALIGNED_RUNS.store(on, Ordering::Relaxed);
+}
 
 /// Sets the threads [`compile`] uses (`triton-opgen -j N`; 0: one per core).
 pub fn set_jobs(jobs: usize) {
@@ -195,11 +205,13 @@ pub fn set_jobs(jobs: usize) {
 }
 
 impl Default for CompileSettings {
-    /// [`set_jobs`]' value and the default compile cache.
+    /// [`set_jobs`]' and [`set_misaligned_runs`]' values and the default
+    /// compile cache.
     fn default() -> Self {
         CompileSettings {
             jobs: JOBS.load(Ordering::Relaxed),
             cache: CompileCache::default_location(),
+            misaligned_runs: MISALIGNED_RUNS.load(Ordering::Relaxed),
         }
     }
 }
@@ -267,7 +279,7 @@ pub fn compile_with(
                     tma: false,
                     tma_multicast: false,
                     warp_specialize: false,
-                    misaligned_runs: false,
+                    misaligned_runs: settings.misaligned_runs,
                 },
             };
             for point in points

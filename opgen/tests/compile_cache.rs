@@ -18,18 +18,46 @@ fn add_tc() -> PathBuf {
 }
 
 fn compile(jobs: usize, cache: Option<CompileCache>) -> Vec<Group> {
-    let (spec, source) = read_spec(&add_tc()).unwrap_or_else(|e| panic!("{}", e.0));
+    compile_op(&add_tc(), jobs, cache, false)
+}
+
+fn compile_op(
+    file: &std::path::Path,
+    jobs: usize,
+    cache: Option<CompileCache>,
+    misaligned_runs: bool,
+) -> Vec<Group> {
+    let (spec, source) = read_spec(file).unwrap_or_else(|e| panic!("{}", e.0));
     let mut warnings = Vec::new();
     compile_with(
         &spec,
         &source,
         Arch::Sm90,
         &[],
-        &CompileSettings { jobs, cache },
+        &CompileSettings {
+            jobs,
+            cache,
+            misaligned_runs,
+        },
         |_| {},
         &mut warnings,
     )
     .unwrap()
+}
+
+#[test]
+fn misaligned_runs_reach_the_variants_only_when_asked_for() {
+    // The transpose op's source has an unknown leading stride: its columns
+    // run along rows, so with runs each thread reads 16-byte runs.
+    let transpose = add_tc().with_file_name("transpose.tc");
+    let shifts = |on: bool| -> usize {
+        ptx_of(&compile_op(&transpose, 2, None, on))
+            .iter()
+            .map(|(_, ptx)| ptx.matches("shf.r.wrap.b32").count())
+            .sum()
+    };
+    assert_eq!(shifts(false), 0);
+    assert!(shifts(true) > 0);
 }
 
 fn ptx_of(groups: &[Group]) -> Vec<(String, String)> {

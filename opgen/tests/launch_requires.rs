@@ -45,6 +45,7 @@ fn variants_failing_a_require_on_num_warps_are_not_compiled() {
         &CompileSettings {
             jobs: 2,
             cache: None,
+            misaligned_runs: false,
         },
         |_| {},
         &mut Vec::new(),
