@@ -42,7 +42,7 @@ pub struct AxisInfoMap {
 const MAX_VECTOR_BYTES: u64 = 16;
 
 /// Narrowest run read misaligned, in bytes: the shift moves 32-bit words.
-const MISALIGNED_RUN_MIN_BYTES: u64 = 4;
+pub const MISALIGNED_RUN_MIN_BYTES: u64 = 4;
 
 /// Loops whose facts still change after this many rounds fall back to nothing known.
 const MAX_LOOP_ROUNDS: usize = 64;
@@ -151,19 +151,7 @@ impl AxisInfoMap {
         }
         width
     }
-}
 
-/// The largest power of two at most `limit` that divides `runs`: vectors
-/// that split runs into whole accesses.
-fn whole_vector_width(runs: u64, limit: u64) -> u32 {
-    let mut width = 1u64;
-    while width * 2 <= limit && runs % (width * 2) == 0 {
-        width *= 2;
-    }
-    width as u32
-}
-
-impl AxisInfoMap {
     /// For a pointer tile `ptr`: its facts, its element's size in bytes, and
     /// the length of its runs of consecutive addresses along `axis` (at most
     /// the tile's extent there). `None` for anything else.
@@ -184,6 +172,16 @@ impl AxisInfoMap {
             facts::gcd(p.contiguity[axis], dim as u64),
         ))
     }
+}
+
+/// The largest power of two at most `limit` that divides `runs`: vectors
+/// that split runs into whole accesses.
+fn whole_vector_width(runs: u64, limit: u64) -> u32 {
+    let mut width = 1u64;
+    while width * 2 <= limit && runs % (width * 2) == 0 {
+        width *= 2;
+    }
+    width as u32
 }
 
 pub fn analyze(func: &Function) -> AxisInfoMap {

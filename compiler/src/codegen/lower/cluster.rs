@@ -1,10 +1,9 @@
 //! Thread-block clusters (sm_90): meeting the other programs of the
 //! cluster, and reading their shared memory (split-K's partial sums, a TMA
 //! multicast pair's first columns).
-use super::asm::async_asm;
+use super::asm::{async_asm, int_asm};
 use super::{Lowering, Result};
-use crate::codegen::CodegenError;
-use inkwell::values::{BasicMetadataValueEnum, IntValue};
+use inkwell::values::IntValue;
 
 /// Every thread of every program of the cluster meets here: writes before
 /// it are visible to shared-memory reads after it, in any program.
@@ -18,39 +17,6 @@ pub fn barrier(lw: &Lowering<'_, '_>) -> Result<()> {
 pub fn barrier_relaxed(lw: &Lowering<'_, '_>) -> Result<()> {
     async_asm(lw, "barrier.cluster.arrive.relaxed.aligned;")?;
     async_asm(lw, "barrier.cluster.wait.aligned;")
-}
-
-/// An i32 from inline PTX `text` over i32 inputs `$1 ..` (`$0` the result).
-fn int_asm<'ctx>(
-    lw: &Lowering<'_, 'ctx>,
-    text: &str,
-    inputs: &[IntValue<'ctx>],
-    side_effects: bool,
-) -> Result<IntValue<'ctx>> {
-    let i32t = lw.ctx.i32_type();
-    let params: Vec<_> = inputs.iter().map(|_| i32t.into()).collect();
-    let fn_ty = i32t.fn_type(&params, false);
-    let mut constraints = vec!["=r".to_string()];
-    constraints.extend(inputs.iter().map(|_| "r".to_string()));
-    if side_effects {
-        constraints.push("~{memory}".into());
-    }
-    let asm = lw.ctx.create_inline_asm(
-        fn_ty,
-        text.into(),
-        constraints.join(","),
-        side_effects,
-        false,
-        None,
-        false,
-    );
-    let args: Vec<BasicMetadataValueEnum> = inputs.iter().map(|&v| v.into()).collect();
-    lw.builder
-        .build_indirect_call(fn_ty, asm, &args, "cluster")?
-        .try_as_basic_value()
-        .basic()
-        .map(|v| v.into_int_value())
-        .ok_or_else(|| CodegenError::Llvm(format!("`{text}` returned nothing")))
 }
 
 /// This program's rank in its cluster.

@@ -14,11 +14,14 @@
 //!
 //! Only with the compile's `misaligned_runs` option (`--misaligned-runs`):
 //! off by default until a GPU run has checked its values and timed it.
+use super::asm::int_asm;
 use super::loops::current_block;
+use super::types::vector_or_scalar_type;
 use super::{Lowering, Result};
+use crate::analysis::axis_info::MISALIGNED_RUN_MIN_BYTES;
 use crate::ir::layout::Layout;
 use crate::ir::{ScalarType, ValueId};
-use inkwell::types::{BasicType, BasicTypeEnum};
+use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicValue, BasicValueEnum, IntValue, PointerValue};
 use inkwell::IntPredicate;
 
@@ -39,7 +42,7 @@ pub fn run_width(lw: &Lowering<'_, '_>, ptr: ValueId, layout: &Layout, vec: usiz
     };
     let len = (lw.widths.run_width_along(ptr, axis, lw.func) as usize).min(held);
     let bytes = len * elem.size_bytes();
-    (len > vec && bytes >= 4).then_some(Runs { len, bytes })
+    (len > vec && bytes as u64 >= MISALIGNED_RUN_MIN_BYTES).then_some(Runs { len, bytes })
 }
 
 /// Loads through `addrs` (one pointer a register; each `runs.len`
@@ -169,7 +172,7 @@ fn read_runs<'ctx>(
             shifted = b.build_insert_element(shifted, w, lw.i32_const(i as u64), "")?;
         }
         let elems = b
-            .build_bit_cast(shifted, elements_type(mem_ty, runs.len), "")?
+            .build_bit_cast(shifted, vector_or_scalar_type(mem_ty, runs.len), "")?
             .into_vector_value();
         for i in 0..runs.len {
             out.push(b.build_extract_element(elems, lw.i32_const(i as u64), "")?);
@@ -185,24 +188,13 @@ fn funnel_shift_right<'ctx>(
     low: IntValue<'ctx>,
     high: IntValue<'ctx>,
     bits: IntValue<'ctx>,
-) -> Result<BasicValueEnum<'ctx>> {
-    let i32t = lw.ctx.i32_type();
-    let fn_ty = i32t.fn_type(&[i32t.into(), i32t.into(), i32t.into()], false);
-    let asm = lw.ctx.create_inline_asm(
-        fn_ty,
-        "shf.r.wrap.b32 $0, $1, $2, $3;".into(),
-        "=r,r,r,r".into(),
+) -> Result<IntValue<'ctx>> {
+    int_asm(
+        lw,
+        "shf.r.wrap.b32 $0, $1, $2, $3;",
+        &[low, high, bits],
         false,
-        false,
-        None,
-        false,
-    );
-    let call =
-        lw.builder
-            .build_indirect_call(fn_ty, asm, &[low.into(), high.into(), bits.into()], "")?;
-    call.try_as_basic_value()
-        .basic()
-        .ok_or_else(|| crate::codegen::CodegenError::Llvm("shf returned nothing".into()))
+    )
 }
 
 /// One aligned chunk of `words` 32-bit words at `at`.
@@ -227,13 +219,4 @@ fn read_words<'ctx>(
             )
         })
         .collect()
-}
-
-/// `<len x mem_ty>`.
-fn elements_type<'ctx>(mem_ty: BasicTypeEnum<'ctx>, len: usize) -> BasicTypeEnum<'ctx> {
-    match mem_ty {
-        BasicTypeEnum::IntType(t) => t.vec_type(len as u32).into(),
-        BasicTypeEnum::FloatType(t) => t.vec_type(len as u32).into(),
-        other => other.as_basic_type_enum(),
-    }
 }

@@ -47,3 +47,18 @@ pub fn global_space() -> AddressSpace {
 pub fn shared_space() -> AddressSpace {
     AddressSpace::from(3u16)
 }
+
+/// `<vec x ty>`, or `ty` itself for one element (a group of registers
+/// accessed at once).
+pub fn vector_or_scalar_type<'ctx>(mem_ty: BasicTypeEnum<'ctx>, vec: usize) -> BasicTypeEnum<'ctx> {
+    if vec == 1 {
+        mem_ty
+    } else {
+        match mem_ty {
+            BasicTypeEnum::IntType(t) => t.vec_type(vec as u32).into(),
+            BasicTypeEnum::FloatType(t) => t.vec_type(vec as u32).into(),
+            BasicTypeEnum::PointerType(t) => t.vec_type(vec as u32).into(),
+            other => other,
+        }
+    }
+}

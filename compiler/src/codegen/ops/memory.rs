@@ -6,6 +6,7 @@
 //! `other`. Stores are also predicated off in threads holding replicas.
 use crate::codegen::lower::misaligned_runs;
 use crate::codegen::lower::staging::{from_memory, to_memory};
+use crate::codegen::lower::types::vector_or_scalar_type;
 use crate::codegen::lower::{int_type, Lowering, Result};
 use crate::codegen::CodegenError;
 use crate::ir::{Op, OpKind};
@@ -147,19 +148,6 @@ fn store(
         }
     }
     Ok(())
-}
-
-fn vector_or_scalar_type<'ctx>(mem_ty: BasicTypeEnum<'ctx>, vec: usize) -> BasicTypeEnum<'ctx> {
-    if vec == 1 {
-        mem_ty
-    } else {
-        match mem_ty {
-            BasicTypeEnum::IntType(t) => t.vec_type(vec as u32).into(),
-            BasicTypeEnum::FloatType(t) => t.vec_type(vec as u32).into(),
-            BasicTypeEnum::PointerType(t) => t.vec_type(vec as u32).into(),
-            other => other,
-        }
-    }
 }
 
 fn primitive_bytes(_lw: &Lowering<'_, '_>, t: BasicTypeEnum<'_>) -> usize {
