@@ -5,7 +5,8 @@
 # carried tree stays small; build.sh takes BRIDGE_LIB). `pack_folder OUT`
 # packs OUT as OUT.tar.xz (the PTX packs ~10x; unpacked, the folders pass
 # the device's 64 MiB carry limit): carry that, then `tar -C out -xJf
-# OUT.tar.xz` there.
+# OUT.tar.xz` there. Extra triton-opgen flags come from OPGEN_FLAGS (e.g.
+# OPGEN_FLAGS=--misaligned-runs).
 BUNDLED_OPS=(add softmax transpose dot dot_nt dot_tn)
 generate_ops() {
   local framework=$1 out=$2 arch=$3 op
@@ -15,7 +16,7 @@ generate_ops() {
   cp target/release/libopgen_bridge.a "$out/lib/"
   strip -g "$out/lib/libopgen_bridge.a" 2>/dev/null || true
   for op in "${BUNDLED_OPS[@]}"; do
-    target/release/triton-opgen "tests/ops/$op.tc" --framework "$framework" --arch "$arch" --no-build -o "$out/$op"
+    target/release/triton-opgen "tests/ops/$op.tc" --framework "$framework" --arch "$arch" --no-build ${OPGEN_FLAGS:-} -o "$out/$op"
     rm -f "$out/$op/lib/libopgen_bridge.a"
   done
 }

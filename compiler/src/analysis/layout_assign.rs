@@ -318,6 +318,27 @@ fn loaded_layout(
     (l != map.canonical(&func.ty(v).shape)).then_some(l)
 }
 
+/// The layout of the first load of `region` (or a region nested in it)
+/// through one of `pointers`, where it is not the canonical one: a widened
+/// load of misaligned runs, or one contiguous along another axis.
+fn loaded_through_layout(
+    func: &Function,
+    region: &Region,
+    widths: &AxisInfoMap,
+    map: &LayoutMap,
+    pointers: &[ValueId],
+) -> Option<Layout> {
+    region.ops.iter().find_map(|op| match &op.kind {
+        OpKind::Load { ptr, mask, .. } if pointers.contains(ptr) => {
+            let l = load_layout(func, widths, map, *ptr, *mask);
+            (l != map.canonical(&func.ty(*ptr).shape)).then_some(l)
+        }
+        kind => crate::ir::walk::regions(kind)
+            .into_iter()
+            .find_map(|nested| loaded_through_layout(func, nested, widths, map, pointers)),
+    })
+}
+
 /// The layout `region` computes `v` in when `v` derives from a tensor-core
 /// dot of the region: the dot's accumulator layout, kept by element-wise
 /// ops (`acc * alpha + p @ v`), and its slice after a reduction (a running
@@ -468,12 +489,25 @@ fn backward(func: &Function, region: &Region, widths: &AxisInfoMap, map: &mut La
             } => {
                 for (i, &r) in op.results.iter().enumerate() {
                     // A value loaded a step ahead (the register pre-fetch of
-                    // an unaligned dot loop) is carried in its load's layout.
+                    // an unaligned dot loop) is carried in its load's layout,
+                    // and so is a pointer the loop loads through: else it
+                    // would cross shared memory to that layout every step.
+                    let unset = !map.layouts.contains_key(&r);
                     let loaded = body_region
                         .yields
                         .get(i)
-                        .filter(|_| !map.layouts.contains_key(&r))
-                        .and_then(|&y| loaded_layout(func, body_region, widths, map, y));
+                        .filter(|_| unset)
+                        .and_then(|&y| loaded_layout(func, body_region, widths, map, y))
+                        .or_else(|| {
+                            let carried = [body_region.args.get(i), body_region.yields.get(i)];
+                            let carried: Vec<ValueId> =
+                                carried.into_iter().flatten().copied().collect();
+                            unset
+                                .then(|| {
+                                    loaded_through_layout(func, body_region, widths, map, &carried)
+                                })
+                                .flatten()
+                        });
                     let l = loaded.unwrap_or_else(|| map.get(func, r));
                     map.suggest(func, r, l.clone());
                     for v in [
