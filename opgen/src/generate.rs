@@ -6,7 +6,7 @@ pub use crate::bundled::{find_bridge_lib, BridgeLib};
 use crate::spec::{parse_spec, OpSpec};
 use crate::torch::{self, context, TorchEnv};
 use crate::variants;
-use opgen_runtime::autotune::{read_tuned_table, FORMAT_VERSION, LEGACY_FORMAT_VERSION};
+use opgen_runtime::autotune::read_tuned_table;
 use std::path::{Path, PathBuf};
 use tritonc::codegen::Arch;
 use tritonc::driver::Source;
@@ -280,9 +280,9 @@ pub struct TunedTableText {
 }
 
 /// Reads a pre-tuned table (`--tuned`): an autotune cache file, checked with
-/// the runtime's reader so that a table the op would ignore fails here, and
-/// entries it would skip (version 1 keys that do not name the candidate set
-/// and carry no timings) are warned about. No table is the empty text.
+/// the runtime's reader so that a table the op would ignore fails here (an
+/// older format, whose keys do not name the code they timed), and entries it
+/// would skip (no config) are warned about. No table is the empty text.
 pub fn read_tuned(path: Option<&Path>) -> Result<TunedTableText, GenerateError> {
     let Some(path) = path else {
         return Ok(TunedTableText {
@@ -302,23 +302,11 @@ pub fn read_tuned(path: Option<&Path>) -> Result<TunedTableText, GenerateError> 
             path.display()
         ))
     })?;
-    let mut warnings = Vec::new();
-    if table.format_version == LEGACY_FORMAT_VERSION {
-        warnings.push(format!(
-            "the tuned table {} is autotune format {LEGACY_FORMAT_VERSION}, whose keys do not \
-             name the candidate configs: {} entries kept (their timings name them), \
-             {} ignored; rerun the op with an empty $TRITON_OPGEN_CACHE to write format {FORMAT_VERSION}",
-            path.display(),
-            table.choices.len(),
-            table.dropped.len()
-        ));
-    }
-    warnings.extend(
-        table
-            .dropped
-            .iter()
-            .map(|why| format!("tuned table entry ignored: {why}")),
-    );
+    let warnings = table
+        .dropped
+        .iter()
+        .map(|why| format!("tuned table entry ignored: {why}"))
+        .collect();
     Ok(TunedTableText { text, warnings })
 }
 

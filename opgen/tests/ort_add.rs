@@ -112,10 +112,10 @@ fn ort_add_embeds_a_pre_tuned_table() {
     let table = dir.path().join("tuned.json");
     std::fs::write(
         &table,
-        r#"{"format_version": 2, "entries": {
-            "triton::add|[1048576]|T=float32|NVIDIA H100 80GB HBM3|cands=3:5f2e8a61": {"config": "SIZE=1024 num_warps=4", "time_ms": 0.01},
-            "triton::add|[4096]|T=float16|NVIDIA H100 80GB HBM3|cands=3:5f2e8a61": {"config": "SIZE=256 num_warps=4", "time_ms": 0.002},
-            "triton::softmax|[4096x4096]|T=float32|NVIDIA H100 80GB HBM3|cands=1:0badf00d": {"config": "TN=4096", "time_ms": 0.1}
+        r#"{"format_version": 3, "entries": {
+            "triton::add|[1048576]|T=float32|NVIDIA H100 80GB HBM3|cands=3:5f2e8a61|code=1c2d3e4f": {"config": "SIZE=1024 num_warps=4", "time_ms": 0.01},
+            "triton::add|[4096]|T=float16|NVIDIA H100 80GB HBM3|cands=3:5f2e8a61|code=2d3e4f50": {"config": "SIZE=256 num_warps=4", "time_ms": 0.002},
+            "triton::softmax|[4096x4096]|T=float32|NVIDIA H100 80GB HBM3|cands=1:0badf00d|code=0badf00d": {"config": "TN=4096", "time_ms": 0.1}
         }}"#,
     )
     .unwrap();

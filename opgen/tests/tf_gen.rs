@@ -110,7 +110,7 @@ fn a_pre_tuned_table_is_embedded() {
     let tuned = tmp.path().join("tuned.json");
     std::fs::write(
         &tuned,
-        r#"{"format_version": 1, "entries": {"triton::add|N=1024|T=float32|dev": {"config": "SIZE=256 num_warps=4"}}}"#,
+        r#"{"format_version": 3, "entries": {"triton::add|[1024]|T=float32|dev|cands=2:7d2ba1b1|code=0badf00d": {"config": "SIZE=256 num_warps=4"}}}"#,
     )
     .unwrap();
     let mut opts = options("add", tmp.path().join("out"), true, fake_bridge(tmp.path()));
@@ -118,7 +118,7 @@ fn a_pre_tuned_table_is_embedded() {
     let done = generate(&opts, |_| {}).unwrap_or_else(|e| panic!("{}", e.0));
     let kernels = read(&done.out_dir, "kernels.cc");
     assert!(
-        kernels.contains(r#"triton_add_tuned[] = "{\"format_version\": 1"#),
+        kernels.contains(r#"triton_add_tuned[] = "{\"format_version\": 3"#),
         "{kernels}"
     );
     assert!(read(&done.out_dir, "op.cc").contains("opgen::preload(*op, triton_add_tuned);"));

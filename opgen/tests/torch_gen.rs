@@ -174,52 +174,48 @@ fn a_pre_tuned_table_is_embedded() {
     let tmp = tempfile::tempdir().unwrap();
     let bridge = fake_bridge(tmp.path());
     let table = tmp.path().join("autotune.json");
-    std::fs::write(
-        &table,
-        r#"{"format_version": 1, "entries": {"triton::add|[1024]|T=float32|H100": {"config": "SIZE=256 num_warps=4", "time_ms": 0.01}}}"#,
-    )
-    .unwrap();
+    let current = r#"{"format_version": 3, "entries": {"triton::add|[1024]|T=float32|H100|cands=2:7d2ba1b1|code=0badf00d": {"config": "SIZE=256 num_warps=4", "time_ms": 0.01}, "triton::add|[2048]|T=float32|H100|cands=2:7d2ba1b1|code=0badf00d": {"time_ms": 0.01}}}"#;
+    std::fs::write(&table, current).unwrap();
     let mut opts = options(op_path("add"), &tmp.path().join("out"), bridge);
     opts.tuned = Some(table.clone());
     let done = generate(&opts, |_| {}).unwrap_or_else(|e| panic!("{}", e.0));
     let kernels = read(&done.out_dir, "kernels.cpp");
     assert!(
-        kernels.contains(r#"triton_add_tuned[] = "{\"format_version\": 1, \"entries\": {\"triton::add|[1024]|T=float32|H100\""#),
+        kernels.contains(r#"triton_add_tuned[] = "{\"format_version\": 3, \"entries\": {\"triton::add|[1024]|T=float32|H100|cands=2:7d2ba1b1|code=0badf00d\""#),
         "{}",
         kernels.lines().last().unwrap()
     );
-    // Version 1 keys do not name the candidates; without timings the op
-    // cannot tell which set the entry was tuned over, and says so.
+    // An entry without a config is named.
     let said = done.warnings.join("\n");
     assert!(
-        said.contains("autotune format 1")
-            && said.contains("0 entries kept (their timings name them), 1 ignored"),
+        said.contains("tuned table entry ignored: triton::add|[2048]") && done.warnings.len() == 1,
         "{said}"
     );
-    assert!(
-        said.contains("tuned table entry ignored: triton::add|[1024]|T=float32|H100"),
-        "{said}"
-    );
-    std::fs::write(
-        &table,
-        r#"{"format_version": 2, "entries": {"triton::add|[1024]|T=float32|H100|cands=2:7d2ba1b1": {"config": "SIZE=256 num_warps=4", "time_ms": 0.01}}}"#,
-    )
-    .unwrap();
-    let done = generate(&opts, |_| {}).unwrap_or_else(|e| panic!("{}", e.0));
-    assert!(
-        !done.warnings.iter().any(|w| w.contains("tuned table")),
-        "{:?}",
-        done.warnings
-    );
-    std::fs::write(&table, "{\"format_version\": 1}").unwrap();
+    // Older formats do not name the code each choice was timed on: a
+    // kernel edited or compiled otherwise since would reuse them.
+    for old in [1, 2] {
+        std::fs::write(
+            &table,
+            current.replace(
+                "\"format_version\": 3",
+                &format!("\"format_version\": {old}"),
+            ),
+        )
+        .unwrap();
+        let e = generate(&opts, |_| {}).unwrap_err().0;
+        assert!(
+            e.contains(&format!(
+                "format version {old}: its keys do not name the code"
+            )) && e.contains("empty $TRITON_OPGEN_CACHE to write version 3"),
+            "{e}"
+        );
+    }
+    std::fs::write(&table, "{\"format_version\": 3}").unwrap();
     let e = generate(&opts, |_| {}).unwrap_err().0;
     assert!(e.contains("no `entries` object"), "{e}");
-    std::fs::write(&table, "{\"format_version\": 3, \"entries\": {}}").unwrap();
+    std::fs::write(&table, "{\"format_version\": 4, \"entries\": {}}").unwrap();
     let e = generate(&opts, |_| {}).unwrap_err().0;
-    assert!(
-        e.contains("format version 3; this runtime reads 2 and 1"),
-        "{e}"
-    );
+    assert!(e.contains("format version 4; this runtime reads 3"), "{e}");
     // Without a table the string is empty.
     opts.tuned = None;
     let done = generate(&opts, |_| {}).unwrap();

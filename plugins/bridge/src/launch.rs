@@ -18,6 +18,8 @@ use std::sync::Arc;
 struct Entry {
     variant: Variant,
     image: ModuleImage,
+    /// Digest of the image: the autotune key names the code it times.
+    digest: String,
     config: String,
     /// For a split-K variant, the same config unsplit (its `SPLIT_K` 1):
     /// it runs the full waves of tiles, the split variant the rest.
@@ -341,9 +343,15 @@ impl Op {
             .iter()
             .map(|&c| entries[c as usize].config.clone())
             .collect();
+        let images: Vec<&str> = call
+            .candidates
+            .iter()
+            .map(|&c| entries[c as usize].digest.as_str())
+            .collect();
         let key = self
             .chooser
-            .key(call.dims, call.dtype_key, device.name(), &configs);
+            .key(call.dims, call.dtype_key, device.name(), &configs)
+            .with_code(&images);
         // Called only when the key is not decided yet: tuning waits on events,
         // which a stream being captured into a CUDA graph forbids.
         let mut make_timer = || -> opgen_runtime::Result<Box<dyn KernelTimer + '_>> {
@@ -483,8 +491,8 @@ fn read_entry(i: usize, v: &VariantRef) -> Result<Entry, String> {
         variant.kernel = v.kernel.to_string();
     }
     let bytes = v.image;
+    let actual = opgen_runtime::image_digest(bytes);
     if let Some(expected) = &variant.image_digest {
-        let actual = opgen_runtime::image_digest(bytes);
         if &actual != expected {
             return Err(format!(
                 "the PTX of variant {i} ({}) is not the one triton-opgen compiled (digest {actual}, \
@@ -503,6 +511,7 @@ fn read_entry(i: usize, v: &VariantRef) -> Result<Entry, String> {
     Ok(Entry {
         variant,
         image,
+        digest: actual,
         config: v.config.to_string(),
         unsplit: None,
     })

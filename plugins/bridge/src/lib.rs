@@ -181,18 +181,20 @@ mod tests {
     #[test]
     fn preloads_only_this_ops_entries() {
         let op = new_op("t::add", &[]);
-        let json = r#"{"format_version": 2, "entries": {
-            "t::add|[1024]|T=float32|H100|cands=2:7d2ba1b1": {"config": "SIZE=256 num_warps=4", "time_ms": 0.1},
-            "t::add|[2048]|T=float32|H100|cands=2:7d2ba1b1": {"config": "SIZE=1024 num_warps=4", "time_ms": 0.2},
-            "t::sub|[1024]|T=float32|H100|cands=2:7d2ba1b1": {"config": "SIZE=256 num_warps=4", "time_ms": 0.1},
-            "t::add|[4096]|T=float32|H100|cands=2:7d2ba1b1": {"time_ms": 0.1}}}"#;
+        let json = r#"{"format_version": 3, "entries": {
+            "t::add|[1024]|T=float32|H100|cands=2:7d2ba1b1|code=0badf00d": {"config": "SIZE=256 num_warps=4", "time_ms": 0.1},
+            "t::add|[2048]|T=float32|H100|cands=2:7d2ba1b1|code=0badf00d": {"config": "SIZE=1024 num_warps=4", "time_ms": 0.2},
+            "t::sub|[1024]|T=float32|H100|cands=2:7d2ba1b1|code=0badf00d": {"config": "SIZE=256 num_warps=4", "time_ms": 0.1},
+            "t::add|[4096]|T=float32|H100|cands=2:7d2ba1b1|code=0badf00d": {"time_ms": 0.1}}}"#;
         assert_eq!(preload(&op, json), 2);
-        // Version 1 keys do not name the candidates: kept only with timings.
-        let legacy = r#"{"format_version": 1, "entries": {
-            "t::add|[1024]|T=float32|H100": {"config": "SIZE=256 num_warps=4", "time_ms": 0.1},
-            "t::add|[2048]|T=float32|H100": {"config": "SIZE=256 num_warps=4", "time_ms": 0.1,
-                "timings_ms": {"SIZE=256 num_warps=4": 0.1, "SIZE=1024 num_warps=4": 0.2}}}}"#;
-        assert_eq!(preload(&op, legacy), 1);
+        // Older formats do not name the code their choices were timed on.
+        assert_eq!(
+            preload(
+                &op,
+                &json.replace("\"format_version\": 3", "\"format_version\": 2")
+            ),
+            0
+        );
         assert_eq!(preload(&op, "not json"), 0);
         assert_eq!(preload(&op, ""), 0);
     }

@@ -101,7 +101,7 @@ fn a_write_cut_short_leaves_the_last_complete_cache() {
     // A process killed mid-write: its temp file is half written, never renamed.
     std::fs::write(
         dir.path().join(".autotune.json.4242.0.tmp"),
-        b"{\"format_version\": 2, \"entr",
+        b"{\"format_version\": 3, \"entr",
     )
     .unwrap();
     let mut again = TuneCache::open(&path);

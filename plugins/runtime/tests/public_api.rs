@@ -100,7 +100,7 @@ fn autotune_persists_per_size_choices_across_processes() {
     assert_eq!(run(&mut second, 1 << 26).config, "SIZE=512,num_warps=4");
     assert_eq!(second.benchmark_calls(), 0);
 
-    std::fs::write(&path, "{\"format_version\": 2, \"entries\": ").unwrap();
+    std::fs::write(&path, "{\"format_version\": 3, \"entries\": ").unwrap();
     let mut third = Autotuner::new(TuneCache::open(&path)).with_settings(settings);
     assert!(matches!(third.cache().load_status(), CacheLoad::Corrupt(_)));
     assert_eq!(run(&mut third, 1 << 26).config, "SIZE=512,num_warps=4");

@@ -1,4 +1,4 @@
-//! The autotune cache file: `{"format_version": 2, "entries": {key: choice}}`.
+//! The autotune cache file: `{"format_version": 3, "entries": {key: choice}}`.
 //! Read once, tolerant of anything (missing, corrupt, another version: it
 //! starts empty and is rebuilt), written atomically (temp file + rename),
 //! merged with what other processes wrote meanwhile.
@@ -13,7 +13,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// Bump when the file's meaning changes; other versions are ignored.
 /// 2: keys end with the candidate set (`|cands=N:fingerprint`); a version 1
 /// choice may have been tuned without the variants a call now admits.
-pub const FORMAT_VERSION: u32 = 2;
+/// 3: keys of ops that know their compiled images end with `|code=fingerprint`;
+/// a version 2 choice may have been timed on other code under the same config
+/// names (an edited kernel, another compiler or other flags).
+pub const FORMAT_VERSION: u32 = 3;
 
 /// Names the cache: a `.json` file, or a folder that gets `autotune.json`.
 pub const CACHE_ENV: &str = "TRITON_OPGEN_CACHE";
@@ -266,7 +269,7 @@ mod tests {
             Some(&choice("SIZE=512,num_warps=4", 0.5))
         );
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.contains("\"format_version\": 2"), "{text}");
+        assert!(text.contains("\"format_version\": 3"), "{text}");
     }
 
     #[test]
@@ -302,7 +305,7 @@ mod tests {
         let path = dir.path().join("autotune.json");
         for garbage in [
             &b"\x00\xffnot json{{"[..],
-            b"{\"format_version\": 2, \"entries\": 3}",
+            b"{\"format_version\": 3, \"entries\": 3}",
             b"[]",
         ] {
             std::fs::write(&path, garbage).unwrap();
@@ -342,15 +345,23 @@ mod tests {
     }
 
     #[test]
-    fn version_1_choices_are_not_reused() {
-        // Their keys do not name the candidates they were tuned over.
+    fn version_1_and_2_choices_are_not_reused() {
+        // Version 1 keys do not name the candidates they were tuned over,
+        // version 2 keys not the code those candidates ran.
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("autotune.json");
-        let v1 = r#"{"format_version": 1, "entries": {"dot|[1024]|f16|H100": {"config": "ALIGN=1", "time_ms": 1.0}}}"#;
-        std::fs::write(&path, v1).unwrap();
-        let cache = TuneCache::open(&path);
-        assert_eq!(cache.load_status(), &CacheLoad::OtherVersion(1));
-        assert!(cache.is_empty());
+        for (version, key) in [
+            (1, "dot|[1024]|f16|H100"),
+            (2, "dot|[1024]|f16|H100|cands=1:0badf00d"),
+        ] {
+            let old = format!(
+                r#"{{"format_version": {version}, "entries": {{"{key}": {{"config": "ALIGN=1", "time_ms": 1.0}}}}}}"#
+            );
+            std::fs::write(&path, old).unwrap();
+            let cache = TuneCache::open(&path);
+            assert_eq!(cache.load_status(), &CacheLoad::OtherVersion(version));
+            assert!(cache.is_empty());
+        }
     }
 
     #[test]

@@ -148,11 +148,27 @@ mod tests {
 
     /// `call_dot` on a device of this model name (the bridge passes the
     /// name of the call's device, never its ordinal).
-    fn call_dot_on(chooser: &Chooser, device: &str, (m, n, k): (i64, i64, i64)) -> String {
+    fn call_dot_on(chooser: &Chooser, device: &str, shape: (i64, i64, i64)) -> String {
+        call_dot_built(chooser, device, shape, None, model_ms)
+    }
+
+    /// `call_dot_on` where the bridge knows the code: `build` stands for
+    /// the digests of the variants' images, `model` for how fast it runs.
+    fn call_dot_built(
+        chooser: &Chooser,
+        device: &str,
+        (m, n, k): (i64, i64, i64),
+        build: Option<&str>,
+        model: fn(&str) -> f64,
+    ) -> String {
         let configs = dot_candidates(m, n, k);
-        let key = chooser.key(&[m, k, n], "T=float16", device, &configs);
+        let mut key = chooser.key(&[m, k, n], "T=float16", device, &configs);
+        if let Some(build) = build {
+            let images: Vec<String> = configs.iter().map(|c| format!("{build}:{c}")).collect();
+            key = key.with_code(&images);
+        }
         let modelled = configs.clone();
-        let timer = ModelTimer::new(move |pos| model_ms(&modelled[pos]));
+        let timer = ModelTimer::new(move |pos| model(&modelled[pos]));
         let factory = timer.clone();
         let mut make_timer =
             move || -> Result<Box<dyn KernelTimer>> { Ok(Box::new(factory.clone())) };
@@ -208,6 +224,43 @@ mod tests {
     }
 
     #[test]
+    fn a_choice_timed_on_other_code_is_not_reused() {
+        // Two builds of the op with the same config names (compiled with
+        // and without a compiler option), one cache file; in the second
+        // build 128x128 tiles run fastest.
+        fn square_tiles_win(config: &str) -> f64 {
+            let square = if config.starts_with("TM=128 TN=128") {
+                0.5
+            } else {
+                1.0
+            };
+            square * model_ms(config)
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("autotune.json");
+        let open = || Chooser::with_tuner("triton::dot", fast_tuner(TuneCache::open(&path)));
+        let shape = (1000, 777, 1531);
+        let old = open();
+        let old_pick = call_dot_built(&old, "H100", shape, Some("old"), model_ms);
+        assert_eq!(old_pick, "TM=64 TN=256 ALIGN=1 num_warps=8");
+        let new = open();
+        let new_pick = call_dot_built(&new, "H100", shape, Some("new"), square_tiles_win);
+        assert_eq!(new_pick, "TM=128 TN=128 ALIGN=1 num_warps=8");
+        assert_eq!(new.benchmark_calls(), 6);
+        // Each build, in later processes, finds its own choice.
+        let later = open();
+        assert_eq!(
+            call_dot_built(&later, "H100", shape, Some("old"), model_ms),
+            old_pick
+        );
+        assert_eq!(
+            call_dot_built(&later, "H100", shape, Some("new"), square_tiles_win),
+            new_pick
+        );
+        assert_eq!(later.benchmark_calls(), 0);
+    }
+
+    #[test]
     fn a_choice_tuned_on_one_gpu_is_reused_on_gpus_of_the_same_model_only() {
         // torchrun: one process per GPU, one cache file.
         let dir = tempfile::tempdir().unwrap();
@@ -238,7 +291,7 @@ mod tests {
             &dot_candidates(1000, 1000, 1000),
         );
         let json = format!(
-            r#"{{"format_version": 2, "entries": {{
+            r#"{{"format_version": 3, "entries": {{
                 "{masked}": {{"config": "TM=128 TN=128 ALIGN=1 num_warps=8", "time_ms": 1.0}},
                 "triton::other|[1]|T=float16|Fake H100|cands=1:00000000": {{"config": "X", "time_ms": 1.0}}}}}}"#
         );
@@ -256,40 +309,18 @@ mod tests {
     }
 
     #[test]
-    fn legacy_preloaded_choice_tuned_without_aligned_variants_is_not_reused_for_them() {
-        // A version 1 table written after 1000^3: key without candidates,
-        // timings of the masked configs only.
-        let chooser = Chooser::with_tuner("triton::dot", fast_tuner(TuneCache::in_memory()));
-        let timings: Vec<String> = dot_candidates(1000, 1000, 1000)
-            .iter()
-            .map(|c| format!("\"{c}\": 2.0"))
-            .collect();
-        let json = format!(
-            r#"{{"format_version": 1, "entries": {{
-                "triton::dot|[1024x1024x1024]|T=float16|Fake H100": {{
-                    "config": "TM=128 TN=128 ALIGN=1 num_warps=8", "time_ms": 2.0,
-                    "timings_ms": {{{}}}}}}}}}"#,
-            timings.join(", ")
-        );
-        assert_eq!(chooser.preload(&json), 1);
-        assert_eq!(
-            call_dot(&chooser, (1024, 1024, 1024)),
-            "TM=64 TN=256 ALIGN=16 num_warps=8"
-        );
-        // 1000^3's key now marks its unaligned dims (`[1024~x..]`): the
-        // power-of-two key of version 1 no longer names it, so it tunes.
-        assert_eq!(
-            call_dot(&chooser, (1000, 1000, 1000)),
-            "TM=64 TN=256 ALIGN=1 num_warps=8"
-        );
-        assert_eq!(chooser.benchmark_calls(), 12 + 6);
-    }
-
-    #[test]
     fn bad_tables_preload_nothing() {
         let chooser = Chooser::new("triton::dot");
-        for json in ["", "not json", r#"{"format_version": 9, "entries": {}}"#] {
-            assert_eq!(chooser.preload(json), 0, "{json}");
+        let old = r#"{"entries": {"triton::dot|[1024x1024x1024]|T=float16|Fake H100|cands=6:00000000":
+            {"config": "TM=128 TN=128 ALIGN=1 num_warps=8", "time_ms": 2.0}}, "format_version": "#;
+        for json in [
+            "".to_string(),
+            "not json".to_string(),
+            r#"{"format_version": 9, "entries": {}}"#.to_string(),
+            format!("{old}1}}"),
+            format!("{old}2}}"),
+        ] {
+            assert_eq!(chooser.preload(&json), 0, "{json}");
         }
     }
 }

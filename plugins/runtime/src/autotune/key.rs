@@ -2,15 +2,18 @@
 //! candidate configs tuned over. Inputs in one bucket that offer the same
 //! candidates share a choice.
 //!
-//! Text (the cache file's and pre-tuned tables' key, format version 2):
-//! `op|[d0xd1..],[..]|dtype,..|device|cands=<count>:<fingerprint>`, e.g.
-//! `triton::dot|[1024x1024x1024]|T=float16|NVIDIA H100 80GB HBM3|cands=120:4e483e67`.
+//! Text (the cache file's and pre-tuned tables' key, format version 3):
+//! `op|[d0xd1..],[..]|dtype,..|device|cands=<count>:<fingerprint>[|code=<fingerprint>]`, e.g.
+//! `triton::dot|[1024x1024x1024]|T=float16|NVIDIA H100 80GB HBM3|cands=120:4e483e67|code=5d0c4a1e`.
 //! A dim rounds up to a quarter of its octave ([`bucket_dim`]: 3000 and 3008
 //! to 3072, 4096 stays) and is marked `~` when it is not a multiple of 64
 //! (3000 is `3072~`): tiles of 64 to 256 make neighbours a fraction of a
 //! wave apart run different tile sizes best (3008³ 128x192, 4096³ 128x256),
 //! and rows that do not start on 128 bytes load slower. What else makes
-//! neighbours differ, which variants qualify, is named by `cands`.
+//! neighbours differ, which variants qualify, is named by `cands`; the code
+//! they run (the digests of their compiled images), by `code`: an op rebuilt
+//! from an edited kernel, or by another compiler or with other flags, keeps
+//! its config names, and a choice timed on the old code must not be reused.
 
 use super::candidates::CandidateSet;
 use std::fmt;
@@ -23,6 +26,8 @@ pub struct TuneKey {
     pub dtypes: Vec<String>,
     pub device: String,
     pub candidates: CandidateSet,
+    /// Fingerprint of the candidates' compiled images, where known.
+    pub code: Option<u32>,
 }
 
 /// A dim rounded up to a multiple of a quarter of the next power of two
@@ -96,11 +101,20 @@ impl TuneKey {
             dtypes: dtypes.iter().map(|d| d.to_string()).collect(),
             device: device.to_string(),
             candidates: CandidateSet::of(configs),
+            code: None,
         }
+    }
+
+    /// The key naming the code the candidates run: `images` holds the
+    /// digests of their compiled images (order does not matter).
+    pub fn with_code<S: AsRef<str>>(mut self, images: &[S]) -> TuneKey {
+        self.code = Some(CandidateSet::of(images).fingerprint);
+        self
     }
 }
 
-/// `add|[65536],[65536]|f32,f32|NVIDIA H100 80GB HBM3|cands=4:0badf00d`.
+/// `add|[65536],[65536]|f32,f32|NVIDIA H100 80GB HBM3|cands=4:0badf00d`, with
+/// `|code=<8 hex digits>` after it where the code is known.
 impl fmt::Display for TuneKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let shapes: Vec<String> = self
@@ -119,7 +133,11 @@ impl fmt::Display for TuneKey {
             self.dtypes.join(","),
             self.device,
             self.candidates
-        )
+        )?;
+        match self.code {
+            Some(code) => write!(f, "|code={code:08x}"),
+            None => Ok(()),
+        }
     }
 }
 
@@ -181,6 +199,27 @@ mod tests {
         );
         let two = TuneKey::new("add", &[&[8], &[3]], &["f16", "f32"], "A B", &["X"]);
         assert_eq!(two.to_string(), "add|[8],[4]|f16,f32|A B|cands=1:271380d7");
+        let coded = two.with_code(&["fnv1a64:cbf29ce484222325"]);
+        assert_eq!(
+            coded.to_string(),
+            "add|[8],[4]|f16,f32|A B|cands=1:271380d7|code=3c5eee33"
+        );
+    }
+
+    #[test]
+    fn the_same_configs_compiled_to_other_code_are_another_key() {
+        // An op rebuilt with other compiler flags: same config names,
+        // other images.
+        let key = || TuneKey::new("dot", &[&[1000, 777, 1531]], &["f16"], "H100", &ALL);
+        let old = key().with_code(&["fnv1a64:1", "fnv1a64:2"]);
+        let new = key().with_code(&["fnv1a64:1", "fnv1a64:3"]);
+        assert_eq!(old.candidates, new.candidates);
+        assert_ne!(old.to_string(), new.to_string());
+        assert_eq!(
+            old.to_string(),
+            key().with_code(&["fnv1a64:2", "fnv1a64:1"]).to_string()
+        );
+        assert_ne!(old.to_string(), key().to_string());
     }
 
     #[test]

@@ -19,5 +19,5 @@ pub use candidates::CandidateSet;
 pub use chooser::{Chooser, TimerFactory};
 pub use key::{bucket_dim, TuneKey};
 pub use model_timer::ModelTimer;
-pub use table::{read_tuned_table, TunedTable, LEGACY_FORMAT_VERSION};
+pub use table::{read_tuned_table, TunedTable};
 pub use tuner::{benchmark_calls_total, median, Autotuner, BenchSettings, Choice, KernelTimer};
