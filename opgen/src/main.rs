@@ -40,7 +40,8 @@ struct Cli {
     /// The prebuilt runtime bridge (default: the one built into triton-opgen).
     #[arg(long)]
     bridge_lib: Option<PathBuf>,
-    /// A pre-tuned table to embed (an autotune cache file from a machine that ran the op).
+    /// A pre-tuned table to embed: an autotune cache file written where this build of the op ran
+    /// (its keys name the code they timed: a table from another build of the kernel is not used).
     #[arg(long)]
     tuned: Option<PathBuf>,
     /// `--framework ort`: cargo's target folder for the op library (default: OUT/target).
