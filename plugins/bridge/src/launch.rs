@@ -9,7 +9,7 @@ use opgen_runtime::split_launch::SPLIT_K_MACRO;
 use opgen_runtime::tensor_map;
 use opgen_runtime::{
     split_plan, Chooser, Device, EventTimer, Grid, Kernel, KernelArg, KernelTimer, ModuleImage,
-    Stream, Variant,
+    Stream, TuneKey, Variant,
 };
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -338,20 +338,7 @@ impl Op {
         stream: &Stream,
         call: &Call,
     ) -> Result<usize, String> {
-        let configs: Vec<String> = call
-            .candidates
-            .iter()
-            .map(|&c| entries[c as usize].config.clone())
-            .collect();
-        let images: Vec<&str> = call
-            .candidates
-            .iter()
-            .map(|&c| entries[c as usize].digest.as_str())
-            .collect();
-        let key = self
-            .chooser
-            .key(call.dims, call.dtype_key, device.name(), &configs)
-            .with_code(&images);
+        let (key, configs) = self.tune_key(entries, device.name(), call);
         // Called only when the key is not decided yet: tuning waits on events,
         // which a stream being captured into a CUDA graph forbids.
         let mut make_timer = || -> opgen_runtime::Result<Box<dyn KernelTimer + '_>> {
@@ -373,6 +360,27 @@ impl Op {
                 self.launch_one(entries, device, stream, resolved, call.args)
             })
             .map_err(|e| e.to_string())
+    }
+
+    /// The autotune key of a call on a device of this name, and its
+    /// candidates' configs: each config with the code it runs names the
+    /// key's code, so that a rebuild whose code changed tunes again.
+    fn tune_key(
+        &self,
+        entries: &[Entry],
+        device_name: &str,
+        call: &Call,
+    ) -> (TuneKey, Vec<String>) {
+        let candidates = call.candidates.iter().map(|&c| &entries[c as usize]);
+        let configs: Vec<String> = candidates.clone().map(|e| e.config.clone()).collect();
+        let images: Vec<String> = candidates
+            .map(|e| format!("{}@{}", e.config, e.digest))
+            .collect();
+        let key = self
+            .chooser
+            .key(call.dims, call.dtype_key, device_name, &configs)
+            .with_code(&images);
+        (key, configs)
     }
 
     /// Launches a resolved call: its variant, or a split-K variant's tail
@@ -631,6 +639,48 @@ mod tests {
             .map(|e| e.unsplit)
             .collect();
         assert_eq!(linked, [None, Some(0), None, None, Some(3)]);
+    }
+
+    #[test]
+    fn the_tuning_key_names_the_code_of_the_candidates() {
+        // Two builds of one op: the same config names, one image edited.
+        let build = |second: &'static [u8]| {
+            let json = r#"{"file":"x","kernel":"add","num_warps":4,"params":[]}"#;
+            let raw = [
+                VariantRef {
+                    kernel: "add",
+                    config: "SIZE=128",
+                    json,
+                    image: b".version 8.0\n",
+                },
+                VariantRef {
+                    kernel: "add",
+                    config: "SIZE=256",
+                    json,
+                    image: second,
+                },
+            ];
+            Op::new("t::add", &raw)
+        };
+        let key = |op: &Op, candidates: &[u32]| {
+            let entries = op.entries.as_ref().unwrap();
+            let (key, configs) =
+                op.tune_key(entries, "H100", &call(candidates, &[1024], "T=float32"));
+            (key.to_string(), configs)
+        };
+        let old = build(b".version 8.0\n");
+        let new = build(b".version 8.0\n// edited\n");
+        let (old_key, configs) = key(&old, &[0, 1]);
+        assert_eq!(configs, ["SIZE=128", "SIZE=256"]);
+        assert!(
+            old_key.starts_with("t::add|[1024]|T=float32|H100|cands=2:"),
+            "{old_key}"
+        );
+        assert!(old_key.contains("|code="), "{old_key}");
+        assert_eq!(key(&build(b".version 8.0\n"), &[0, 1]).0, old_key);
+        assert_ne!(key(&new, &[0, 1]).0, old_key);
+        // A call whose candidates exclude the edited variant keeps its key.
+        assert_eq!(key(&new, &[0]).0, key(&old, &[0]).0);
     }
 
     fn call<'a>(candidates: &'a [u32], dims: &'a [i64], dtype: &'a str) -> Call<'a> {

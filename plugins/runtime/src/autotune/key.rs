@@ -105,8 +105,9 @@ impl TuneKey {
         }
     }
 
-    /// The key naming the code the candidates run: `images` holds the
-    /// digests of their compiled images (order does not matter).
+    /// The key naming the code the candidates run: `images` holds one id
+    /// per candidate naming its compiled image (the bridge's: its config and
+    /// the image's digest; order does not matter).
     pub fn with_code<S: AsRef<str>>(mut self, images: &[S]) -> TuneKey {
         self.code = Some(CandidateSet::of(images).fingerprint);
         self
