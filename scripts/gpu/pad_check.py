@@ -21,10 +21,10 @@ sys.path.insert(0, HERE)
 
 from op_bundle import Results, unpack_and_build  # noqa: E402
 
-# (M, N, K): padded ones first (a billion multiply-adds or more), then below.
-PADDED = [(1000, 777, 1531), (1025, 1025, 1025), (2049, 2049, 2049), (1100, 4097, 300), (4096, 4096, 129),
-          (1003, 1001, 1000), (1000, 1000, 1007)]
-UNPADDED = [(1, 1, 1), (100, 77, 153), (769, 769, 769), (16, 4097, 4096)]
+# (M, N, K): padded ones first (dot.tc's line: M and N at least 192, 2e9
+# multiply-adds or more, N or K odd), then shapes below it.
+PADDED = [(2049, 2049, 2049), (1100, 4097, 1000), (4096, 4096, 129), (2003, 1001, 1000), (1000, 2000, 1007)]
+UNPADDED = [(1, 1, 1), (100, 77, 153), (769, 769, 769), (16, 4097, 4096), (1000, 777, 1531), (1025, 1025, 1025)]
 TIMED = [(1000, 777, 1531), (1025, 1025, 1025), (1537, 1537, 1537), (2049, 2049, 2049), (3001, 3001, 3001),
          (4097, 4097, 4097), (1000, 4097, 4096), (4096, 4096, 4097), (4096, 4096, 129), (769, 769, 769)]
 TOL = {"float16": 3e-3, "bfloat16": 2e-2}
@@ -32,6 +32,45 @@ TOL = {"float16": 3e-3, "bfloat16": 2e-2}
 
 def rel_err(got, want):
     return ((got.float() - want).norm() / want.norm().clamp_min(1e-12)).item()
+
+
+def padded_by_dot(m, n, k):
+    """Whether dot.tc's `pad` line applies to this shape."""
+    return (n % 8 or k % 8) and m >= 192 and n >= 192 and m * n * k >= 2e9
+
+
+def padded_calls(torch, dot, last_config, r):
+    """The padded path in the places a framework puts it: a side stream (its
+    copies must follow that stream, not the default one) and a CUDA graph
+    (each copy captured, replayed on new inputs)."""
+    m, n, k = 2049, 2049, 2049
+    for dt in (torch.float16, torch.bfloat16):
+        name = str(dt)[6:]
+        a = torch.randn(m, k, device="cuda", dtype=dt)
+        b = torch.randn(k, n, device="cuda", dtype=dt)
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            # Queued behind a ~10 ms sleep on the side stream: copies issued on
+            # another stream would read `a` before the in-place update lands.
+            torch.cuda._sleep(20_000_000)
+            a.add_(0.5)
+            c = dot(a, b)
+        side.synchronize()
+        err = rel_err(c, a.float() @ b.float())
+        r.record(f"dot padded on a side stream {m}^3 {name}", err < TOL[name], f"rel err {err:.2e}, {last_config()}")
+        dot(a, b)  # decided before capture (tuning benchmarks cannot be captured)
+        torch.cuda.synchronize()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            out = dot(a, b)
+        a.copy_(torch.randn_like(a))
+        b.copy_(torch.randn_like(b))
+        g.replay()
+        torch.cuda.synchronize()
+        err = rel_err(out, a.float() @ b.float())
+        r.record(f"dot padded in a CUDA graph, replayed on new inputs {m}^3 {name}", err < TOL[name],
+                 f"rel err {err:.2e}, {last_config()}")
 
 
 def main():
@@ -47,6 +86,7 @@ def main():
 
     dot, dot_nt, dot_tn, lr = triton_dot.load(), triton_dot_nt.load(), triton_dot_tn.load(), examples_linear_relu.load()
     r = Results()
+    padded_calls(torch, dot, triton_dot.last_config, r)
     for dt in (torch.float16, torch.bfloat16):
         name = str(dt)[6:]
         for m, n, k in PADDED + UNPADDED:
@@ -85,10 +125,10 @@ def main():
             want = torch.relu(torch.addmm(bias.float(), x.float(), w.float()))
             err = rel_err(lr(x, w, bias), want)
             r.record(f"linear_relu {m}x{n}x{k} {name}", err < TOL[name], f"rel err {err:.2e}, {examples_linear_relu.last_config()}")
-    # Host time a call takes to issue (no sync): padded 1000x777x1531 against
-    # the aligned 1000x784x1536 it becomes, which launches directly.
+    # Host time a call takes to issue (no sync): padded 2049^3 against the
+    # aligned 2049x2056x2056 it becomes, which launches directly.
     import time
-    for m, n, k in [(1000, 777, 1531), (1000, 784, 1536)]:
+    for m, n, k in [(2049, 2049, 2049), (2049, 2056, 2056)]:
         a = torch.randn(m, k, device="cuda", dtype=torch.float16)
         b = torch.randn(k, n, device="cuda", dtype=torch.float16)
         dot(a, b)
@@ -98,7 +138,7 @@ def main():
             dot(a, b)
         host_us = (time.perf_counter() - t0) / 50 * 1e6
         torch.cuda.synchronize()
-        r.perf({"shape": [m, n, k], "dtype": "float16", "host_us_per_call": round(host_us, 1), "padded": (n, k) == (777, 1531)})
+        r.perf({"shape": [m, n, k], "dtype": "float16", "host_us_per_call": round(host_us, 1), "padded": n == 2049})
     for dt in (torch.float16, torch.bfloat16):
         for m, n, k in TIMED:
             a = torch.randn(m, k, device="cuda", dtype=dt)
@@ -108,7 +148,7 @@ def main():
             ms = interleaved_ms({"ours": lambda: dot(a, b), "cublas": lambda: torch.matmul(a, b)})
             ours, cublas = ms["ours"][0], ms["cublas"][0]
             r.perf({"shape": [m, n, k], "dtype": str(dt)[6:], "ours_us": round(ours * 1e3, 1), "cublas_us": round(cublas * 1e3, 1),
-                    "ours_over_cublas": round(cublas / ours, 3), "config": config, "padded": m * n * k >= 10 ** 9})
+                    "ours_over_cublas": round(cublas / ours, 3), "config": config, "padded": padded_by_dot(m, n, k)})
     r.finish(sys.argv[2] if len(sys.argv) > 2 else os.environ.get("OUT", "out/pad-results"), "pad_check.json",
              {"device": torch.cuda.get_device_name(), "torch": torch.__version__})
 
