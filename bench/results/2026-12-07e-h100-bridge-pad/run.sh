@@ -16,21 +16,8 @@ wait; date
 SH="769x769x769 1000x777x1531 1025x1025x1025 1201x1201x1201 16x4097x4096 128x4097x4096 2049x2049x2049 3001x3001x3001 4096x4096x129 256x50257x4096 1024x4097x4096"
 mkdir -p /tmp/c1; TRITON_OPGEN_CACHE=/tmp/c1/a.json timeout 200 python3 scripts/gpu/odd_n_paths.py out/torch --padded out/padall --back-to-back --out $OUT/odd --shapes $SH > $OUT/odd.log 2>&1; echo "odd rc=$?"; tail -14 $OUT/odd.log
 date
-# --tuned end to end (bench/results/2026-12-07d-h100-suite/next_tuned_check), on this build's dot.
-T=bench/results/2026-12-07d-h100-suite/next_tuned_check
-mkdir -p /tmp/warm; TRITON_OPGEN_CACHE=/tmp/warm/autotune.json timeout 60 python3 $T/warm.py out/torch/dot
-cp /tmp/warm/autotune.json $OUT/warm.json
-mkdir -p out/tuned && cp -r out/torch/dot out/tuned/dot && rm -f out/tuned/dot/*.so
-python3 - <<'PY'
-import json
-p = "out/tuned/dot/kernels.cpp"
-s = open(p).read()
-old = 'extern "C" const char triton_dot_tuned[] = "";'
-assert s.count(old) == 1
-s = s.replace(old, 'extern "C" const char triton_dot_tuned[] = ' + json.dumps(open("/tmp/warm/autotune.json").read()) + ';')
-open(p, "w").write(s)
-print("embedded the warmed cache")
-PY
-(cd out/tuned/dot && bash build.sh > build.log 2>&1; echo "tuned build rc=$?")
-timeout 60 python3 $T/tuned_check.py out/tuned/dot 2>&1 | tee $OUT/tuned_check.log
+# --tuned end to end, on this build's dot. When this ran, these steps were written out here
+# (warm with next_tuned_check/warm.py, embed, rebuild, check with next_tuned_check/tuned_check.py);
+# they now live in scripts/gpu/tuned_check.sh (tuned_warm.py, tuned_check.py).
+bash scripts/gpu/tuned_check.sh out/torch/dot
 date
