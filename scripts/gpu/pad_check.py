@@ -36,7 +36,7 @@ def rel_err(got, want):
 
 def padded_by_dot(m, n, k):
     """Whether dot.tc's `pad` line applies to this shape."""
-    return (n % 8 or k % 8) and m >= 192 and n >= 192 and m * n * k >= 2e9
+    return bool(n % 8 or k % 8) and m >= 192 and n >= 192 and m * n * k >= 2e9
 
 
 def padded_calls(torch, dot, last_config, r):
