@@ -2,6 +2,7 @@
 # empty cache, a warmed shape is captured into a CUDA graph with no call before (the embedded
 # choice decides), an unwarmed one is refused; values checked against fp64 torch.
 import os, sys, importlib, tempfile
+from tuned_warm import WARMED
 sys.path.insert(0, sys.argv[1])
 os.environ["TRITON_OPGEN_CACHE"] = os.path.join(tempfile.mkdtemp(), "autotune.json")
 import torch
@@ -9,7 +10,8 @@ mod = importlib.import_module("triton_dot")
 dot = mod.load()
 ok = True
 for dt in (torch.float32, torch.float16):
-    a = torch.randn(200, 72, device="cuda", dtype=dt) / 9; b = torch.randn(72, 104, device="cuda", dtype=dt) / 9
+    m, k, n = WARMED
+    a = torch.randn(m, k, device="cuda", dtype=dt) / 9; b = torch.randn(k, n, device="cuda", dtype=dt) / 9
     g = torch.cuda.CUDAGraph()
     try:
         with torch.cuda.graph(g):
@@ -22,7 +24,8 @@ for dt in (torch.float32, torch.float16):
         ok &= good
     except RuntimeError as e:
         print(f"{dt} warmed shape: capture refused: {str(e)[:300]}"); ok = False
-a = torch.randn(300, 72, device="cuda"); b = torch.randn(72, 104, device="cuda")
+# Another M: a key the warm run never tuned.
+a = torch.randn(WARMED[0] + 100, WARMED[1], device="cuda"); b = torch.randn(WARMED[1], WARMED[2], device="cuda")
 try:
     g = torch.cuda.CUDAGraph()
     with torch.cuda.graph(g):
