@@ -49,6 +49,15 @@ mod bridge {
         persistent: bool,
     }
 
+    /// A row-major matrix on the device: `rows` rows of `cols` elements,
+    /// each row `ld` elements after the one before.
+    struct Matrix {
+        addr: u64,
+        rows: i64,
+        cols: i64,
+        ld: i64,
+    }
+
     extern "Rust" {
         type Op;
 
@@ -104,6 +113,18 @@ mod bridge {
         /// Zeroes `bytes` at device address `ptr` in `stream`'s order: an
         /// op's outputs where an input is empty (a matmul over K = 0).
         fn zero_fill(device: i32, stream: usize, ptr: u64, bytes: u64) -> Result<()>;
+
+        /// Copies `src` into `dst` in `stream`'s order with the runtime's
+        /// `copy_fill` kernel, zeros where only `dst` has an element (a
+        /// zero-padded twin; a padded output cut back): false, with nothing
+        /// done, where that kernel does not take them (copy another way).
+        fn copy_fill(
+            device: i32,
+            stream: usize,
+            src: &Matrix,
+            dst: &Matrix,
+            elem_bytes: u32,
+        ) -> Result<bool>;
     }
 }
 
@@ -164,6 +185,33 @@ fn launch_known(
 ) -> Result<bool, String> {
     let args = args.iter().map(kernel_arg).collect::<Result<Vec<_>, _>>()?;
     crate::launch_known(op, device, stream as *mut std::ffi::c_void, call_key, &args)
+}
+
+fn copy_fill(
+    device: i32,
+    stream: usize,
+    src: &bridge::Matrix,
+    dst: &bridge::Matrix,
+    elem_bytes: u32,
+) -> Result<bool, String> {
+    let matrix = |m: &bridge::Matrix| -> Result<opgen_runtime::copy_fill::Matrix, String> {
+        let size = |n: i64, what: &str| {
+            usize::try_from(n).map_err(|_| format!("copy_fill: {what} = {n} is negative"))
+        };
+        Ok(opgen_runtime::copy_fill::Matrix {
+            addr: m.addr,
+            rows: size(m.rows, "rows")?,
+            cols: size(m.cols, "cols")?,
+            ld: size(m.ld, "leading stride")?,
+        })
+    };
+    crate::copy_fill(
+        device,
+        stream as *mut std::ffi::c_void,
+        matrix(src)?,
+        matrix(dst)?,
+        elem_bytes as usize,
+    )
 }
 
 fn kernel_arg(a: &bridge::Arg) -> Result<KernelArg, String> {

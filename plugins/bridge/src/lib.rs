@@ -108,6 +108,37 @@ pub fn zero_fill(
     })
 }
 
+/// Copies the matrix `src` into `dst` with the runtime's `copy_fill`
+/// kernel, in the order of `stream` of device `device`: `dst` gets `src`
+/// where both have the element and zeros where only `dst` has it (an odd
+/// input into its zero-padded twin; a padded output's corner back into a
+/// dense output). Elements of `elem_bytes`. Ok(false), with nothing done,
+/// where the kernel does not take these matrices (element widths other
+/// than 2 or a multiple of 4; past 32-bit indices): copy another way.
+pub fn copy_fill(
+    device: i32,
+    stream: *mut std::ffi::c_void,
+    src: opgen_runtime::copy_fill::Matrix,
+    dst: opgen_runtime::copy_fill::Matrix,
+    elem_bytes: usize,
+) -> Result<bool, String> {
+    if !opgen_runtime::copy_fill::supports(src, dst, elem_bytes) {
+        return Ok(false);
+    }
+    let stream = stream as usize;
+    guarded(move || {
+        let device = usize::try_from(device).map_err(|_| format!("device {device} is not one"))?;
+        let device = opgen_runtime::Device::open(device).map_err(|e| e.to_string())?;
+        // SAFETY: the framework hands over tensors it allocated on this
+        // device, as large as the matrices say, and the stream it runs on.
+        unsafe {
+            opgen_runtime::copy_fill::copy_fill_async(&device, stream as _, src, dst, elem_bytes)
+        }
+        .map(|()| true)
+        .map_err(|e| e.to_string())
+    })
+}
+
 /// `f`'s result, or an error for its panic.
 fn guarded<T>(f: impl FnOnce() -> Result<T, String> + UnwindSafe) -> Result<T, String> {
     catch_unwind(f)
@@ -163,6 +194,29 @@ mod tests {
         assert!(msg.contains("no CUDA device"), "{msg}");
         // One candidate: nothing to tune, nothing benchmarked.
         assert_eq!(benchmark_calls(&op), 0);
+    }
+
+    #[test]
+    fn copy_fill_declines_what_its_kernel_cannot_take_and_needs_a_gpu_otherwise() {
+        use opgen_runtime::copy_fill::Matrix;
+        let m = |rows, cols| Matrix {
+            addr: 0x1000,
+            rows,
+            cols,
+            ld: cols,
+        };
+        // Bytes: not a width the kernel moves; nothing done, no error.
+        assert_eq!(
+            copy_fill(0, std::ptr::null_mut(), m(3, 5), m(3, 8), 1),
+            Ok(false)
+        );
+        if opgen_runtime::Device::count().unwrap_or(0) == 0 {
+            let err = copy_fill(0, std::ptr::null_mut(), m(3, 5), m(3, 8), 2).unwrap_err();
+            assert!(!err.is_empty());
+        }
+        assert!(copy_fill(-1, std::ptr::null_mut(), m(3, 5), m(3, 8), 2)
+            .unwrap_err()
+            .contains("device -1"));
     }
 
     #[test]

@@ -74,6 +74,7 @@
 
 pub mod args;
 pub mod autotune;
+pub mod copy_fill;
 pub mod device;
 pub mod digest;
 pub mod driver;

@@ -1,8 +1,10 @@
 //! Zero-padded copies of dense row-major tensors, for ops whose spec pads
 //! odd sizes (`pad N, K to 8 if ...`) in a framework with no pad of its own
 //! to call (ONNX Runtime): the kernel runs on padded twins of the tensors
-//! (the aligned variants qualify), and the padded outputs are cut back.
+//! (the aligned variants qualify), and the padded outputs are cut back,
+//! each by the runtime's `copy_fill` kernel where it takes the layout.
 
+use crate::copy_fill::{copy_fill_async, supports, Matrix};
 use crate::device::Device;
 use crate::error::Result;
 use crate::memory::raw;
@@ -109,6 +111,48 @@ impl PaddedLayout {
     }
 }
 
+impl PaddedLayout {
+    /// Each slab as a matrix of the tensor at `dense` and of its twin at
+    /// `twin` (the twin's: its padded rows and columns), for `copy_fill`;
+    /// `None` where an axis before the last two is padded (the twin's
+    /// extra slabs would need zeroing of their own) or the kernel cannot
+    /// take a slab (see [`crate::copy_fill::supports`]).
+    pub fn slab_matrices(&self, dense: u64, twin: u64) -> Option<Vec<(Matrix, Matrix)>> {
+        let leading = self.shape.len().saturating_sub(2);
+        if self.shape[..leading] != self.padded[..leading] {
+            return None;
+        }
+        let padded_rows = match self.padded.len() {
+            0 | 1 => 1,
+            rank => self.padded[rank - 2] as usize,
+        };
+        let e = self.elem_bytes.max(1);
+        let pairs: Vec<(Matrix, Matrix)> = self
+            .row_blocks()
+            .iter()
+            .map(|b| {
+                let tensor = Matrix {
+                    addr: dense + b.dense_offset as u64,
+                    rows: b.rows,
+                    cols: b.row_bytes / e,
+                    ld: b.dense_pitch / e,
+                };
+                let twin = Matrix {
+                    addr: twin + b.padded_offset as u64,
+                    rows: padded_rows,
+                    cols: b.padded_pitch / e,
+                    ld: b.padded_pitch / e,
+                };
+                (tensor, twin)
+            })
+            .collect();
+        let fits = pairs
+            .iter()
+            .all(|&(tensor, twin)| supports(tensor, twin, self.elem_bytes));
+        fits.then_some(pairs)
+    }
+}
+
 /// Twins of this many elements or more are zeroed in their pad strips only
 /// (the copies write the rest); smaller ones in one memset, where the
 /// strips' extra calls cost more than the bytes they save. Counted on the
@@ -181,7 +225,9 @@ fn twin_offsets(layouts: &[PaddedLayout]) -> (Vec<Option<usize>>, usize) {
 /// Runs `launch` on padded twins of the tensors whose layout pads, in
 /// `stream`'s order: `layouts` and `addrs` list the inputs (the first
 /// `inputs`) then the outputs. Each padded input is copied into its twin,
-/// whose other bytes are zeroed ([`PaddedLayout::zero_spans`]); `launch`
+/// whose other bytes are zeroed: by `copy_fill` in one pass
+/// ([`PaddedLayout::slab_matrices`]), else by a memset
+/// ([`PaddedLayout::zero_spans`]) and driver copies; `launch`
 /// gets the addresses to use (a twin's where padded); then each padded
 /// output's twin is cut back into its tensor. The twins live in
 /// one stream-ordered allocation, freed after the copies.
@@ -231,6 +277,13 @@ pub unsafe fn run_padded(
     let result = (|| {
         for (i, layout) in layouts.iter().enumerate().filter(|(_, l)| l.is_padded()) {
             if i < inputs {
+                // One kernel writes the whole twin: the tensor and zeros.
+                if let Some(slabs) = layout.slab_matrices(addrs[i], twins[i]) {
+                    for (tensor, twin) in slabs {
+                        copy_fill_async(device, stream, tensor, twin, layout.elem_bytes)?;
+                    }
+                    continue;
+                }
                 match layout.zero_spans() {
                     Some(spans) => {
                         for span in spans {
@@ -254,7 +307,14 @@ pub unsafe fn run_padded(
             .skip(inputs)
             .filter(|(_, l)| l.is_padded())
         {
-            copy(false, layout, addrs[i], twins[i])?;
+            match layout.slab_matrices(addrs[i], twins[i]) {
+                Some(slabs) => {
+                    for (tensor, twin) in slabs {
+                        copy_fill_async(device, stream, twin, tensor, layout.elem_bytes)?;
+                    }
+                }
+                None => copy(false, layout, addrs[i], twins[i])?,
+            }
         }
         Ok(())
     })();
@@ -411,6 +471,43 @@ mod tests {
         assert!(PaddedLayout::new(&[2896, 2897], &[8, 8], 2)
             .zero_spans()
             .is_some());
+    }
+
+    #[test]
+    fn slabs_map_to_copy_fill_matrices_unless_a_leading_axis_pads() {
+        // b [1025, 1025] half: the tensor as is, its twin 1032 columns wide.
+        let l = PaddedLayout::new(&[1025, 1025], &[8, 8], 2);
+        let m = |addr, rows, cols, ld| Matrix {
+            addr,
+            rows,
+            cols,
+            ld,
+        };
+        assert_eq!(
+            l.slab_matrices(0x1000, 0x8000),
+            Some(vec![(
+                m(0x1000, 1025, 1025, 1025),
+                m(0x8000, 1032, 1032, 1032)
+            )])
+        );
+        // [2, 3, 5] -> [2, 8, 8] floats: slab 1 at 15 and 64 elements.
+        let l = PaddedLayout::new(&[2, 3, 5], &[1, 8, 8], 4);
+        let slabs = l.slab_matrices(0, 4096).unwrap();
+        assert_eq!(slabs[1], (m(60, 3, 5, 5), m(4096 + 256, 8, 8, 8)));
+        // A vector: one row.
+        let v = PaddedLayout::new(&[13], &[8], 2)
+            .slab_matrices(0, 256)
+            .unwrap();
+        assert_eq!(v, vec![(m(0, 1, 13, 13), m(256, 1, 16, 16))]);
+        // A padded leading axis, or bytes the kernel does not move: None.
+        assert_eq!(
+            PaddedLayout::new(&[3, 5, 7], &[4, 8, 8], 2).slab_matrices(0, 0),
+            None
+        );
+        assert_eq!(
+            PaddedLayout::new(&[3, 5], &[1, 8], 1).slab_matrices(0, 0),
+            None
+        );
     }
 
     #[test]
