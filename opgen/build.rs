@@ -27,6 +27,7 @@ fn main() {
     let out = PathBuf::from(std::env::var_os("OUT_DIR").unwrap());
     for watched in [
         "plugins/runtime/src",
+        "plugins/runtime/kernels",
         "plugins/runtime/Cargo.toml",
         "plugins/bridge/src",
         "plugins/bridge/build.rs",
@@ -130,7 +131,9 @@ fn write_plugin_sources(root: &Path, to: &Path) {
             manifest
         ));
         let mut files = Vec::new();
-        collect_rs(&dir.join("src"), &mut files);
+        collect_with_extension(&dir.join("src"), "rs", &mut files);
+        // The PTX of the runtime's own kernels, which its sources embed.
+        collect_with_extension(&dir.join("kernels"), "ptx", &mut files);
         if dir.join("build.rs").is_file() {
             files.push(dir.join("build.rs"));
         }
@@ -155,12 +158,16 @@ fn write_plugin_sources(root: &Path, to: &Path) {
     std::fs::write(to, text).unwrap();
 }
 
-fn collect_rs(dir: &Path, files: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+/// The files under `dir` (none where it does not exist) ending in `.ext`.
+fn collect_with_extension(dir: &Path, ext: &str, files: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
         let path = entry.path();
         if path.is_dir() {
-            collect_rs(&path, files);
-        } else if path.extension().is_some_and(|e| e == "rs") {
+            collect_with_extension(&path, ext, files);
+        } else if path.extension().is_some_and(|e| e == ext) {
             files.push(path);
         }
     }

@@ -106,6 +106,8 @@ mod tests {
         for required in [
             "runtime/Cargo.toml",
             "runtime/src/lib.rs",
+            "runtime/kernels/copy_fill_b16_generic.ptx",
+            "runtime/kernels/copy_fill_b32_vec16.ptx",
             "bridge/Cargo.toml",
             "bridge/build.rs",
             "bridge/src/lib.rs",
