@@ -9,18 +9,24 @@ import tarfile
 
 def unpack_and_build(bundle, name, folders):
     """Unpacks BUNDLE (a tar.xz of out/NAME/) beside it, runs the build.sh of
-    each of FOLDERS (relative to out/NAME; "" for out/NAME itself) in
-    parallel, puts them on sys.path, and returns out/NAME. BUNDLE may also be
-    the unpacked folder itself (assembled there from other bundles)."""
+    each of FOLDERS (relative to out/NAME; "" for out/NAME itself) that holds
+    no built library yet in parallel, puts them on sys.path, and returns
+    out/NAME. BUNDLE may also be the unpacked folder itself (assembled there
+    from other bundles)."""
     if os.path.isdir(bundle):
         root = os.path.abspath(bundle)
     else:
         root = os.path.join(os.path.dirname(os.path.abspath(bundle)), name)
         with tarfile.open(bundle) as t:
             t.extractall(os.path.dirname(root))
+    def built(folder):
+        """Whether the folder holds its shared library (built earlier in the run)."""
+        return any(f.startswith("lib") and f.endswith(".so") for f in os.listdir(os.path.join(root, folder)))
+
     builds = [
         (folder, subprocess.Popen(["bash", os.path.join(root, folder, "build.sh")], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
         for folder in folders
+        if not built(folder)
     ]
     for folder, proc in builds:
         _, err = proc.communicate()
