@@ -84,6 +84,12 @@ pub fn benchmark_calls(op: &Op) -> u64 {
     catch_unwind(AssertUnwindSafe(|| op.benchmark_calls())).unwrap_or(0)
 }
 
+/// The device a framework names by its ordinal.
+fn open_device(device: i32) -> Result<std::sync::Arc<opgen_runtime::Device>, String> {
+    let ordinal = usize::try_from(device).map_err(|_| format!("device {device} is not one"))?;
+    opgen_runtime::Device::open(ordinal).map_err(|e| e.to_string())
+}
+
 /// Zeroes `bytes` at device address `ptr` in the order of `stream` (a
 /// `CUstream`; null: the default one) of device `device`: the outputs an op
 /// returns where an input is empty and its kernel has nothing to read (a
@@ -99,8 +105,7 @@ pub fn zero_fill(
     }
     let stream = stream as usize;
     guarded(move || {
-        let device = usize::try_from(device).map_err(|_| format!("device {device} is not one"))?;
-        let device = opgen_runtime::Device::open(device).map_err(|e| e.to_string())?;
+        let device = open_device(device)?;
         // SAFETY: the framework hands over an output it allocated on this
         // device, `bytes` long, and the stream it runs the op on.
         unsafe { opgen_runtime::memory::raw::zero_async(&device, ptr, bytes as usize, stream as _) }
@@ -127,8 +132,7 @@ pub fn copy_fill(
     }
     let stream = stream as usize;
     guarded(move || {
-        let device = usize::try_from(device).map_err(|_| format!("device {device} is not one"))?;
-        let device = opgen_runtime::Device::open(device).map_err(|e| e.to_string())?;
+        let device = open_device(device)?;
         // SAFETY: the framework hands over tensors it allocated on this
         // device, as large as the matrices say, and the stream it runs on.
         unsafe {

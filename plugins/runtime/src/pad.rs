@@ -274,14 +274,26 @@ pub unsafe fn run_padded(
         }
         Ok(())
     };
+    // The same by copy_fill, a launch a slab, writing a twin's zeros too:
+    // false, with nothing done, where it does not take the layout.
+    let fill = |into_twin: bool, layout: &PaddedLayout, dense: u64, twin: u64| -> Result<bool> {
+        let Some(slabs) = layout.slab_matrices(dense, twin) else {
+            return Ok(false);
+        };
+        for (tensor, twin) in slabs {
+            let (src, dst) = if into_twin {
+                (tensor, twin)
+            } else {
+                (twin, tensor)
+            };
+            copy_fill_async(device, stream, src, dst, layout.elem_bytes)?;
+        }
+        Ok(true)
+    };
     let result = (|| {
         for (i, layout) in layouts.iter().enumerate().filter(|(_, l)| l.is_padded()) {
             if i < inputs {
-                // One kernel writes the whole twin: the tensor and zeros.
-                if let Some(slabs) = layout.slab_matrices(addrs[i], twins[i]) {
-                    for (tensor, twin) in slabs {
-                        copy_fill_async(device, stream, tensor, twin, layout.elem_bytes)?;
-                    }
+                if fill(true, layout, addrs[i], twins[i])? {
                     continue;
                 }
                 match layout.zero_spans() {
@@ -307,13 +319,8 @@ pub unsafe fn run_padded(
             .skip(inputs)
             .filter(|(_, l)| l.is_padded())
         {
-            match layout.slab_matrices(addrs[i], twins[i]) {
-                Some(slabs) => {
-                    for (tensor, twin) in slabs {
-                        copy_fill_async(device, stream, twin, tensor, layout.elem_bytes)?;
-                    }
-                }
-                None => copy(false, layout, addrs[i], twins[i])?,
+            if !fill(false, layout, addrs[i], twins[i])? {
+                copy(false, layout, addrs[i], twins[i])?;
             }
         }
         Ok(())
