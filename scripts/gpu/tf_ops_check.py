@@ -7,6 +7,10 @@
 Builds every op folder (build.sh, g++ against the TensorFlow imported), then:
   1. values on GPU:0 against numpy (float64) on odd shapes, float32 and float16:
      add, softmax, transpose, dot;
+  1b. dot's `pad` line: odd N or K past its condition run the aligned
+     variants on zero-padded twins (the picked config says ALIGN=8), values
+     against numpy, one of them in a tf.function with unknown dims; below
+     the condition the unaligned variants (ALIGN=1);
   2. dot's gradient through tf.GradientTape (it calls the generated dot_nt and
      dot_tn) against numpy;
   3. tf.function with unknown dims (input_signature [None, ...]), called with
@@ -138,6 +142,40 @@ def check_values(mods, rng):
                         raise AssertionError(f"ran on {device}")
                     return f"rel err {err:.2e} on {device.split('/')[-1]}, config {mods[op].last_config()}"
                 check("values", f"{op} {np.dtype(dtype).name} {shape}", run)
+
+
+def check_pad(mods, rng):
+    # (M, N, K): odd N and K, odd N only (a's twin is a itself), odd K only
+    # (c is its own twin), N = 4 mod 8; then one below the condition.
+    padded = [(2049, 2049, 2049), (1000, 777, 3001), (4096, 4096, 129), (300, 4100, 2049), (2048, 2051, 1024)]
+    below = [(1000, 777, 1531)]
+    for dtype in (np.float16, np.float32):
+        for shape in padded + below:
+            def run(shape=shape, dtype=dtype):
+                m, n, k = shape
+                a, b = rng_array(rng, (m, k), dtype), rng_array(rng, (k, n), dtype)
+                with tf.device("/GPU:0"):
+                    got = mods["dot"].dot(a, b)
+                err = close(got.numpy(), a.astype(np.float64) @ b, dtype, "dot")
+                config = mods["dot"].last_config()
+                want = "ALIGN=8" if shape in padded else "ALIGN=1"
+                if want not in config.split():
+                    raise AssertionError(f"config {config} lacks {want}")
+                return f"rel err {err:.2e}, config {config}"
+            check("pad", f"dot {np.dtype(dtype).name} {shape}", run)
+
+    def unknown_dims():
+        spec = [tf.TensorSpec([None, None], tf.float16)] * 2
+        fn = tf.function(lambda x, y: mods["dot"].dot(x, y), input_signature=spec)
+        out = []
+        for m, n, k in [(2049, 2049, 2049), (1000, 777, 1531)]:
+            a, b = rng_array(rng, (m, k), np.float16), rng_array(rng, (k, n), np.float16)
+            with tf.device("/GPU:0"):
+                got = fn(a, b)
+            err = close(got.numpy(), a.astype(np.float64) @ b, np.float16, "dot")
+            out.append(f"{m}x{n}x{k}: rel err {err:.2e}, {mods['dot'].last_config()}")
+        return "; ".join(out)
+    check("pad", "dot in a tf.function with input_signature [None, None], padded then not", unknown_dims)
 
 
 def check_gradient(mods, rng):
@@ -320,6 +358,17 @@ def check_perf(mods, rng):
              lambda v: tf.transpose(v), first,
              lambda cfg: raw_time_ms("transpose", cfg, key, lambda mac: (cdiv(r, mac["TM"]), cdiv(r, mac["TN"])),
                                      {"X": buf(0, ts), "Y": buf(ts.nbytes), "M": r, "N": r, "ldx": r, "ldy": r}))
+    # The pad line's cost: 2049^3 runs on padded twins (three copy_fill
+    # launches a call); 2048^3, aligned, is the same work without them.
+    for mm in (2048, 2049):
+        b_host = (np.eye(mm) + rng_array(rng, (mm, mm), np.float32) / mm).astype(np.float16)
+        with tf.device("/GPU:0"):
+            b = tf.constant(b_host)
+            first = tf.constant(rng_array(rng, (mm, mm), np.float16) / 8)
+            op_ms = chain_time_ms(lambda v: mods["dot"].dot(v, b), first)
+        results["perf"][f"dot T=float16 {mm}^3 (pad)"] = {
+            "config": mods["dot"].last_config(), "op_ms": op_ms, "tflops": 2 * mm**3 / op_ms / 1e9}
+        print(f"perf dot {mm}^3: {results['perf'][f'dot T=float16 {mm}^3 (pad)']}", flush=True)
     for mm in (4096, 8192):
         key = "T=float16"
         a_host = rng_array(rng, (mm, mm), np.float16) / 8
@@ -367,6 +416,7 @@ def main():
     else:
         rng = np.random.default_rng(0)
         check_values(mods, rng)
+        check_pad(mods, rng)
         check_gradient(mods, rng)
         check_unknown_dims(mods, rng)
         check_errors(mods)

@@ -6,13 +6,13 @@
 //! the shape function and the Python helper.
 
 use crate::bind::BoundArg;
-use crate::cpp::dims_cpp;
 use crate::cpp::launch::{self, CppLaunch, CppWords, DerivedVarCtx};
+use crate::cpp::{cpp_any, dims_cpp, multiples_cpp, pad_condition};
 use crate::plan::{
     backward_text, called_ops, camel_case, grad_python, input_grads, op_signature, out_grads,
     py_params, CalledOp, ContextError, OutGradCtx,
 };
-use crate::spec::{Dim, OpSpec};
+use crate::spec::{Dim, OpSpec, Pad};
 use crate::variants::Group;
 use serde::Serialize;
 
@@ -51,6 +51,35 @@ pub struct TfContext {
     pub backward: Option<TfBackward>,
     /// The launch, in TensorFlow's names (the torch op has the same C++).
     pub launch: CppLaunch,
+    /// The kernel's `Launch` parameters (a view per input, then per
+    /// output) and the views the unpadded call passes.
+    pub launch_params: String,
+    pub launch_views: String,
+    pub pad: Option<TfPad>,
+}
+
+/// The spec's `pad` line in the GPU kernel: when to pad, and per tensor the
+/// multiples its twin rounds up to.
+#[derive(Serialize)]
+pub struct TfPad {
+    /// `N, K to 8 if ...`, for a comment.
+    pub text: String,
+    /// Whether a padded dim is not a multiple (TensorFlow's tensors are
+    /// dense: their strides follow from the dims).
+    pub needed: String,
+    /// The line's condition (`true` without one).
+    pub cond: String,
+    pub inputs: Vec<TfPadTensor>,
+    pub outputs: Vec<TfPadTensor>,
+    /// The views the padded call passes: the twins.
+    pub views: String,
+}
+
+#[derive(Serialize)]
+pub struct TfPadTensor {
+    pub name: String,
+    /// `{int64_t(1), int64_t(8)}`; `None`: no axis of it pads (the tensor is its own twin).
+    pub multiples: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -332,7 +361,20 @@ pub fn build(
             })
         })
         .collect();
+    let views: Vec<&str> = spec
+        .inputs
+        .iter()
+        .chain(&spec.outputs)
+        .map(|t| t.name.as_str())
+        .collect();
     Ok(TfContext {
+        launch_params: views
+            .iter()
+            .map(|v| format!("const OpgenDenseView& {v}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        launch_views: views.join(", "),
+        pad: spec.pad.as_ref().map(|p| pad_ctx(spec, p)),
         derived,
         source: source.to_string(),
         qualified: spec.qualified_name(),
@@ -368,9 +410,85 @@ pub fn build(
     })
 }
 
+fn pad_ctx(spec: &OpSpec, pad: &Pad) -> TfPad {
+    let (text, cond) = pad_condition(pad);
+    let needed: Vec<String> = pad
+        .dims
+        .iter()
+        .map(|(d, _)| format!("{d} % {} != 0", pad.multiple))
+        .collect();
+    let tensor = |t: &crate::spec::TensorSpec| TfPadTensor {
+        name: t.name.clone(),
+        multiples: multiples_cpp(pad, &t.dims),
+    };
+    let views: Vec<String> = spec
+        .inputs
+        .iter()
+        .chain(&spec.outputs)
+        .map(|t| format!("OpgenDenseView{{{}_twin}}", t.name))
+        .collect();
+    TfPad {
+        text,
+        needed: cpp_any(&needed),
+        cond,
+        inputs: spec.inputs.iter().map(tensor).collect(),
+        outputs: spec.outputs.iter().map(tensor).collect(),
+        views: views.join(", "),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_pad_line_pads_each_tensor_along_its_padded_dims() {
+        let spec = crate::spec::parse_spec(
+            0,
+            "#pragma opgen op t::mm\n\
+             #pragma opgen input a: float16[M, K]\n\
+             #pragma opgen input b: float16[K, N]\n\
+             #pragma opgen input bias: float16[M]\n\
+             #pragma opgen output c: float16[M, N]\n\
+             #pragma opgen args a, b, c, M, N, K\n\
+             #pragma opgen grid M\n\
+             #pragma opgen pad N, K to 8 if M >= 192 && M * N * K >= 1000\n\
+             __global__ void mm(half* a, half* b, half* c, int M, int N, int K) {}\n",
+        )
+        .unwrap()
+        .unwrap();
+        let pad = pad_ctx(&spec, spec.pad.as_ref().unwrap());
+        assert_eq!(pad.text, "N, K to 8 if M >= 192 && M * N * K >= 1000");
+        assert_eq!(pad.needed, "N % 8 != 0 || K % 8 != 0");
+        assert_eq!(
+            pad.cond,
+            "(M >= int64_t(192)) && (((M * N) * K) >= int64_t(1000))"
+        );
+        let multiples = |ts: &[TfPadTensor]| -> Vec<(String, Option<String>)> {
+            ts.iter()
+                .map(|t| (t.name.clone(), t.multiples.clone()))
+                .collect()
+        };
+        let both = Some("{int64_t(1), int64_t(8)}".to_string());
+        let pairs = |v: &[(&str, &Option<String>)]| -> Vec<(String, Option<String>)> {
+            v.iter()
+                .map(|(n, m)| (n.to_string(), (*m).clone()))
+                .collect()
+        };
+        assert_eq!(
+            multiples(&pad.inputs),
+            pairs(&[
+                ("a", &both),
+                ("b", &Some("{int64_t(8), int64_t(8)}".into())),
+                ("bias", &None)
+            ])
+        );
+        assert_eq!(multiples(&pad.outputs), pairs(&[("c", &both)]));
+        assert_eq!(
+            pad.views,
+            "OpgenDenseView{a_twin}, OpgenDenseView{b_twin}, OpgenDenseView{bias_twin}, OpgenDenseView{c_twin}"
+        );
+    }
 
     #[test]
     fn op_names_follow_tensorflow_rules() {

@@ -5,10 +5,10 @@
 
 use crate::bind::BoundArg;
 use crate::cpp::launch::{self, CppLaunch, CppWords};
-use crate::cpp::{cpp_any, dims_cpp};
+use crate::cpp::{cpp_any, dims_cpp, multiples_cpp, pad_condition};
 use crate::plan::{
-    backward_text, called_ops, camel_case, expr_text, input_grads, out_grads, render_grad,
-    CalledOp, ContextError, OutGradCtx,
+    backward_text, called_ops, camel_case, input_grads, out_grads, render_grad, CalledOp,
+    ContextError, OutGradCtx,
 };
 use crate::spec::{AttrType, GradExpr, OpSpec, Pad};
 use crate::variants::Group;
@@ -221,18 +221,7 @@ pub fn build(
     })
 }
 
-/// The C++ `{int64_t(1), int64_t(8)}` of a tensor's per-axis pad multiples,
-/// `None` where no axis is padded.
-fn multiples_cpp(pad: &Pad, dims: &[crate::spec::Dim]) -> Option<String> {
-    let multiples = pad.multiples(dims);
-    multiples.iter().any(|&m| m > 1).then(|| {
-        let items: Vec<String> = multiples.iter().map(|m| format!("int64_t({m})")).collect();
-        format!("{{{}}}", items.join(", "))
-    })
-}
-
 fn pad_ctx(spec: &OpSpec, pad: &Pad, attrs: &[TorchAttr]) -> PadCtx {
-    let plain = |n: &str| n.to_string();
     let mut needed = Vec::new();
     let mut call_args = Vec::new();
     for t in &spec.inputs {
@@ -264,25 +253,7 @@ fn pad_ctx(spec: &OpSpec, pad: &Pad, attrs: &[TorchAttr]) -> PadCtx {
             }
         })
         .collect();
-    let dims: Vec<&str> = pad.dims.iter().map(|(d, _)| d.as_str()).collect();
-    let mut text = format!("{} to {}", dims.join(", "), pad.multiple);
-    let cond = match &pad.conditions[..] {
-        [] => "true".to_string(),
-        all => {
-            let written: Vec<String> = all
-                .iter()
-                .map(|c| format!("{} {} {}", expr_text(&c.left), c.cmp, expr_text(&c.right)))
-                .collect();
-            text += &format!(" if {}", written.join(" && "));
-            all.iter()
-                .map(|c| {
-                    let (l, r) = (c.left.to_cpp(&plain), c.right.to_cpp(&plain));
-                    format!("({l} {} {r})", c.cmp)
-                })
-                .collect::<Vec<_>>()
-                .join(" && ")
-        }
-    };
+    let (text, cond) = pad_condition(pad);
     PadCtx {
         text,
         needed: cpp_any(&needed),

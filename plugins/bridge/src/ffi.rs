@@ -125,6 +125,31 @@ mod bridge {
             dst: &Matrix,
             elem_bytes: u32,
         ) -> Result<bool>;
+
+        /// Copies the dense row-major tensor of `shape` at `dense` into its
+        /// twin at `twin` (`shape` rounded up per axis to `multiples`),
+        /// zeros in the rest, in `stream`'s order: a `pad` line's odd input.
+        fn pad_into_twin(
+            device: i32,
+            stream: usize,
+            dense: u64,
+            twin: u64,
+            shape: &[i64],
+            multiples: &[i64],
+            elem_bytes: u32,
+        ) -> Result<()>;
+
+        /// The reverse: the twin's corner back into the dense tensor (a
+        /// padded output cut back).
+        fn cut_from_twin(
+            device: i32,
+            stream: usize,
+            dense: u64,
+            twin: u64,
+            shape: &[i64],
+            multiples: &[i64],
+            elem_bytes: u32,
+        ) -> Result<()>;
     }
 }
 
@@ -210,6 +235,52 @@ fn copy_fill(
         stream as *mut std::ffi::c_void,
         matrix(src)?,
         matrix(dst)?,
+        elem_bytes as usize,
+    )
+}
+
+fn pad_into_twin(
+    device: i32,
+    stream: usize,
+    dense: u64,
+    twin: u64,
+    shape: &[i64],
+    multiples: &[i64],
+    elem_bytes: u32,
+) -> Result<(), String> {
+    let direction = crate::PadDirection::IntoTwin;
+    let stream = stream as *mut std::ffi::c_void;
+    crate::pad_copy(
+        device,
+        stream,
+        direction,
+        dense,
+        twin,
+        shape,
+        multiples,
+        elem_bytes as usize,
+    )
+}
+
+fn cut_from_twin(
+    device: i32,
+    stream: usize,
+    dense: u64,
+    twin: u64,
+    shape: &[i64],
+    multiples: &[i64],
+    elem_bytes: u32,
+) -> Result<(), String> {
+    let direction = crate::PadDirection::FromTwin;
+    let stream = stream as *mut std::ffi::c_void;
+    crate::pad_copy(
+        device,
+        stream,
+        direction,
+        dense,
+        twin,
+        shape,
+        multiples,
         elem_bytes as usize,
     )
 }

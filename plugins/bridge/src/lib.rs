@@ -143,6 +143,59 @@ pub fn copy_fill(
     })
 }
 
+/// Which way [`pad_copy`] moves a tensor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PadDirection {
+    /// The dense tensor into its zero-padded twin (an odd input).
+    IntoTwin,
+    /// The twin's corner back into the dense tensor (a padded output).
+    FromTwin,
+}
+
+/// Moves a dense row-major tensor of `shape` (elements of `elem_bytes`) at
+/// `dense` to or from its twin at `twin`, `shape` rounded up per axis to
+/// `multiples` (missing entries: 1), in the order of `stream` of device
+/// `device`: the runtime's `copy_fill` kernel where it takes the slabs,
+/// else a memset and 2-D driver copies (`opgen_runtime::pad`). For a
+/// framework that allocates the twins itself (TensorFlow's op).
+#[allow(clippy::too_many_arguments)] // the tensor's layout, as C++ passes it
+pub fn pad_copy(
+    device: i32,
+    stream: *mut std::ffi::c_void,
+    direction: PadDirection,
+    dense: u64,
+    twin: u64,
+    shape: &[i64],
+    multiples: &[i64],
+    elem_bytes: usize,
+) -> Result<(), String> {
+    if let Some(n) = shape.iter().chain(multiples).find(|&&n| n < 0) {
+        return Err(format!("padding: a size or multiple of {n} is negative"));
+    }
+    let layout = opgen_runtime::pad::PaddedLayout::new(shape, multiples, elem_bytes);
+    if !layout.is_padded() || shape.contains(&0) {
+        return Ok(());
+    }
+    let stream = stream as usize;
+    guarded(move || {
+        let device = open_device(device)?;
+        // SAFETY: the framework hands over a tensor and a twin it allocated
+        // on this device, of the layout's sizes, and the stream it runs on.
+        unsafe {
+            let stream = stream as _;
+            match direction {
+                PadDirection::IntoTwin => {
+                    opgen_runtime::pad::fill_twin(&device, stream, &layout, dense, twin)
+                }
+                PadDirection::FromTwin => {
+                    opgen_runtime::pad::cut_twin(&device, stream, &layout, dense, twin)
+                }
+            }
+        }
+        .map_err(|e| e.to_string())
+    })
+}
+
 /// `f`'s result, or an error for its panic.
 fn guarded<T>(f: impl FnOnce() -> Result<T, String> + UnwindSafe) -> Result<T, String> {
     catch_unwind(f)
@@ -234,6 +287,27 @@ mod tests {
         }
         let msg = zero_fill(0, std::ptr::null_mut(), 0x1000, 16).unwrap_err();
         assert!(msg.contains("no CUDA device"), "{msg}");
+    }
+
+    #[test]
+    fn pad_copy_does_nothing_for_aligned_or_empty_tensors_and_needs_a_gpu_otherwise() {
+        use PadDirection::{FromTwin, IntoTwin};
+        let null = std::ptr::null_mut();
+        let copy = |dir, shape: &[i64], device| {
+            pad_copy(device, null, dir, 0x1000, 0x2000, shape, &[1, 8], 2)
+        };
+        // Nothing to pad (or nothing there): no device is opened.
+        assert_eq!(copy(IntoTwin, &[3, 16], -1), Ok(()));
+        assert_eq!(copy(FromTwin, &[0, 5], -1), Ok(()));
+        let negative = copy(IntoTwin, &[-3, 5], 0).unwrap_err();
+        assert!(negative.contains("-3 is negative"), "{negative}");
+        for dir in [IntoTwin, FromTwin] {
+            assert!(copy(dir, &[3, 5], -1).unwrap_err().contains("device -1"));
+        }
+        if !opgen_runtime::driver::is_available() {
+            let msg = copy(IntoTwin, &[3, 5], 0).unwrap_err();
+            assert!(msg.contains("no CUDA device"), "{msg}");
+        }
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Zero-padded copies of dense row-major tensors, for ops whose spec pads
 //! odd sizes (`pad N, K to 8 if ...`) in a framework with no pad of its own
-//! to call (ONNX Runtime): the kernel runs on padded twins of the tensors
+//! to call (ONNX Runtime: [`run_padded`]; TensorFlow, whose op allocates
+//! the twins, through the bridge: [`fill_twin`], [`cut_twin`]): the kernel
+//! runs on padded twins of the tensors
 //! (the aligned variants qualify), and the padded outputs are cut back,
 //! each by the runtime's `copy_fill` kernel where it takes the layout.
 
@@ -222,15 +224,113 @@ fn twin_offsets(layouts: &[PaddedLayout]) -> (Vec<Option<usize>>, usize) {
     (offsets, total)
 }
 
+/// Copies the dense tensor of `layout` at `dense` into its twin at `twin`
+/// in `stream`'s order, the twin's other bytes zeroed: by `copy_fill` in
+/// one pass a slab ([`PaddedLayout::slab_matrices`]), else by a memset
+/// ([`PaddedLayout::zero_spans`]) and 2-D driver copies.
+///
+/// # Safety
+/// `dense` and `twin` are device memory of `device` as large as the
+/// layout's tensor and twin, and `stream` a live stream of `device` or null.
+pub unsafe fn fill_twin(
+    device: &Arc<Device>,
+    stream: sys::CUstream,
+    layout: &PaddedLayout,
+    dense: u64,
+    twin: u64,
+) -> Result<()> {
+    if copy_fill_slabs(device, stream, layout, true, dense, twin)? {
+        return Ok(());
+    }
+    match layout.zero_spans() {
+        Some(spans) => {
+            for span in spans {
+                raw::zero_rows_async(device, twin + span.offset as u64, &span, stream)?;
+            }
+        }
+        None => raw::zero_async(device, twin, layout.padded_bytes(), stream)?,
+    }
+    copy_rows(device, stream, layout, true, dense, twin)
+}
+
+/// Cuts the twin of `layout` at `twin` back into its dense tensor at
+/// `dense` in `stream`'s order (`copy_fill` a slab, else driver copies).
+///
+/// # Safety
+/// As [`fill_twin`].
+pub unsafe fn cut_twin(
+    device: &Arc<Device>,
+    stream: sys::CUstream,
+    layout: &PaddedLayout,
+    dense: u64,
+    twin: u64,
+) -> Result<()> {
+    if copy_fill_slabs(device, stream, layout, false, dense, twin)? {
+        return Ok(());
+    }
+    copy_rows(device, stream, layout, false, dense, twin)
+}
+
+/// The rows of each block of `layout`, from the dense tensor into its twin
+/// or back, by the driver's 2-D copies.
+unsafe fn copy_rows(
+    device: &Arc<Device>,
+    stream: sys::CUstream,
+    layout: &PaddedLayout,
+    into_twin: bool,
+    dense: u64,
+    twin: u64,
+) -> Result<()> {
+    for b in layout.row_blocks() {
+        let (d, t) = (dense + b.dense_offset as u64, twin + b.padded_offset as u64);
+        let ((src, src_pitch), (dst, dst_pitch)) = match into_twin {
+            true => ((d, b.dense_pitch), (t, b.padded_pitch)),
+            false => ((t, b.padded_pitch), (d, b.dense_pitch)),
+        };
+        let rows = raw::RowsCopy {
+            dst,
+            dst_pitch,
+            src,
+            src_pitch,
+            row_bytes: b.row_bytes,
+            rows: b.rows,
+        };
+        raw::copy_rows_async(device, &rows, stream)?;
+    }
+    Ok(())
+}
+
+/// The same by `copy_fill`, a launch a slab, writing a twin's zeros too:
+/// false, with nothing done, where it does not take the layout.
+unsafe fn copy_fill_slabs(
+    device: &Arc<Device>,
+    stream: sys::CUstream,
+    layout: &PaddedLayout,
+    into_twin: bool,
+    dense: u64,
+    twin: u64,
+) -> Result<bool> {
+    let Some(slabs) = layout.slab_matrices(dense, twin) else {
+        return Ok(false);
+    };
+    for (tensor, twin) in slabs {
+        let (src, dst) = if into_twin {
+            (tensor, twin)
+        } else {
+            (twin, tensor)
+        };
+        copy_fill_async(device, stream, src, dst, layout.elem_bytes)?;
+    }
+    Ok(true)
+}
+
 /// Runs `launch` on padded twins of the tensors whose layout pads, in
 /// `stream`'s order: `layouts` and `addrs` list the inputs (the first
-/// `inputs`) then the outputs. Each padded input is copied into its twin,
-/// whose other bytes are zeroed: by `copy_fill` in one pass
-/// ([`PaddedLayout::slab_matrices`]), else by a memset
-/// ([`PaddedLayout::zero_spans`]) and driver copies; `launch`
-/// gets the addresses to use (a twin's where padded); then each padded
-/// output's twin is cut back into its tensor. The twins live in
-/// one stream-ordered allocation, freed after the copies.
+/// `inputs`) then the outputs. Each padded input is copied into its twin
+/// ([`fill_twin`]); `launch` gets the addresses to use (a twin's where
+/// padded); then each padded output's twin is cut back into its tensor
+/// ([`cut_twin`]). The twins live in one stream-ordered allocation, freed
+/// after the copies.
 ///
 /// # Safety
 /// Each address is device memory of `device` holding its layout's dense
@@ -253,75 +353,14 @@ pub unsafe fn run_padded(
         .zip(addrs)
         .map(|(at, &addr)| at.map_or(addr, |at| base + at as u64))
         .collect();
-    // The rows of each block of `layout`, from the dense tensor into its
-    // twin or back.
-    let copy = |into_twin: bool, layout: &PaddedLayout, dense: u64, twin: u64| -> Result<()> {
-        for b in layout.row_blocks() {
-            let (d, t) = (dense + b.dense_offset as u64, twin + b.padded_offset as u64);
-            let ((src, src_pitch), (dst, dst_pitch)) = match into_twin {
-                true => ((d, b.dense_pitch), (t, b.padded_pitch)),
-                false => ((t, b.padded_pitch), (d, b.dense_pitch)),
-            };
-            let rows = raw::RowsCopy {
-                dst,
-                dst_pitch,
-                src,
-                src_pitch,
-                row_bytes: b.row_bytes,
-                rows: b.rows,
-            };
-            raw::copy_rows_async(device, &rows, stream)?;
-        }
-        Ok(())
-    };
-    // The same by copy_fill, a launch a slab, writing a twin's zeros too:
-    // false, with nothing done, where it does not take the layout.
-    let fill = |into_twin: bool, layout: &PaddedLayout, dense: u64, twin: u64| -> Result<bool> {
-        let Some(slabs) = layout.slab_matrices(dense, twin) else {
-            return Ok(false);
-        };
-        for (tensor, twin) in slabs {
-            let (src, dst) = if into_twin {
-                (tensor, twin)
-            } else {
-                (twin, tensor)
-            };
-            copy_fill_async(device, stream, src, dst, layout.elem_bytes)?;
-        }
-        Ok(true)
-    };
+    let padded = || layouts.iter().enumerate().filter(|(_, l)| l.is_padded());
     let result = (|| {
-        for (i, layout) in layouts.iter().enumerate().filter(|(_, l)| l.is_padded()) {
-            if i < inputs {
-                if fill(true, layout, addrs[i], twins[i])? {
-                    continue;
-                }
-                match layout.zero_spans() {
-                    Some(spans) => {
-                        for span in spans {
-                            raw::zero_rows_async(
-                                device,
-                                twins[i] + span.offset as u64,
-                                &span,
-                                stream,
-                            )?;
-                        }
-                    }
-                    None => raw::zero_async(device, twins[i], layout.padded_bytes(), stream)?,
-                }
-                copy(true, layout, addrs[i], twins[i])?;
-            }
+        for (i, layout) in padded().filter(|&(i, _)| i < inputs) {
+            fill_twin(device, stream, layout, addrs[i], twins[i])?;
         }
         launch(&twins)?;
-        for (i, layout) in layouts
-            .iter()
-            .enumerate()
-            .skip(inputs)
-            .filter(|(_, l)| l.is_padded())
-        {
-            if !fill(false, layout, addrs[i], twins[i])? {
-                copy(false, layout, addrs[i], twins[i])?;
-            }
+        for (i, layout) in padded().filter(|&(i, _)| i >= inputs) {
+            cut_twin(device, stream, layout, addrs[i], twins[i])?;
         }
         Ok(())
     })();
