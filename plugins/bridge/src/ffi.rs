@@ -126,24 +126,15 @@ mod bridge {
             elem_bytes: u32,
         ) -> Result<bool>;
 
-        /// Copies the dense row-major tensor of `shape` at `dense` into its
-        /// twin at `twin` (`shape` rounded up per axis to `multiples`),
-        /// zeros in the rest, in `stream`'s order: a `pad` line's odd input.
-        fn pad_into_twin(
+        /// Moves the dense row-major tensor of `shape` at `dense` into its
+        /// twin at `twin` (`shape` rounded up per axis to `multiples`), zeros
+        /// in the rest: a `pad` line's odd input; or, not `into_twin`, the
+        /// twin's corner back into the tensor: a padded output cut back. In
+        /// `stream`'s order.
+        fn pad_copy(
             device: i32,
             stream: usize,
-            dense: u64,
-            twin: u64,
-            shape: &[i64],
-            multiples: &[i64],
-            elem_bytes: u32,
-        ) -> Result<()>;
-
-        /// The reverse: the twin's corner back into the dense tensor (a
-        /// padded output cut back).
-        fn cut_from_twin(
-            device: i32,
-            stream: usize,
+            into_twin: bool,
             dense: u64,
             twin: u64,
             shape: &[i64],
@@ -239,39 +230,19 @@ fn copy_fill(
     )
 }
 
-fn pad_into_twin(
+#[allow(clippy::too_many_arguments)] // the tensor's layout, as C++ passes it
+fn pad_copy(
     device: i32,
     stream: usize,
+    into_twin: bool,
     dense: u64,
     twin: u64,
     shape: &[i64],
     multiples: &[i64],
     elem_bytes: u32,
 ) -> Result<(), String> {
-    let direction = crate::PadDirection::IntoTwin;
-    let stream = stream as *mut std::ffi::c_void;
-    crate::pad_copy(
-        device,
-        stream,
-        direction,
-        dense,
-        twin,
-        shape,
-        multiples,
-        elem_bytes as usize,
-    )
-}
-
-fn cut_from_twin(
-    device: i32,
-    stream: usize,
-    dense: u64,
-    twin: u64,
-    shape: &[i64],
-    multiples: &[i64],
-    elem_bytes: u32,
-) -> Result<(), String> {
-    let direction = crate::PadDirection::FromTwin;
+    use opgen_runtime::pad::PadDirection::{FromTwin, IntoTwin};
+    let direction = if into_twin { IntoTwin } else { FromTwin };
     let stream = stream as *mut std::ffi::c_void;
     crate::pad_copy(
         device,

@@ -143,15 +143,6 @@ pub fn copy_fill(
     })
 }
 
-/// Which way [`pad_copy`] moves a tensor.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PadDirection {
-    /// The dense tensor into its zero-padded twin (an odd input).
-    IntoTwin,
-    /// The twin's corner back into the dense tensor (a padded output).
-    FromTwin,
-}
-
 /// Moves a dense row-major tensor of `shape` (elements of `elem_bytes`) at
 /// `dense` to or from its twin at `twin`, `shape` rounded up per axis to
 /// `multiples` (missing entries: 1), in the order of `stream` of device
@@ -162,7 +153,7 @@ pub enum PadDirection {
 pub fn pad_copy(
     device: i32,
     stream: *mut std::ffi::c_void,
-    direction: PadDirection,
+    direction: opgen_runtime::pad::PadDirection,
     dense: u64,
     twin: u64,
     shape: &[i64],
@@ -182,15 +173,7 @@ pub fn pad_copy(
         // SAFETY: the framework hands over a tensor and a twin it allocated
         // on this device, of the layout's sizes, and the stream it runs on.
         unsafe {
-            let stream = stream as _;
-            match direction {
-                PadDirection::IntoTwin => {
-                    opgen_runtime::pad::fill_twin(&device, stream, &layout, dense, twin)
-                }
-                PadDirection::FromTwin => {
-                    opgen_runtime::pad::cut_twin(&device, stream, &layout, dense, twin)
-                }
-            }
+            opgen_runtime::pad::copy_twin(&device, stream as _, &layout, direction, dense, twin)
         }
         .map_err(|e| e.to_string())
     })
@@ -291,7 +274,7 @@ mod tests {
 
     #[test]
     fn pad_copy_does_nothing_for_aligned_or_empty_tensors_and_needs_a_gpu_otherwise() {
-        use PadDirection::{FromTwin, IntoTwin};
+        use opgen_runtime::pad::PadDirection::{FromTwin, IntoTwin};
         let null = std::ptr::null_mut();
         let copy = |dir, shape: &[i64], device| {
             pad_copy(device, null, dir, 0x1000, 0x2000, shape, &[1, 8], 2)

@@ -1,7 +1,7 @@
 //! Zero-padded copies of dense row-major tensors, for ops whose spec pads
 //! odd sizes (`pad N, K to 8 if ...`) in a framework with no pad of its own
 //! to call (ONNX Runtime: [`run_padded`]; TensorFlow, whose op allocates
-//! the twins, through the bridge: [`fill_twin`], [`cut_twin`]): the kernel
+//! the twins, through the bridge: [`copy_twin`]): the kernel
 //! runs on padded twins of the tensors
 //! (the aligned variants qualify), and the padded outputs are cut back,
 //! each by the runtime's `copy_fill` kernel where it takes the layout.
@@ -224,51 +224,47 @@ fn twin_offsets(layouts: &[PaddedLayout]) -> (Vec<Option<usize>>, usize) {
     (offsets, total)
 }
 
-/// Copies the dense tensor of `layout` at `dense` into its twin at `twin`
-/// in `stream`'s order, the twin's other bytes zeroed: by `copy_fill` in
-/// one pass a slab ([`PaddedLayout::slab_matrices`]), else by a memset
-/// ([`PaddedLayout::zero_spans`]) and 2-D driver copies.
+/// Which way a tensor moves between its dense layout and its twin.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PadDirection {
+    /// The dense tensor into its twin, the twin's other bytes zeroed (an
+    /// odd input).
+    IntoTwin,
+    /// The twin's corner back into the dense tensor (a padded output).
+    FromTwin,
+}
+
+/// Moves the tensor of `layout` between `dense` and its twin at `twin` in
+/// `stream`'s order: by `copy_fill` in one pass a slab
+/// ([`PaddedLayout::slab_matrices`]), else by 2-D driver copies, into a
+/// twin zeroed first by a memset ([`PaddedLayout::zero_spans`]).
 ///
 /// # Safety
 /// `dense` and `twin` are device memory of `device` as large as the
 /// layout's tensor and twin, and `stream` a live stream of `device` or null.
-pub unsafe fn fill_twin(
+pub unsafe fn copy_twin(
     device: &Arc<Device>,
     stream: sys::CUstream,
     layout: &PaddedLayout,
+    direction: PadDirection,
     dense: u64,
     twin: u64,
 ) -> Result<()> {
-    if copy_fill_slabs(device, stream, layout, true, dense, twin)? {
+    let into_twin = direction == PadDirection::IntoTwin;
+    if copy_fill_slabs(device, stream, layout, into_twin, dense, twin)? {
         return Ok(());
     }
-    match layout.zero_spans() {
-        Some(spans) => {
-            for span in spans {
-                raw::zero_rows_async(device, twin + span.offset as u64, &span, stream)?;
+    if into_twin {
+        match layout.zero_spans() {
+            Some(spans) => {
+                for span in spans {
+                    raw::zero_rows_async(device, twin + span.offset as u64, &span, stream)?;
+                }
             }
+            None => raw::zero_async(device, twin, layout.padded_bytes(), stream)?,
         }
-        None => raw::zero_async(device, twin, layout.padded_bytes(), stream)?,
     }
-    copy_rows(device, stream, layout, true, dense, twin)
-}
-
-/// Cuts the twin of `layout` at `twin` back into its dense tensor at
-/// `dense` in `stream`'s order (`copy_fill` a slab, else driver copies).
-///
-/// # Safety
-/// As [`fill_twin`].
-pub unsafe fn cut_twin(
-    device: &Arc<Device>,
-    stream: sys::CUstream,
-    layout: &PaddedLayout,
-    dense: u64,
-    twin: u64,
-) -> Result<()> {
-    if copy_fill_slabs(device, stream, layout, false, dense, twin)? {
-        return Ok(());
-    }
-    copy_rows(device, stream, layout, false, dense, twin)
+    copy_rows(device, stream, layout, into_twin, dense, twin)
 }
 
 /// The rows of each block of `layout`, from the dense tensor into its twin
@@ -327,9 +323,8 @@ unsafe fn copy_fill_slabs(
 /// Runs `launch` on padded twins of the tensors whose layout pads, in
 /// `stream`'s order: `layouts` and `addrs` list the inputs (the first
 /// `inputs`) then the outputs. Each padded input is copied into its twin
-/// ([`fill_twin`]); `launch` gets the addresses to use (a twin's where
-/// padded); then each padded output's twin is cut back into its tensor
-/// ([`cut_twin`]). The twins live in one stream-ordered allocation, freed
+/// ([`copy_twin`]); `launch` gets the addresses to use (a twin's where
+/// padded); then each padded output's twin is cut back into its tensor. The twins live in one stream-ordered allocation, freed
 /// after the copies.
 ///
 /// # Safety
@@ -356,11 +351,25 @@ pub unsafe fn run_padded(
     let padded = || layouts.iter().enumerate().filter(|(_, l)| l.is_padded());
     let result = (|| {
         for (i, layout) in padded().filter(|&(i, _)| i < inputs) {
-            fill_twin(device, stream, layout, addrs[i], twins[i])?;
+            copy_twin(
+                device,
+                stream,
+                layout,
+                PadDirection::IntoTwin,
+                addrs[i],
+                twins[i],
+            )?;
         }
         launch(&twins)?;
         for (i, layout) in padded().filter(|&(i, _)| i >= inputs) {
-            cut_twin(device, stream, layout, addrs[i], twins[i])?;
+            copy_twin(
+                device,
+                stream,
+                layout,
+                PadDirection::FromTwin,
+                addrs[i],
+                twins[i],
+            )?;
         }
         Ok(())
     })();
