@@ -470,20 +470,16 @@ mod tests {
                 .collect()
         };
         let both = Some("{int64_t(1), int64_t(8)}".to_string());
-        let pairs = |v: &[(&str, &Option<String>)]| -> Vec<(String, Option<String>)> {
-            v.iter()
-                .map(|(n, m)| (n.to_string(), (*m).clone()))
-                .collect()
-        };
+        let b = Some("{int64_t(8), int64_t(8)}".to_string());
         assert_eq!(
             multiples(&pad.inputs),
-            pairs(&[
-                ("a", &both),
-                ("b", &Some("{int64_t(8), int64_t(8)}".into())),
-                ("bias", &None)
-            ])
+            [
+                ("a".into(), both.clone()),
+                ("b".into(), b),
+                ("bias".into(), None)
+            ]
         );
-        assert_eq!(multiples(&pad.outputs), pairs(&[("c", &both)]));
+        assert_eq!(multiples(&pad.outputs), [("c".into(), both)]);
         assert_eq!(
             pad.views,
             "OpgenDenseView{a_twin}, OpgenDenseView{b_twin}, OpgenDenseView{bias_twin}, OpgenDenseView{c_twin}"

@@ -1,10 +1,10 @@
 //! Zero-padded copies of dense row-major tensors, for ops whose spec pads
 //! odd sizes (`pad N, K to 8 if ...`) in a framework with no pad of its own
 //! to call (ONNX Runtime: [`run_padded`]; TensorFlow, whose op allocates
-//! the twins, through the bridge: [`copy_twin`]): the kernel
-//! runs on padded twins of the tensors
-//! (the aligned variants qualify), and the padded outputs are cut back,
-//! each by the runtime's `copy_fill` kernel where it takes the layout.
+//! the twins, through the bridge: [`copy_twin`]): the kernel runs on
+//! padded twins of the tensors (the aligned variants qualify), and the
+//! padded outputs are cut back, each by the runtime's `copy_fill` kernel
+//! where it takes the layout.
 
 use crate::copy_fill::{copy_fill_async, supports, Matrix};
 use crate::device::Device;
@@ -324,8 +324,8 @@ unsafe fn copy_fill_slabs(
 /// `stream`'s order: `layouts` and `addrs` list the inputs (the first
 /// `inputs`) then the outputs. Each padded input is copied into its twin
 /// ([`copy_twin`]); `launch` gets the addresses to use (a twin's where
-/// padded); then each padded output's twin is cut back into its tensor. The twins live in one stream-ordered allocation, freed
-/// after the copies.
+/// padded); then each padded output's twin is cut back into its tensor.
+/// The twins live in one stream-ordered allocation, freed after the copies.
 ///
 /// # Safety
 /// Each address is device memory of `device` holding its layout's dense
