@@ -114,7 +114,7 @@ def softmax_ref(x):
 def check_values(mods, rng):
     cases = {
         "add": [(1,), (1000,), ((1 << 20) + 3,)],
-        "softmax": [(1, 1), (257, 3000), (1000, 4096)],
+        "softmax": [(1, 1), (257, 3000), (1000, 4096), (2, 70000)],
         "transpose": [(1, 1), (1000, 777), (2048, 64)],
         "dot": [(1, 1, 1), (65, 33, 17), (1000, 777, 1531), (1024, 1024, 1024)],
     }
@@ -234,8 +234,7 @@ def check_errors(mods):
     expect_error("dot: mismatched K", lambda: mods["dot"].dot(f32, np.ones((6, 4), np.float32)), ["`b`", "K"])
     expect_error("add: mismatched lengths", lambda: mods["add"].add(np.ones(8, np.float32), np.ones(5, np.float32)),
                  ["`y`", "N"])
-    expect_error("softmax: a row longer than every config", lambda: mods["softmax"].softmax(np.ones((2, 70000), np.float32)),
-                 ["no compiled config accepts these inputs"])
+    expect_error("softmax: rank 1", lambda: mods["softmax"].softmax(np.ones(8, np.float32)), ["`x`"])
 
 
 def check_stream_order(mods, rng):
@@ -324,8 +323,11 @@ def check_perf(mods, rng):
                 if own_step is not None:
                     entry["tensorflow_ms"] = chain_time_ms(own_step, first)
                     entry["op_over_tensorflow"] = op_ms / entry["tensorflow_ms"]
-            entry["raw_ms"] = raw(entry["config"])
-            entry["op_over_raw"] = op_ms / entry["raw_ms"]
+            try:
+                entry["raw_ms"] = raw(entry["config"])
+                entry["op_over_raw"] = op_ms / entry["raw_ms"]
+            except ValueError as e:  # a config the raw launcher cannot run (TMA maps, clusters)
+                entry["raw_skipped"] = str(e)
             results["perf"][name] = entry
             print(f"perf {name}: {entry}", flush=True)
         except Exception as e:  # noqa: BLE001
@@ -385,7 +387,8 @@ def check_perf(mods, rng):
         entry = results["perf"].get(name, {})
         if "op_ms" in entry:
             entry["tflops"] = 2 * mm**3 / entry["op_ms"] / 1e9
-            entry["raw_tflops"] = 2 * mm**3 / entry["raw_ms"] / 1e9
+            if "raw_ms" in entry:
+                entry["raw_tflops"] = 2 * mm**3 / entry["raw_ms"] / 1e9
 
     # Host time of a tiny eager call, against tf.add.
     with tf.device("/GPU:0"):
