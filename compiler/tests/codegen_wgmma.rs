@@ -362,13 +362,16 @@ fn skinny_tiles_swap_onto_wgmma() {
     assert!(ptx.contains("mma.sync.aligned.m16n8k16"));
 }
 
-/// Widths that are multiples of 8 but not of 16 run on wgmma for the plain
-/// `a @ b` only (checked on an H100); a transposed operand keeps
-/// `mma.sync` at such widths (8 columns), or gets a clear error where
-/// `mma.sync` cannot take the width (24: not a power of two), and `swap-ab` leaves
-/// 8-row tiles alone (their swapped width would be 8).
+/// Widths that are multiples of 8 but not of 16 run on wgmma in every
+/// orientation (the plain `a @ b` checked on an H100 on 2026-11-28, the
+/// transposed operands on 2026-12-07: bench/results/
+/// 2026-12-07j-h100-narrow-transposed): dot_tn's M-major `a` at 8 and 24
+/// columns, dot_nt's K-major `b` at 8. A K-major `b` 24 wide still gets a
+/// clear error: its `[24, K]` pointer tile has no blocked layout (not a
+/// power of two). `swap-ab` leaves 8-row tiles alone (their swapped width
+/// would be 8).
 #[test]
-fn narrow_widths_take_wgmma_for_the_plain_product_only() {
+fn narrow_widths_take_wgmma_in_every_orientation() {
     for transposed_a in [false, true] {
         let (ptx, _) = compiled(
             "dot_grad.tc",
@@ -376,17 +379,29 @@ fn narrow_widths_take_wgmma_for_the_plain_product_only() {
             Arch::Sm90a,
             8,
         );
-        assert!(!ptx.contains("wgmma"), "transposed a {transposed_a}, TN 8");
-        assert!(ptx.contains("mma.sync.aligned.m16n8k16"));
-        let defs: Vec<(String, String)> = dot_grad(transposed_a, "half", 128, 24)
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect();
-        let err = common::compile_kernel("dot_grad.tc", &defs, Arch::Sm90a, 8, None)
-            .err()
-            .unwrap_or_else(|| panic!("transposed a {transposed_a}, TN 24 compiled"));
-        assert!(err.to_string().contains("not a power of two"), "{err}");
+        assert!(
+            ptx.contains("wgmma.mma_async.sync.aligned.m64n8k16"),
+            "transposed a {transposed_a}, TN 8"
+        );
+        assert!(!ptx.contains("mma.sync.aligned.m16n8k16"));
+        ptxas_sm90a(&ptx, &format!("dot_grad_{transposed_a}_tn8"));
     }
+    let (ptx, _) = compiled(
+        "dot_grad.tc",
+        &dot_grad(true, "half", 128, 24),
+        Arch::Sm90a,
+        8,
+    );
+    assert!(ptx.contains("wgmma.mma_async.sync.aligned.m64n24k16"));
+    ptxas_sm90a(&ptx, "dot_grad_m_major_a_tn24");
+    let defs: Vec<(String, String)> = dot_grad(false, "half", 128, 24)
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    let err = common::compile_kernel("dot_grad.tc", &defs, Arch::Sm90a, 8, None)
+        .err()
+        .unwrap_or_else(|| panic!("K-major b, TN 24 compiled"));
+    assert!(err.to_string().contains("not a power of two"), "{err}");
     let (ptx, _) = compiled("dot_masked_k.tc", &dot("half", 8, 64, 64), Arch::Sm90a, 4);
     assert!(!ptx.contains("wgmma"), "8-row tile swapped");
     let (ptx, _) = compiled("dot.tc", &dot("half", 128, 8, 64), Arch::Sm90a, 8);

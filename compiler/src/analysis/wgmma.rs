@@ -131,14 +131,6 @@ impl WgmmaConfig {
     pub fn native_order(&self) -> bool {
         self.a_m_major || self.split_n()
     }
-    /// Whether this orientation may take this width: an `N` that is a
-    /// multiple of 8 but not of 16 only with `a` K-major and `b` N-major
-    /// (the plain `a @ b`, checked on an H100: bench/results/
-    /// 2026-11-28b-h100-narrow-tiles); a transposed operand with such a
-    /// width keeps `mma.sync` until it is checked on a GPU too.
-    pub fn width_checked(&self) -> bool {
-        self.n % WG_K == 0 || !(self.a_m_major || self.b_k_major)
-    }
     /// Instructions along `M` per warpgroup and `k` step.
     pub fn blocks(&self) -> usize {
         self.group_rows() / WG_M

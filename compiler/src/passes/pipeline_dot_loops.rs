@@ -205,8 +205,7 @@ fn plan(func: &Function, facts: &Facts<'_>, op: &Op) -> Option<(LoopPipeline, La
     let transposed = transposes.map(|t| t.is_some());
     let wgmma = (facts.target.arch == Arch::Sm90a)
         .then(|| wgmma::plan_for_op(func, &ops[dot], num_warps, facts.target.tma))
-        .flatten()
-        .filter(|w| w.oriented(transposed).width_checked());
+        .flatten();
     // An M-major `a` needs wgmma; a K-major `b` either engine.
     if transposed[0] && wgmma.is_none() {
         return None;
