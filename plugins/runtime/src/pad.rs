@@ -234,6 +234,18 @@ pub enum PadDirection {
     FromTwin,
 }
 
+impl PadDirection {
+    /// `(source, destination)` of a move between a tensor's `dense` side
+    /// and its `twin` side, whatever either is (addresses with pitches,
+    /// matrices).
+    fn source_and_target<T>(self, dense: T, twin: T) -> (T, T) {
+        match self {
+            PadDirection::IntoTwin => (dense, twin),
+            PadDirection::FromTwin => (twin, dense),
+        }
+    }
+}
+
 /// Moves the tensor of `layout` between `dense` and its twin at `twin` in
 /// `stream`'s order: by `copy_fill` in one pass a slab
 /// ([`PaddedLayout::slab_matrices`]), else by 2-D driver copies, into a
@@ -250,11 +262,10 @@ pub unsafe fn copy_twin(
     dense: u64,
     twin: u64,
 ) -> Result<()> {
-    let into_twin = direction == PadDirection::IntoTwin;
-    if copy_fill_slabs(device, stream, layout, into_twin, dense, twin)? {
+    if copy_fill_slabs(device, stream, layout, direction, dense, twin)? {
         return Ok(());
     }
-    if into_twin {
+    if direction == PadDirection::IntoTwin {
         match layout.zero_spans() {
             Some(spans) => {
                 for span in spans {
@@ -264,7 +275,7 @@ pub unsafe fn copy_twin(
             None => raw::zero_async(device, twin, layout.padded_bytes(), stream)?,
         }
     }
-    copy_rows(device, stream, layout, into_twin, dense, twin)
+    copy_rows(device, stream, layout, direction, dense, twin)
 }
 
 /// The rows of each block of `layout`, from the dense tensor into its twin
@@ -273,16 +284,15 @@ unsafe fn copy_rows(
     device: &Arc<Device>,
     stream: sys::CUstream,
     layout: &PaddedLayout,
-    into_twin: bool,
+    direction: PadDirection,
     dense: u64,
     twin: u64,
 ) -> Result<()> {
     for b in layout.row_blocks() {
-        let (d, t) = (dense + b.dense_offset as u64, twin + b.padded_offset as u64);
-        let ((src, src_pitch), (dst, dst_pitch)) = match into_twin {
-            true => ((d, b.dense_pitch), (t, b.padded_pitch)),
-            false => ((t, b.padded_pitch), (d, b.dense_pitch)),
-        };
+        let ((src, src_pitch), (dst, dst_pitch)) = direction.source_and_target(
+            (dense + b.dense_offset as u64, b.dense_pitch),
+            (twin + b.padded_offset as u64, b.padded_pitch),
+        );
         let rows = raw::RowsCopy {
             dst,
             dst_pitch,
@@ -302,7 +312,7 @@ unsafe fn copy_fill_slabs(
     device: &Arc<Device>,
     stream: sys::CUstream,
     layout: &PaddedLayout,
-    into_twin: bool,
+    direction: PadDirection,
     dense: u64,
     twin: u64,
 ) -> Result<bool> {
@@ -310,11 +320,7 @@ unsafe fn copy_fill_slabs(
         return Ok(false);
     };
     for (tensor, twin) in slabs {
-        let (src, dst) = if into_twin {
-            (tensor, twin)
-        } else {
-            (twin, tensor)
-        };
+        let (src, dst) = direction.source_and_target(tensor, twin);
         copy_fill_async(device, stream, src, dst, layout.elem_bytes)?;
     }
     Ok(true)
@@ -348,30 +354,20 @@ pub unsafe fn run_padded(
         .zip(addrs)
         .map(|(at, &addr)| at.map_or(addr, |at| base + at as u64))
         .collect();
-    let padded = || layouts.iter().enumerate().filter(|(_, l)| l.is_padded());
-    let result = (|| {
-        for (i, layout) in padded().filter(|&(i, _)| i < inputs) {
-            copy_twin(
-                device,
-                stream,
-                layout,
-                PadDirection::IntoTwin,
-                addrs[i],
-                twins[i],
-            )?;
-        }
-        launch(&twins)?;
-        for (i, layout) in padded().filter(|&(i, _)| i >= inputs) {
-            copy_twin(
-                device,
-                stream,
-                layout,
-                PadDirection::FromTwin,
-                addrs[i],
-                twins[i],
-            )?;
+    // The padded inputs into their twins, or the padded outputs back.
+    let copy_all = |direction: PadDirection| -> Result<()> {
+        let wanted = |i: usize| (i < inputs) == (direction == PadDirection::IntoTwin);
+        for (i, layout) in layouts.iter().enumerate() {
+            if wanted(i) && layout.is_padded() {
+                copy_twin(device, stream, layout, direction, addrs[i], twins[i])?;
+            }
         }
         Ok(())
+    };
+    let result = (|| {
+        copy_all(PadDirection::IntoTwin)?;
+        launch(&twins)?;
+        copy_all(PadDirection::FromTwin)
     })();
     let freed = raw::free_async(device, base, stream);
     result.and(freed)
